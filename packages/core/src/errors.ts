@@ -1,0 +1,164 @@
+/**
+ * The stable error codes of {@link TritonLlmError}: gRPC's status codes in snake_case, plus
+ * `protocol` for a server answer the SDK cannot make sense of (malformed protobuf or SSE, a
+ * stream that ends without its final response).
+ */
+export type ErrorCode =
+  | 'cancelled'
+  | 'unknown'
+  | 'invalid_argument'
+  | 'deadline_exceeded'
+  | 'not_found'
+  | 'already_exists'
+  | 'permission_denied'
+  | 'resource_exhausted'
+  | 'failed_precondition'
+  | 'aborted'
+  | 'out_of_range'
+  | 'unimplemented'
+  | 'internal'
+  | 'unavailable'
+  | 'data_loss'
+  | 'unauthenticated'
+  | 'protocol';
+
+/** All codes, in gRPC's numeric order followed by the SDK's own. */
+export const ERROR_CODES: readonly ErrorCode[] = [
+  'cancelled',
+  'unknown',
+  'invalid_argument',
+  'deadline_exceeded',
+  'not_found',
+  'already_exists',
+  'permission_denied',
+  'resource_exhausted',
+  'failed_precondition',
+  'aborted',
+  'out_of_range',
+  'unimplemented',
+  'internal',
+  'unavailable',
+  'data_loss',
+  'unauthenticated',
+  'protocol',
+];
+
+/** gRPC numeric status (1..16) to our code; 0 (OK) has no error code. */
+export function codeFromGrpcStatus(status: number): ErrorCode {
+  return ERROR_CODES[status - 1] ?? 'unknown';
+}
+
+/**
+ * Codes worth retrying when nothing was delivered yet. `internal` is not among them: Triton
+ * answers parse errors with 500 / INTERNAL, and those fail again.
+ */
+const RETRYABLE: ReadonlySet<ErrorCode> = new Set(['unavailable', 'resource_exhausted', 'aborted']);
+
+export interface TritonLlmErrorOptions {
+  /** The server's own message, verbatim, when the error came from the server. */
+  readonly serverMessage?: string;
+  readonly requestId?: string;
+  readonly model?: string;
+  /** Overrides the default derived from the code. */
+  readonly retryable?: boolean;
+  /** HTTP status, when the error came from an HTTP response. */
+  readonly httpStatus?: number;
+  /** gRPC status code, when the error came from a gRPC status. */
+  readonly grpcStatus?: number;
+  readonly cause?: unknown;
+}
+
+/**
+ * The one error type of the SDK. Every failure, whether bad input caught before any I/O, a
+ * gRPC status, an HTTP error body, an error event in the middle of a stream, a timeout or a
+ * cancellation, surfaces as a `TritonLlmError` with a stable {@link ErrorCode}.
+ */
+export class TritonLlmError extends Error {
+  override readonly name = 'TritonLlmError';
+  readonly code: ErrorCode;
+  readonly retryable: boolean;
+  readonly serverMessage: string | undefined;
+  readonly requestId: string | undefined;
+  readonly model: string | undefined;
+  readonly httpStatus: number | undefined;
+  readonly grpcStatus: number | undefined;
+
+  constructor(code: ErrorCode, message: string, options: TritonLlmErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.retryable = options.retryable ?? RETRYABLE.has(code);
+    this.serverMessage = options.serverMessage;
+    this.requestId = options.requestId;
+    this.model = options.model;
+    this.httpStatus = options.httpStatus;
+    this.grpcStatus = options.grpcStatus;
+  }
+
+  /** Returns `err` when it already is a `TritonLlmError`, else wraps it with `code`. */
+  static from(
+    err: unknown,
+    code: ErrorCode = 'unknown',
+    options: TritonLlmErrorOptions = {},
+  ): TritonLlmError {
+    if (err instanceof TritonLlmError) return err;
+    const message = err instanceof Error ? err.message : String(err);
+    return new TritonLlmError(code, message, { ...options, cause: err });
+  }
+
+  /** A copy with request id and model filled in where they were unknown to the layer that threw. */
+  withContext(context: { requestId?: string; model?: string }): TritonLlmError {
+    if (
+      (this.requestId !== undefined || context.requestId === undefined) &&
+      (this.model !== undefined || context.model === undefined)
+    ) {
+      return this;
+    }
+    const copy = new TritonLlmError(this.code, this.message, {
+      ...this.options(),
+      ...(this.requestId === undefined && context.requestId !== undefined
+        ? { requestId: context.requestId }
+        : {}),
+      ...(this.model === undefined && context.model !== undefined ? { model: context.model } : {}),
+    });
+    if (this.stack !== undefined) copy.stack = this.stack;
+    return copy;
+  }
+
+  private options(): TritonLlmErrorOptions {
+    return {
+      retryable: this.retryable,
+      ...(this.serverMessage !== undefined ? { serverMessage: this.serverMessage } : {}),
+      ...(this.requestId !== undefined ? { requestId: this.requestId } : {}),
+      ...(this.model !== undefined ? { model: this.model } : {}),
+      ...(this.httpStatus !== undefined ? { httpStatus: this.httpStatus } : {}),
+      ...(this.grpcStatus !== undefined ? { grpcStatus: this.grpcStatus } : {}),
+      ...(this.cause !== undefined ? { cause: this.cause } : {}),
+    };
+  }
+}
+
+/** Shorthand for the validation error every bad input gets before anything is sent. */
+export function invalidArgument(field: string, value: unknown, why: string): TritonLlmError {
+  return new TritonLlmError('invalid_argument', `${field}: ${why} (got ${describe(value)})`);
+}
+
+function describe(value: unknown): string {
+  if (typeof value === 'string')
+    return JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}...` : value);
+  if (typeof value === 'bigint') return `${value}n`;
+  if (Array.isArray(value))
+    return value.length > 8 ? `array of ${value.length}` : JSON.stringify(value, bigintJson);
+  if (value instanceof Object && !(value instanceof Function)) {
+    try {
+      const s = JSON.stringify(value, bigintJson);
+      return s.length > 80 ? `${s.slice(0, 77)}...` : s;
+    } catch {
+      return Object.prototype.toString.call(value);
+    }
+  }
+  return String(value);
+}
+
+function bigintJson(_key: string, v: unknown): unknown {
+  return typeof v === 'bigint' ? `${v}n` : v;
+}

@@ -1,0 +1,162 @@
+import type { DataType, Tensor } from './tensor.js';
+
+/** A request or response parameter value (gRPC `InferParameter`, HTTP `parameters`). */
+export type ParameterValue = boolean | number | bigint | string;
+
+/** Request or response parameters by name. */
+export type Parameters = Readonly<Record<string, ParameterValue>>;
+
+/** One inference request in core types, ready for any transport. */
+export interface InferRequest {
+  readonly model: string;
+  /** Empty or absent: the server picks (normally the latest version). */
+  readonly modelVersion?: string;
+  /** Echoed by the server on every response; the TRT-LLM stop path keys on it. */
+  readonly id: string;
+  readonly inputs: readonly Tensor[];
+  /** Output names to return; absent or empty means all outputs. */
+  readonly outputs?: readonly string[];
+  readonly parameters?: Parameters;
+  /**
+   * HTTP only: carry a unary call on Triton's `/generate` endpoint (text models) instead of
+   * KServe `/infer`. Streams always use `/generate_stream` over HTTP. gRPC ignores it.
+   */
+  readonly endpoint?: 'generate' | 'infer';
+}
+
+/** One response of a request. */
+export interface InferResponse {
+  readonly model: string;
+  readonly modelVersion: string;
+  readonly id: string;
+  /**
+   * Output tensors. Over HTTP `/generate` and `/generate_stream` the server sends no types or
+   * shapes: strings arrive as BYTES, booleans as BOOL and numbers as FP64, each shaped `[n]`
+   * (`[]` for a JSON scalar). Readers in core accept either form.
+   */
+  readonly outputs: readonly Tensor[];
+  readonly parameters: Parameters;
+  /** True on the last response of its request (gRPC `triton_final_response`, or the end of an HTTP stream). */
+  readonly final: boolean;
+}
+
+/** Options every transport call takes. */
+export interface CallOptions {
+  /** Aborting cancels the call on the wire. */
+  readonly signal?: AbortSignal;
+  /** Total deadline for the call, in milliseconds (sent as a gRPC deadline where the protocol has one). */
+  readonly timeoutMs?: number;
+  /** Extra headers (gRPC metadata) for this call only. */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/**
+ * The responses of one streamed request. Iteration yields each response in order and ends after
+ * the final one; an error reported by the server for this request is thrown by the iterator after
+ * every response that came before it. Breaking out of iteration cancels the call.
+ */
+export interface InferStream extends AsyncIterable<InferResponse> {
+  /**
+   * Sends the backend's in-band stop request (same request id) so that the running request ends
+   * gracefully and its final response still arrives. gRPC sends it on the same call; HTTP posts
+   * it to `/generate_stream` as a separate request.
+   */
+  sendStop(stop: InferRequest): Promise<void>;
+}
+
+/** `GET /v2` / `ServerMetadata`. */
+export interface ServerMetadata {
+  readonly name: string;
+  readonly version: string;
+  readonly extensions: readonly string[];
+}
+
+/** One tensor of the model metadata. `-1` marks a variable dimension. */
+export interface TensorMetadata {
+  readonly name: string;
+  readonly datatype: DataType;
+  readonly shape: readonly number[];
+}
+
+/** `GET /v2/models/{m}` / `ModelMetadata`. */
+export interface ModelMetadata {
+  readonly name: string;
+  readonly versions: readonly string[];
+  readonly platform: string;
+  readonly inputs: readonly TensorMetadata[];
+  readonly outputs: readonly TensorMetadata[];
+}
+
+/** One declared input or output of a model config. Dims exclude the implicit batch dimension. */
+export interface TensorSpec {
+  readonly name: string;
+  readonly datatype: DataType;
+  readonly dims: readonly number[];
+  /** Inputs only: the model runs without it. */
+  readonly optional: boolean;
+  readonly reshape?: readonly number[];
+}
+
+/** One step of a platform `ensemble` model. */
+export interface EnsembleStep {
+  readonly modelName: string;
+  readonly modelVersion: number;
+  readonly inputMap: Readonly<Record<string, string>>;
+  readonly outputMap: Readonly<Record<string, string>>;
+}
+
+/** The parts of a model's config the SDK reads, the same whichever transport fetched it. */
+export interface ModelConfig {
+  readonly name: string;
+  readonly platform: string;
+  readonly backend: string;
+  /** 0: no batch dimension; > 0: every input and output has an implicit leading batch dimension. */
+  readonly maxBatchSize: number;
+  readonly inputs: readonly TensorSpec[];
+  readonly outputs: readonly TensorSpec[];
+  readonly decoupled: boolean;
+  readonly parameters: Readonly<Record<string, string>>;
+  /** Present for platform `ensemble` models. */
+  readonly ensembleSteps?: readonly EnsembleStep[];
+}
+
+/** A count and total duration, as Triton reports them. */
+export interface StatisticDuration {
+  readonly count: number;
+  readonly ns: number;
+}
+
+/** Per-model statistics (`ModelStatistics`). */
+export interface ModelStatistics {
+  readonly name: string;
+  readonly version: string;
+  /** Milliseconds since the epoch; 0 when never used. */
+  readonly lastInference: number;
+  readonly inferenceCount: number;
+  readonly executionCount: number;
+  /** success, fail, queue, compute_input, compute_infer, compute_output, cache_hit, cache_miss. */
+  readonly inferenceStats: Readonly<Record<string, StatisticDuration>>;
+}
+
+/**
+ * The smallest interface a transport implements. It translates between core types and a wire
+ * protocol and decides nothing: validation, schema mapping, stop sequences, text deltas and
+ * finish reasons live in core. Every failure is a `TritonLlmError`.
+ */
+export interface Transport {
+  readonly protocol: 'grpc' | 'http';
+  /** One request, one response (non-decoupled models). */
+  infer(request: InferRequest, options?: CallOptions): Promise<InferResponse>;
+  /** One request, streamed responses (decoupled models, or any model answering once). */
+  stream(request: InferRequest, options?: CallOptions): InferStream;
+  serverLive(options?: CallOptions): Promise<boolean>;
+  serverReady(options?: CallOptions): Promise<boolean>;
+  modelReady(model: string, version?: string, options?: CallOptions): Promise<boolean>;
+  serverMetadata(options?: CallOptions): Promise<ServerMetadata>;
+  modelMetadata(model: string, version?: string, options?: CallOptions): Promise<ModelMetadata>;
+  modelConfig(model: string, version?: string, options?: CallOptions): Promise<ModelConfig>;
+  /** Statistics of one model, or of every model when `model` is absent. */
+  modelStatistics(model?: string, version?: string, options?: CallOptions): Promise<ModelStatistics[]>;
+  /** Releases connections; calls after `close()` fail with `unavailable`. */
+  close(): Promise<void>;
+}
