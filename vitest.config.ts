@@ -12,6 +12,7 @@ export default defineConfig({
       '@trtllm/grpc': src('grpc'),
       '@trtllm/http': src('http'),
       '@trtllm/testing': src('testing'),
+      '@trtllm/tokenizers': src('tokenizers'),
     },
   },
   test: {

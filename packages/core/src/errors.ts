@@ -1,3 +1,5 @@
+import type { EarlyStopReport } from './result.js';
+
 /**
  * The stable error codes of {@link TritonLlmError}: gRPC's status codes in snake_case, plus
  * `protocol` for a server answer the SDK cannot make sense of (malformed protobuf or SSE, a
@@ -66,6 +68,8 @@ export interface TritonLlmErrorOptions {
   /** gRPC status code, when the error came from a gRPC status. */
   readonly grpcStatus?: number;
   readonly cause?: unknown;
+  /** When the error ended a request early: whether and how the server was told. */
+  readonly earlyStop?: EarlyStopReport;
 }
 
 /**
@@ -82,6 +86,7 @@ export class TritonLlmError extends Error {
   readonly model: string | undefined;
   readonly httpStatus: number | undefined;
   readonly grpcStatus: number | undefined;
+  readonly earlyStop: EarlyStopReport | undefined;
 
   constructor(code: ErrorCode, message: string, options: TritonLlmErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -92,6 +97,7 @@ export class TritonLlmError extends Error {
     this.model = options.model;
     this.httpStatus = options.httpStatus;
     this.grpcStatus = options.grpcStatus;
+    this.earlyStop = options.earlyStop;
   }
 
   /** Returns `err` when it already is a `TritonLlmError`, else wraps it with `code`. */
@@ -133,6 +139,7 @@ export class TritonLlmError extends Error {
       ...(this.httpStatus !== undefined ? { httpStatus: this.httpStatus } : {}),
       ...(this.grpcStatus !== undefined ? { grpcStatus: this.grpcStatus } : {}),
       ...(this.cause !== undefined ? { cause: this.cause } : {}),
+      ...(this.earlyStop !== undefined ? { earlyStop: this.earlyStop } : {}),
     };
   }
 }

@@ -1,6 +1,62 @@
+export type { GenerationStream, TritonLlmOptions } from './client.js';
+export { TritonLlm } from './client.js';
+export type { IncrementalDetokenizerOptions } from './detokenizer.js';
+export { IncrementalDetokenizer } from './detokenizer.js';
 export type { ErrorCode, TritonLlmErrorOptions } from './errors.js';
 export { codeFromGrpcStatus, ERROR_CODES, invalidArgument, TritonLlmError } from './errors.js';
+export type { GenerateOptions, GenerationEvent } from './generation.js';
+export {
+  bfloat16BitsToFloat32,
+  float16BitsToFloat32,
+  float32ToBfloat16Bits,
+  float32ToFloat16Bits,
+} from './half-float.js';
+export type {
+  BlsRequest,
+  EnsembleRequest,
+  GenerateRequest,
+  LlmApiRequest,
+  LoraOptions,
+  Matrix,
+  ModelFlavor,
+  TensorrtLlmRequest,
+} from './request.js';
+export type {
+  DeltaChunk,
+  EarlyStopReport,
+  FinalChunk,
+  FinishReason,
+  GenerateResult,
+  Logits,
+  PerfMetrics,
+  SequenceResult,
+  StopMeans,
+  StreamChunk,
+  Timings,
+  Usage,
+} from './result.js';
+export type { ModelSchema } from './schema.js';
+export { detectSchema } from './schema.js';
+export type { StopSequenceStep } from './stop-sequences.js';
+export { StopSequenceMatcher } from './stop-sequences.js';
 export type { DataType, Tensor, TensorData } from './tensor.js';
+export {
+  bytesPerElement,
+  createTensor,
+  DATA_TYPES,
+  dataTypeFromConfig,
+  decodeTensorData,
+  elementCount,
+  encodeTensorData,
+  isDataType,
+  tensorBigInts,
+  tensorBooleans,
+  tensorBytes,
+  tensorNumbers,
+  tensorStrings,
+} from './tensor.js';
+export type { TextDeltaDecoderOptions, TextDeltaMode } from './text-delta.js';
+export { TextDeltaDecoder } from './text-delta.js';
 export type { Tokenizer } from './tokenizer.js';
 export type {
   CallOptions,
@@ -19,3 +75,6 @@ export type {
   TensorSpec,
   Transport,
 } from './transport.js';
+export { validateRequest } from './validate.js';
+export type { EncodedWordList } from './word-list.js';
+export { decodeWordList, encodeWordList, wordListTensor } from './word-list.js';

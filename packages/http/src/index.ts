@@ -1,0 +1,2 @@
+export type { FetchFunction, HttpTransportOptions } from './options.js';
+export { httpTransport } from './transport.js';

@@ -1,0 +1,291 @@
+import { TritonLlmError } from './errors.js';
+import { type GenerateOptions, Generation, type GenerationEvent } from './generation.js';
+import { encodeGenerateRequest } from './models/encode-request.js';
+import type { GenerateRequest, ModelFlavor } from './request.js';
+import type { GenerateResult, StreamChunk } from './result.js';
+import { detectSchema, type ModelSchema } from './schema.js';
+import type { Tokenizer } from './tokenizer.js';
+import type {
+  CallOptions,
+  InferRequest,
+  InferResponse,
+  ModelConfig,
+  ModelMetadata,
+  ModelStatistics,
+  ServerMetadata,
+  Transport,
+} from './transport.js';
+import { requestId as checkRequestId, validateRequest } from './validate.js';
+
+/** Options of {@link TritonLlm}. */
+export interface TritonLlmOptions {
+  /** `grpcTransport(...)` from `@trtllm/grpc` or `httpTransport(...)` from `@trtllm/http`. */
+  readonly transport: Transport;
+  /** The deployed model's name: `ensemble`, `tensorrt_llm_bls`, `tensorrt_llm`, ... */
+  readonly model: string;
+  /** Pin a model version; the server picks when absent. */
+  readonly modelVersion?: string;
+  /** Expected flavor; when given, a deployed model of another flavor is refused with a clear error. */
+  readonly flavor?: ModelFlavor;
+  /** Turns text into ids for the raw `tensorrt_llm` model (see `@trtllm/tokenizers`). */
+  readonly tokenizer?: Tokenizer;
+  /** Defaults for every call (per-call options win). */
+  readonly defaults?: Pick<GenerateOptions, 'timeoutMs' | 'idleTimeoutMs' | 'headers'>;
+  /** Where warnings go (one per client and model when an early end cannot stop the server). Default: console.warn. */
+  readonly logger?: { warn(message: string): void };
+  /** Observes every request's lifecycle: a hook for logging, metrics and tracing. */
+  readonly onEvent?: (event: GenerationEvent) => void;
+}
+
+/** A running streamed request: iterate it for chunks; `stop()` ends it gracefully. */
+export interface GenerationStream extends AsyncIterable<StreamChunk> {
+  readonly requestId: string;
+  /** Graceful early stop: the backend's in-band stop where the model has one (see the README table). */
+  stop(): Promise<void>;
+}
+
+let nextId = Math.floor(Math.random() * 1_000_000_000);
+
+/** Numeric ids: the TRT-LLM stop path historically required a numeric request id. */
+function generateRequestId(): string {
+  nextId = (nextId + 1) % Number.MAX_SAFE_INTEGER;
+  return String(nextId);
+}
+
+/**
+ * The client for a TensorRT-LLM model served by Triton. It reads the deployed model's config once
+ * (cached; `refreshSchema()` reloads it), maps typed requests onto the names and data types that
+ * model declares, and streams text that is right: deltas from cumulative outputs, no broken
+ * characters, client-side stop sequences, finish reasons and timings for every request.
+ */
+export class TritonLlm {
+  readonly model: string;
+  private readonly transport: Transport;
+  private schemaPromise: Promise<ModelSchema> | undefined;
+  private readonly warned = new Set<string>();
+
+  constructor(private readonly options: TritonLlmOptions) {
+    if (options?.transport === undefined)
+      throw new TritonLlmError('invalid_argument', 'transport: is required');
+    if (typeof options.model !== 'string' || options.model.length === 0) {
+      throw new TritonLlmError(
+        'invalid_argument',
+        `model: must be a non-empty string (got ${String(options.model)})`,
+      );
+    }
+    this.transport = options.transport;
+    this.model = options.model;
+  }
+
+  /** The deployed model's schema (flavor, backend version, decoupled, batch size), read once and cached. */
+  schema(options?: CallOptions): Promise<ModelSchema> {
+    this.schemaPromise ??= this.loadSchema(options).catch((err: unknown) => {
+      this.schemaPromise = undefined;
+      throw err;
+    });
+    return this.schemaPromise;
+  }
+
+  /** Forgets the cached schema (after a redeploy) and reads it again. */
+  refreshSchema(options?: CallOptions): Promise<ModelSchema> {
+    this.schemaPromise = undefined;
+    return this.schema(options);
+  }
+
+  /**
+   * Generates and resolves to the whole result. Decoupled models are streamed underneath and
+   * collected. Aborting the signal resolves with what arrived and finish reason `cancelled`.
+   */
+  async generate(request: GenerateRequest, options: GenerateOptions = {}): Promise<GenerateResult> {
+    const generation = await this.start(request, options, false);
+    let result: GenerateResult | undefined;
+    for await (const chunk of generation) if (chunk.done) result = chunk.result;
+    if (result === undefined)
+      throw new TritonLlmError('protocol', 'the request ended without a result', { model: this.model });
+    return result;
+  }
+
+  /**
+   * Several prompts (or id lists) with the same options, results in input order. Requests run
+   * concurrently, at most `max_batch_size` at a time, so Triton's in-flight batcher batches them.
+   */
+  async generateBatch(
+    requests: readonly GenerateRequest[],
+    options: GenerateOptions & { readonly concurrency?: number } = {},
+  ): Promise<GenerateResult[]> {
+    if (!Array.isArray(requests) || requests.length === 0) {
+      throw new TritonLlmError(
+        'invalid_argument',
+        `requests: must be a non-empty array (got ${String(requests)})`,
+      );
+    }
+    requests.forEach((r) => validateRequest(r));
+    const schema = await this.schema(options);
+    const limit = Math.max(1, options.concurrency ?? (schema.maxBatchSize > 0 ? schema.maxBatchSize : 1));
+    const results: GenerateResult[] = new Array(requests.length);
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < requests.length) {
+        const i = next++;
+        results[i] = await this.generate(requests[i]!, options);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(limit, requests.length) }, worker));
+    return results;
+  }
+
+  /**
+   * Streams a request. Breaking out of `for await` cancels it; the stream always ends with a
+   * final chunk (`done: true`) carrying finish reason, usage and timings. The model must be
+   * decoupled (deployed with `decoupled_mode: true`).
+   */
+  stream(request: GenerateRequest, options: GenerateOptions = {}): GenerationStream {
+    // Validation is synchronous so that bad input throws at the call, before anything is sent.
+    validateRequest(request);
+    const id = request.requestId ?? generateRequestId();
+    let generation: Generation | undefined;
+    let stopRequested = false;
+    const starting = this.start({ ...request, requestId: id }, options, true).then((g) => {
+      generation = g;
+      if (stopRequested) void g.stop();
+      return g;
+    });
+    // Keep an unconsumed failure from becoming an unhandled rejection; iteration rethrows it.
+    starting.catch(() => undefined);
+    return {
+      requestId: id,
+      stop: async () => {
+        stopRequested = true;
+        await generation?.stop();
+      },
+      [Symbol.asyncIterator]: () => {
+        let inner: AsyncIterator<StreamChunk> | undefined;
+        return {
+          next: async () => {
+            inner ??= (await starting)[Symbol.asyncIterator]();
+            return inner.next();
+          },
+          return: async () => {
+            if (inner === undefined) {
+              // Left before the first chunk: the request may already be on its way.
+              const g = await starting.catch(() => undefined);
+              if (g !== undefined) await g[Symbol.asyncIterator]().return?.();
+              return { done: true, value: undefined };
+            }
+            return (await inner.return?.()) ?? { done: true, value: undefined };
+          },
+        };
+      },
+    };
+  }
+
+  /** Escape hatch for any model: named tensors in, named tensors out (unary `ModelInfer` / `/infer`). */
+  infer(
+    request: Omit<InferRequest, 'id'> & { readonly id?: string },
+    options?: CallOptions,
+  ): Promise<InferResponse> {
+    const id = request.id ?? generateRequestId();
+    checkRequestId(id);
+    return this.transport.infer({ ...request, id }, options);
+  }
+
+  /** True when the server is live. */
+  health(options?: CallOptions): Promise<boolean> {
+    return this.transport.serverLive(options);
+  }
+
+  /** True when the server is ready for inference. */
+  ready(options?: CallOptions): Promise<boolean> {
+    return this.transport.serverReady(options);
+  }
+
+  /** True when this client's model is ready. */
+  modelReady(options?: CallOptions): Promise<boolean> {
+    return this.transport.modelReady(this.model, this.options.modelVersion, options);
+  }
+
+  /** The server's name, version and extensions. */
+  serverMetadata(options?: CallOptions): Promise<ServerMetadata> {
+    return this.transport.serverMetadata(options);
+  }
+
+  /** This model's config as deployed (read fresh; `schema()` is the cached, interpreted view). */
+  modelConfig(options?: CallOptions): Promise<ModelConfig> {
+    return this.transport.modelConfig(this.model, this.options.modelVersion, options);
+  }
+
+  /** This model's inputs and outputs as the server reports them. */
+  modelMetadata(options?: CallOptions): Promise<ModelMetadata> {
+    return this.transport.modelMetadata(this.model, this.options.modelVersion, options);
+  }
+
+  /** This model's inference statistics. */
+  statistics(options?: CallOptions): Promise<ModelStatistics[]> {
+    return this.transport.modelStatistics(this.model, this.options.modelVersion, options);
+  }
+
+  /** Closes the transport's connections. */
+  close(): Promise<void> {
+    return this.transport.close();
+  }
+
+  private async loadSchema(options?: CallOptions): Promise<ModelSchema> {
+    const config = await this.transport.modelConfig(this.model, this.options.modelVersion, options);
+    const schema = detectSchema(config);
+    if (this.options.flavor !== undefined && this.options.flavor !== schema.flavor) {
+      throw new TritonLlmError(
+        'failed_precondition',
+        `model '${this.model}' is deployed as flavor '${schema.flavor}', not '${this.options.flavor}'`,
+        { model: this.model },
+      );
+    }
+    return schema;
+  }
+
+  private async start(
+    request: GenerateRequest,
+    options: GenerateOptions,
+    streaming: boolean,
+  ): Promise<Generation> {
+    validateRequest(request);
+    const merged: GenerateOptions = { ...this.options.defaults, ...options };
+    const schema = await this.schema(merged.signal !== undefined ? { signal: merged.signal } : undefined);
+    if (streaming && !schema.decoupled) {
+      throw new TritonLlmError(
+        'failed_precondition',
+        `model '${this.model}' is not decoupled; streaming needs the model deployed with decoupled_mode: true ` +
+          '(model_transaction_policy { decoupled: true }), or call generate()',
+        { model: this.model },
+      );
+    }
+    const requestId = request.requestId ?? generateRequestId();
+    const encoded = encodeGenerateRequest(request, {
+      schema,
+      requestId,
+      streaming,
+      ...(this.options.tokenizer !== undefined ? { tokenizer: this.options.tokenizer } : {}),
+    });
+    return new Generation({
+      transport: this.transport,
+      schema,
+      request,
+      encoded,
+      streaming,
+      tokenizer: this.options.tokenizer,
+      options: merged,
+      warnServerKeepsGenerating: (model) => this.warnOnce(model),
+      ...(this.options.onEvent !== undefined ? { observe: this.options.onEvent } : {}),
+    });
+  }
+
+  private warnOnce(model: string): void {
+    if (this.warned.has(model)) return;
+    this.warned.add(model);
+    const logger = this.options.logger ?? console;
+    logger.warn(
+      `[@trtllm/sdk] a request to '${model}' was ended early, but this model cannot stop its generation on the server: ` +
+        'Triton ensembles and the BLS model keep generating to max_tokens after a cancel. To free the GPU, call the raw ' +
+        'tensorrt_llm model with a tokenizer (TritonLlm({ model: "tensorrt_llm", tokenizer })), which honours the in-band stop.',
+    );
+  }
+}

@@ -1,0 +1,259 @@
+/**
+ * The flavors of model the client knows how to drive:
+ * - `ensemble`: platform ensemble preprocessing -> tensorrt_llm -> postprocessing (text in, text out);
+ * - `bls`: `tensorrt_llm_bls`, the same through Python business logic (may accumulate streamed text);
+ * - `tensorrt_llm`: the raw model, token ids in and out (text with a {@link Tokenizer});
+ * - `llmapi`: the LLM-API (PyTorch) `tensorrt_llm` model with `sampling_param_*` inputs.
+ */
+export type ModelFlavor = 'ensemble' | 'bls' | 'tensorrt_llm' | 'llmapi';
+
+/** A 2-D tensor given by its row-major values and its shape `[rows, columns]`. */
+export interface Matrix {
+  readonly data: Float32Array | readonly number[];
+  readonly shape: readonly [number, number];
+}
+
+/** LoRA adapter selection. Task id plus weights/config for TRT-LLM; id, name and path for the LLM-API model. */
+export interface LoraOptions {
+  /** `lora_task_id` (TRT-LLM) or `lora_id` (LLM-API). */
+  readonly taskId?: number | bigint;
+  /** `lora_weights`, FP16 `[rows, columns]`: only on the first request of a task. */
+  readonly weights?: Matrix;
+  /** `lora_config`, INT32 rows of `[module_id, layer_idx, adapter_size]`. */
+  readonly config?: readonly (readonly [number, number, number])[];
+  /** LLM-API only: `lora_name`. */
+  readonly name?: string;
+  /** LLM-API only: `lora_path`. */
+  readonly path?: string;
+}
+
+/**
+ * One generation request, in one TypeScript shape for every flavor. The client maps each option to
+ * the tensor name and data type that the deployed model declares (names changed across backend
+ * versions, e.g. `min_tokens`/`min_length`, `seed`/`random_seed`); an option the deployed model does
+ * not have is refused before anything is sent, naming the option and the model.
+ */
+export interface GenerateRequest {
+  /** The prompt. Text models take it as is; the raw model needs the client's tokenizer. */
+  readonly prompt?: string;
+  /** Prompt token ids for the raw `tensorrt_llm` model (instead of `prompt`). */
+  readonly inputIds?: readonly number[];
+  /** Upper bound on generated tokens (`max_tokens`, `request_output_len`, `sampling_param_max_tokens`). */
+  readonly maxTokens: number;
+
+  /** Stop strings: sent to the server where the model takes them, and always enforced by the client across chunk boundaries (the matched text is trimmed). */
+  readonly stopWords?: readonly string[];
+  /** Raw model: stop words as token-id sequences (`stop_words_list`). */
+  readonly stopWordIds?: readonly (readonly number[])[];
+  /** Words the model must not generate (`bad_words`). */
+  readonly badWords?: readonly string[];
+  /** Raw model: bad words as token-id sequences (`bad_words_list`). */
+  readonly badWordIds?: readonly (readonly number[])[];
+  readonly endId?: number;
+  readonly padId?: number;
+
+  readonly topK?: number;
+  readonly topP?: number;
+  /** Raw model: `runtime_top_p_min`. */
+  readonly topPMin?: number;
+  /** Raw model: `runtime_top_p_decay`. */
+  readonly topPDecay?: number;
+  /** Raw model: `runtime_top_p_reset_ids`. */
+  readonly topPResetIds?: number;
+  readonly temperature?: number;
+  readonly lengthPenalty?: number;
+  /** Raw model: `early_stopping`. */
+  readonly earlyStopping?: boolean;
+  readonly repetitionPenalty?: number;
+  readonly presencePenalty?: number;
+  readonly frequencyPenalty?: number;
+  /** `min_tokens` (newest) or `min_length` (older backends). */
+  readonly minTokens?: number;
+  /** `seed` (newest) or `random_seed` (older backends); UINT64. */
+  readonly seed?: number | bigint;
+  readonly beamWidth?: number;
+  /** Raw model: `beam_search_diversity_rate`. */
+  readonly beamSearchDiversityRate?: number;
+  readonly numReturnSequences?: number;
+  /** LLM-API: `sampling_param_best_of`. */
+  readonly bestOf?: number;
+
+  readonly returnLogProbs?: boolean;
+  readonly returnContextLogits?: boolean;
+  readonly returnGenerationLogits?: boolean;
+  readonly returnPerfMetrics?: boolean;
+  /** Ask for `num_input_tokens` / `num_output_tokens` where the model has them (newest backends). */
+  readonly returnNumTokens?: boolean;
+  /** Leave the prompt out of the output (older backends always echo it unless set). */
+  readonly excludeInputInOutput?: boolean;
+
+  /** Ensemble/BLS: `embedding_bias_words` with `embedding_bias_weights`. */
+  readonly embeddingBias?: { readonly words: readonly string[]; readonly weights: readonly number[] };
+  /** Raw model: `embedding_bias`, one weight per vocabulary entry. */
+  readonly embeddingBiasVector?: readonly number[] | Float32Array;
+  /** `prompt_embedding_table` (FP16 `[rows, hidden]`). */
+  readonly promptEmbeddingTable?: Matrix;
+  readonly promptVocabSize?: number;
+  /** `prompt_table_extra_id` (ensemble/BLS) / `prompt_table_extra_ids` (raw). */
+  readonly promptTableExtraId?: number | bigint;
+  readonly lora?: LoraOptions;
+  /** Guided decoding: `guided_decoding_guide_type` (e.g. "json", "json_schema", "regex", "ebnf_grammar") and guide. */
+  readonly guidedDecoding?: { readonly type: string; readonly guide?: string };
+  /** Encoder-decoder models: `decoder_text_input`. */
+  readonly decoderTextInput?: string;
+  /** Raw encoder-decoder models: `decoder_input_ids`. */
+  readonly decoderInputIds?: readonly number[];
+
+  /** BLS: `tensorrt_llm_model_name`. */
+  readonly tensorrtLlmModelName?: string;
+  /** BLS: `tensorrt_llm_draft_model_name`. */
+  readonly draftModelName?: string;
+  /** BLS: `num_draft_tokens`. */
+  readonly numDraftTokens?: number;
+  /** BLS: `use_draft_logits`. */
+  readonly useDraftLogits?: boolean;
+  /** Raw model: `draft_input_ids`. */
+  readonly draftInputIds?: readonly number[];
+  /** Raw model: `draft_logits` `[tokens, vocab]`. */
+  readonly draftLogits?: Matrix;
+  /** Raw model: `draft_acceptance_threshold`. */
+  readonly draftAcceptanceThreshold?: number;
+
+  /** The request id. Generated (numeric, as the TRT-LLM stop path needs) when absent. */
+  readonly requestId?: string;
+  /** Extra request parameters passed through unchanged (names starting with `triton_` are refused). */
+  readonly parameters?: Readonly<Record<string, boolean | number | string>>;
+}
+
+/** The options every flavor shares. */
+type CommonKeys =
+  | 'prompt'
+  | 'maxTokens'
+  | 'stopWords'
+  | 'badWords'
+  | 'endId'
+  | 'padId'
+  | 'topK'
+  | 'topP'
+  | 'temperature'
+  | 'lengthPenalty'
+  | 'repetitionPenalty'
+  | 'presencePenalty'
+  | 'frequencyPenalty'
+  | 'minTokens'
+  | 'seed'
+  | 'beamWidth'
+  | 'numReturnSequences'
+  | 'returnLogProbs'
+  | 'returnContextLogits'
+  | 'returnGenerationLogits'
+  | 'returnPerfMetrics'
+  | 'returnNumTokens'
+  | 'excludeInputInOutput'
+  | 'promptEmbeddingTable'
+  | 'promptVocabSize'
+  | 'promptTableExtraId'
+  | 'lora'
+  | 'guidedDecoding'
+  | 'requestId'
+  | 'parameters';
+
+/** What an `ensemble` model takes. */
+export type EnsembleRequest = Pick<GenerateRequest, CommonKeys | 'embeddingBias' | 'decoderTextInput'>;
+
+/** What `tensorrt_llm_bls` takes: the ensemble's inputs plus the BLS-only ones. */
+export type BlsRequest = EnsembleRequest &
+  Pick<GenerateRequest, 'tensorrtLlmModelName' | 'draftModelName' | 'numDraftTokens' | 'useDraftLogits'>;
+
+/** What the raw `tensorrt_llm` model takes (text options need a tokenizer on the client). */
+export type TensorrtLlmRequest = Pick<
+  GenerateRequest,
+  | CommonKeys
+  | 'inputIds'
+  | 'stopWordIds'
+  | 'badWordIds'
+  | 'topPMin'
+  | 'topPDecay'
+  | 'topPResetIds'
+  | 'earlyStopping'
+  | 'beamSearchDiversityRate'
+  | 'embeddingBiasVector'
+  | 'decoderInputIds'
+  | 'draftInputIds'
+  | 'draftLogits'
+  | 'draftAcceptanceThreshold'
+>;
+
+/** What the LLM-API `tensorrt_llm` model takes. */
+export type LlmApiRequest = Pick<
+  GenerateRequest,
+  | 'prompt'
+  | 'maxTokens'
+  | 'stopWords'
+  | 'topK'
+  | 'topP'
+  | 'temperature'
+  | 'presencePenalty'
+  | 'frequencyPenalty'
+  | 'seed'
+  | 'bestOf'
+  | 'returnPerfMetrics'
+  | 'excludeInputInOutput'
+  | 'lora'
+  | 'requestId'
+  | 'parameters'
+>;
+
+/** Every option key, for refusing unknown keys passed from plain JavaScript. */
+export const REQUEST_KEYS: ReadonlySet<string> = new Set<keyof GenerateRequest>([
+  'prompt',
+  'inputIds',
+  'maxTokens',
+  'stopWords',
+  'stopWordIds',
+  'badWords',
+  'badWordIds',
+  'endId',
+  'padId',
+  'topK',
+  'topP',
+  'topPMin',
+  'topPDecay',
+  'topPResetIds',
+  'temperature',
+  'lengthPenalty',
+  'earlyStopping',
+  'repetitionPenalty',
+  'presencePenalty',
+  'frequencyPenalty',
+  'minTokens',
+  'seed',
+  'beamWidth',
+  'beamSearchDiversityRate',
+  'numReturnSequences',
+  'bestOf',
+  'returnLogProbs',
+  'returnContextLogits',
+  'returnGenerationLogits',
+  'returnPerfMetrics',
+  'returnNumTokens',
+  'excludeInputInOutput',
+  'embeddingBias',
+  'embeddingBiasVector',
+  'promptEmbeddingTable',
+  'promptVocabSize',
+  'promptTableExtraId',
+  'lora',
+  'guidedDecoding',
+  'decoderTextInput',
+  'decoderInputIds',
+  'tensorrtLlmModelName',
+  'draftModelName',
+  'numDraftTokens',
+  'useDraftLogits',
+  'draftInputIds',
+  'draftLogits',
+  'draftAcceptanceThreshold',
+  'requestId',
+  'parameters',
+]);

@@ -1,0 +1,127 @@
+/**
+ * Why a sequence ended: `stop` (end id, a stop word or a stop sequence), `length` (max tokens),
+ * `stopped` (graceful early stop asked with `stop()`), `cancelled` (AbortSignal or `break`),
+ * `error`, or `unknown` where neither the model nor the response tells (an older ensemble answering
+ * without token counts).
+ */
+export type FinishReason = 'stop' | 'length' | 'stopped' | 'cancelled' | 'error' | 'unknown';
+
+/** How an early end of a request reached the server, if it did. */
+export type StopMeans = 'in_band_stop' | 'grpc_cancel' | 'http_disconnect' | 'none';
+
+/**
+ * The truth about ending a request early. On real Triton only the raw `tensorrt_llm` and LLM-API
+ * models stop generating when told; cancelling an `ensemble` or `tensorrt_llm_bls` call ends the
+ * client's side while the inner request runs on to `max_tokens`.
+ */
+export interface EarlyStopReport {
+  /** What ended it: `abort` (signal), `break` (iteration left early), `stop` (`stop()`), `stop_sequence`, `idle_timeout`, `deadline`. */
+  readonly trigger: 'abort' | 'break' | 'stop' | 'stop_sequence' | 'idle_timeout' | 'deadline';
+  /** Whether a message was sent to the server (in-band stop, gRPC cancel, HTTP disconnect). */
+  readonly serverTold: boolean;
+  /** Every means used, in order. */
+  readonly via: readonly StopMeans[];
+  /** Whether the server is known to stop generating for this model flavor and path. */
+  readonly serverStopsGenerating: boolean;
+}
+
+/** Logits as a float array with its shape (FP16/BF16 outputs are widened to float32). */
+export interface Logits {
+  readonly data: Float32Array;
+  readonly shape: readonly number[];
+}
+
+/** The backend's own metrics (`return_perf_metrics`), where the model returns them. */
+export interface PerfMetrics {
+  readonly kvCacheAllocNewBlocks?: number;
+  readonly kvCacheReusedBlocks?: number;
+  readonly kvCacheAllocTotalBlocks?: number;
+  readonly arrivalTimeNs?: number;
+  readonly firstScheduledTimeNs?: number;
+  readonly firstTokenTimeNs?: number;
+  readonly lastTokenTimeNs?: number;
+  readonly acceptanceRate?: number;
+  readonly totalAcceptedDraftTokens?: number;
+  readonly totalDraftTokens?: number;
+}
+
+/** Token counts of a request. */
+export interface Usage {
+  /** Prompt tokens, where known (raw model, or models returning `num_input_tokens`). */
+  readonly promptTokens?: number;
+  /** Generated tokens over every sequence. */
+  readonly completionTokens: number;
+}
+
+/** Client-measured timings, in milliseconds from the moment the request was handed to the transport. */
+export interface Timings {
+  /** Time to the first generated text or token; undefined if none arrived. */
+  readonly timeToFirstTokenMs?: number;
+  /** Time between consecutive responses carrying output. */
+  readonly interTokenMs: readonly number[];
+  readonly totalMs: number;
+}
+
+/** One generated sequence: a beam, or one of `numReturnSequences`. */
+export interface SequenceResult {
+  readonly index: number;
+  readonly text: string;
+  /** Generated token ids where the model returns ids (raw model), else empty. */
+  readonly tokenIds: readonly number[];
+  readonly tokenCount: number;
+  readonly finishReason: FinishReason;
+  /** The LLM-API model's stop reason (the stop string or id that ended it). */
+  readonly stopReason?: string;
+  readonly cumLogProb?: number;
+  readonly logProbs?: readonly number[];
+  readonly generationLogits?: Logits;
+  /** True when streamed text contained U+FFFD that the server produced by decoding a token alone (ensemble streaming); see the README. */
+  readonly lossy: boolean;
+}
+
+/** The whole result of one request. */
+export interface GenerateResult {
+  readonly requestId: string;
+  readonly model: string;
+  /** Text of the first sequence. */
+  readonly text: string;
+  readonly finishReason: FinishReason;
+  readonly sequences: readonly SequenceResult[];
+  readonly usage: Usage;
+  readonly timings: Timings;
+  readonly contextLogits?: Logits;
+  readonly perfMetrics?: PerfMetrics;
+  /** Present when the request was ended early by the client. */
+  readonly earlyStop?: EarlyStopReport;
+}
+
+/** A piece of streamed output for one sequence. */
+export interface DeltaChunk {
+  readonly done: false;
+  readonly requestId: string;
+  readonly sequenceIndex: number;
+  /** New text; may be empty while the client holds back an incomplete character or a possible stop sequence. */
+  readonly text: string;
+  /** New token ids (raw model), else empty. */
+  readonly tokenIds: readonly number[];
+  readonly logProbs?: readonly number[];
+  /** The running count of tokens of this sequence. */
+  readonly totalTokens: number;
+  /** True when this text came from a server that decoded a token alone and produced U+FFFD. */
+  readonly lossy: boolean;
+}
+
+/** The last chunk of every stream, carrying the whole result. */
+export interface FinalChunk {
+  readonly done: true;
+  readonly requestId: string;
+  /** Always empty, so `chunk.text` can be written out for every chunk. */
+  readonly text: '';
+  readonly finishReason: FinishReason;
+  readonly usage: Usage;
+  readonly timings: Timings;
+  readonly result: GenerateResult;
+}
+
+/** What `stream()` yields. */
+export type StreamChunk = DeltaChunk | FinalChunk;

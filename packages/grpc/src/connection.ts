@@ -1,0 +1,103 @@
+import type { SecureClientSessionOptions } from 'node:http2';
+import { type Client, createClient } from '@connectrpc/connect';
+import { compressionGzip, createGrpcTransport, Http2SessionManager } from '@connectrpc/connect-node';
+import { invalidArgument, TritonLlmError } from '@trtllm/sdk';
+import { GRPCInferenceService } from './gen/inference/grpc_service_pb.js';
+import type { GrpcTlsOptions, GrpcTransportOptions } from './options.js';
+
+const DEFAULT_KEEPALIVE_MS = 30_000;
+// connect-es refuses larger limits: gRPC's 4-byte message length.
+const MAX_MESSAGE_BYTES = 0xffffffff;
+
+/** The client of one HTTP/2 connection, and the way to drop it. */
+export interface Connection {
+  readonly client: Client<typeof GRPCInferenceService>;
+  /** Why the HTTP/2 connection last failed, if it did: calls see only a reset stream. */
+  lastError(): unknown;
+  close(): void;
+}
+
+/**
+ * Validates the transport options and builds the connect-es client on one session manager, so
+ * every call of the transport shares one HTTP/2 connection (opened on the first call).
+ */
+export function openConnection(options: GrpcTransportOptions): Connection {
+  const url = baseUrl(options.baseUrl);
+  const keepaliveMs = options.keepaliveMs ?? DEFAULT_KEEPALIVE_MS;
+  if (!Number.isFinite(keepaliveMs) || keepaliveMs < 0) {
+    throw invalidArgument(
+      'keepaliveMs',
+      options.keepaliveMs,
+      'must be a number of milliseconds >= 0 (0 turns pings off)',
+    );
+  }
+  if (options.tls !== undefined && url.protocol !== 'https:') {
+    throw invalidArgument('baseUrl', options.baseUrl, 'tls options need an https:// base URL');
+  }
+  if ((options.tls?.cert === undefined) !== (options.tls?.key === undefined)) {
+    throw new TritonLlmError('invalid_argument', 'tls: mutual TLS needs both cert and key');
+  }
+  const readMaxBytes = messageLimit('maxReceiveMessageBytes', options.maxReceiveMessageBytes);
+  const writeMaxBytes = messageLimit('maxSendMessageBytes', options.maxSendMessageBytes);
+  const sessionManager = new Http2SessionManager(
+    url,
+    keepaliveMs > 0 ? { pingIntervalMs: keepaliveMs } : {},
+    url.protocol === 'https:' ? tlsOptions(options.tls ?? {}) : {},
+  );
+  const transport = createGrpcTransport({
+    baseUrl: url.toString().replace(/\/$/, ''),
+    sessionManager,
+    ...(readMaxBytes !== undefined ? { readMaxBytes } : {}),
+    ...(writeMaxBytes !== undefined ? { writeMaxBytes } : {}),
+    ...(options.gzip === true
+      ? { sendCompression: compressionGzip, acceptCompression: [compressionGzip] }
+      : { acceptCompression: [] }),
+  });
+  return {
+    client: createClient(GRPCInferenceService, transport),
+    lastError: () => sessionManager.error(),
+    close: () => sessionManager.abort(),
+  };
+}
+
+function baseUrl(value: string): URL {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw invalidArgument('baseUrl', value, 'must be an absolute URL such as http://localhost:8001');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw invalidArgument('baseUrl', value, 'must start with http:// (plaintext) or https:// (TLS)');
+  }
+  if (url.username !== '' || url.password !== '') {
+    // Credentials in a URL end up in logs; gRPC wants them as metadata anyway.
+    throw new TritonLlmError(
+      'invalid_argument',
+      'baseUrl: credentials in the URL are not supported; pass them in headers (URL not shown)',
+    );
+  }
+  return url;
+}
+
+function messageLimit(field: string, value: number | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!Number.isSafeInteger(value) || value < 1 || value > MAX_MESSAGE_BYTES) {
+    throw invalidArgument(field, value, `must be a whole number of bytes from 1 to ${MAX_MESSAGE_BYTES}`);
+  }
+  return value;
+}
+
+function tlsOptions(tls: GrpcTlsOptions): SecureClientSessionOptions {
+  return {
+    ...(tls.ca !== undefined ? { ca: pem(tls.ca) } : {}),
+    ...(tls.cert !== undefined ? { cert: pem(tls.cert) } : {}),
+    ...(tls.key !== undefined ? { key: pem(tls.key) } : {}),
+    ...(tls.serverName !== undefined ? { servername: tls.serverName } : {}),
+    ...(tls.rejectUnauthorized !== undefined ? { rejectUnauthorized: tls.rejectUnauthorized } : {}),
+  };
+}
+
+function pem(value: string | Uint8Array): string | Buffer {
+  return typeof value === 'string' ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+}

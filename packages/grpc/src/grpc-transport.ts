@@ -1,0 +1,122 @@
+import type { CallOptions as ConnectCallOptions } from '@connectrpc/connect';
+import {
+  type CallOptions,
+  type InferRequest,
+  invalidArgument,
+  type Transport,
+  TritonLlmError,
+} from '@trtllm/sdk';
+import { openConnection } from './connection.js';
+import { toTritonLlmError } from './errors.js';
+import { callHeaders } from './headers.js';
+import { toModelInferRequest } from './infer-request.js';
+import { fromModelInferResponse } from './infer-response.js';
+import { fromModelMetadata, fromModelStatistics } from './metadata.js';
+import { fromModelConfig } from './model-config.js';
+import type { GrpcTransportOptions } from './options.js';
+import { createInferStream } from './stream.js';
+
+/**
+ * A {@link Transport} over Triton's gRPC API (`inference.GRPCInferenceService`), for
+ * `new TritonLlm({ transport: grpcTransport({ baseUrl: 'http://localhost:8001' }) })`.
+ *
+ * All calls share one HTTP/2 connection. Each streamed request gets its own `ModelStreamInfer`
+ * call, so cancelling one (break, or its `signal`) cancels it on the server without touching the
+ * others. `timeoutMs` travels as the gRPC deadline; failures are `TritonLlmError`s.
+ */
+export function grpcTransport(options: GrpcTransportOptions): Transport {
+  // Bad static headers fail here, once, instead of on every call.
+  callHeaders(options.headers, undefined, 'options.headers');
+  const connection = openConnection(options);
+  const client = connection.client;
+  let closed = false;
+
+  function connectOptions(
+    call: CallOptions | undefined,
+    signal: AbortSignal | undefined,
+  ): ConnectCallOptions {
+    if (closed) {
+      throw new TritonLlmError('unavailable', 'this gRPC transport is closed', { retryable: false });
+    }
+    const timeoutMs = call?.timeoutMs;
+    if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
+      throw invalidArgument('timeoutMs', timeoutMs, 'must be a number of milliseconds > 0');
+    }
+    return {
+      headers: callHeaders(options.headers, call?.headers, 'options.headers'),
+      ...(timeoutMs !== undefined ? { timeoutMs: Math.ceil(timeoutMs) } : {}),
+      ...(signal !== undefined ? { signal } : {}),
+    };
+  }
+
+  async function unary<T>(
+    method: string,
+    context: { model?: string; requestId?: string },
+    call: CallOptions | undefined,
+    run: (o: ConnectCallOptions) => Promise<T>,
+  ): Promise<T> {
+    try {
+      if (call?.signal?.aborted === true) throw call.signal.reason;
+      return await run(connectOptions(call, call?.signal));
+    } catch (err) {
+      throw toTritonLlmError(err, { method, ...context, signal: call?.signal });
+    }
+  }
+
+  return {
+    protocol: 'grpc',
+
+    infer: (request: InferRequest, call?: CallOptions) =>
+      unary('ModelInfer', { model: request.model, requestId: request.id }, call, async (o) => {
+        const message = toModelInferRequest(request);
+        return fromModelInferResponse(await client.modelInfer(message, o), true);
+      }),
+
+    stream: (request: InferRequest, call?: CallOptions) =>
+      createInferStream(request, call?.signal, (requests, signal) =>
+        client.modelStreamInfer(requests, connectOptions(call, signal)),
+      ),
+
+    serverLive: (call?: CallOptions) =>
+      unary('ServerLive', {}, call, async (o) => (await client.serverLive({}, o)).live),
+
+    serverReady: (call?: CallOptions) =>
+      unary('ServerReady', {}, call, async (o) => (await client.serverReady({}, o)).ready),
+
+    modelReady: (model: string, version?: string, call?: CallOptions) =>
+      unary('ModelReady', { model }, call, async (o) => {
+        return (await client.modelReady({ name: model, version: version ?? '' }, o)).ready;
+      }),
+
+    serverMetadata: (call?: CallOptions) =>
+      unary('ServerMetadata', {}, call, async (o) => {
+        const r = await client.serverMetadata({}, o);
+        return { name: r.name, version: r.version, extensions: [...r.extensions] };
+      }),
+
+    modelMetadata: (model: string, version?: string, call?: CallOptions) =>
+      unary('ModelMetadata', { model }, call, async (o) => {
+        return fromModelMetadata(await client.modelMetadata({ name: model, version: version ?? '' }, o));
+      }),
+
+    modelConfig: (model: string, version?: string, call?: CallOptions) =>
+      unary('ModelConfig', { model }, call, async (o) => {
+        const r = await client.modelConfig({ name: model, version: version ?? '' }, o);
+        if (r.config === undefined) {
+          throw new TritonLlmError('protocol', `ModelConfig '${model}': the answer holds no config`);
+        }
+        return fromModelConfig(r.config);
+      }),
+
+    modelStatistics: (model?: string, version?: string, call?: CallOptions) =>
+      unary('ModelStatistics', model !== undefined ? { model } : {}, call, async (o) => {
+        const r = await client.modelStatistics({ name: model ?? '', version: version ?? '' }, o);
+        return r.modelStats.map(fromModelStatistics);
+      }),
+
+    close: async () => {
+      closed = true;
+      connection.close();
+    },
+  };
+}

@@ -1,0 +1,40 @@
+import { TritonLlmError } from '@trtllm/sdk';
+
+// RFC 9110 token characters: what HTTP/2 accepts as a header name.
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const FORBIDDEN_IN_VALUE = /[\r\n\0]/;
+
+/**
+ * The metadata of one call: the transport's static headers overridden by the call's own.
+ * Refuses names that are not HTTP tokens and values with CR, LF or NUL before anything is sent.
+ * Error messages name the header but never show its value, which may be a credential.
+ */
+export function callHeaders(
+  base: Readonly<Record<string, string>> | undefined,
+  perCall: Readonly<Record<string, string>> | undefined,
+  field: string,
+): Headers {
+  const headers = new Headers();
+  for (const [source, entries] of [
+    ['headers', base],
+    [field, perCall],
+  ] as const) {
+    if (entries === undefined) continue;
+    for (const [name, value] of Object.entries(entries)) {
+      if (!HEADER_NAME.test(name)) {
+        throw new TritonLlmError(
+          'invalid_argument',
+          `${source}: ${JSON.stringify(name)} is not a valid header name`,
+        );
+      }
+      if (typeof value !== 'string' || FORBIDDEN_IN_VALUE.test(value)) {
+        throw new TritonLlmError(
+          'invalid_argument',
+          `${source}.${name}: the value must be a string without CR, LF or NUL (value not shown)`,
+        );
+      }
+      headers.set(name, value);
+    }
+  }
+  return headers;
+}

@@ -1,0 +1,77 @@
+import { create } from '@bufbuild/protobuf';
+import {
+  decodeTensorData,
+  type InferResponse,
+  type Tensor,
+  type TensorData,
+  TritonLlmError,
+} from '@trtllm/sdk';
+import { tensorDataFromContents } from './contents.js';
+import { wireDataType } from './datatype.js';
+import {
+  InferTensorContentsSchema,
+  type ModelInferResponse,
+  type ModelInferResponse_InferOutputTensor,
+} from './gen/inference/grpc_service_pb.js';
+import { fromInferParameters } from './parameters.js';
+
+/**
+ * A gRPC `ModelInferResponse` as a core response. Outputs come from `raw_output_contents` (one
+ * entry per output, in order) or, when a server sent none, from each output's typed `contents`.
+ * Anything that cannot be read is a `protocol` error: the server broke the wire contract.
+ */
+export function fromModelInferResponse(r: ModelInferResponse, final: boolean): InferResponse {
+  const raw = r.rawOutputContents;
+  if (raw.length > 0 && raw.length !== r.outputs.length) {
+    throw protocolError(r, `${r.outputs.length} outputs but ${raw.length} raw output contents`);
+  }
+  return {
+    model: r.modelName,
+    modelVersion: r.modelVersion,
+    id: r.id,
+    outputs: r.outputs.map((o, i) => outputTensor(r, o, raw[i])),
+    parameters: fromInferParameters(r.parameters),
+    final,
+  };
+}
+
+function outputTensor(
+  r: ModelInferResponse,
+  o: ModelInferResponse_InferOutputTensor,
+  raw: Uint8Array | undefined,
+): Tensor {
+  const datatype = wireDataType(o.datatype);
+  if (datatype === undefined) {
+    throw protocolError(r, `output '${o.name}' has unknown datatype ${JSON.stringify(o.datatype)}`);
+  }
+  const shape = o.shape.map((d) => {
+    if (d < 0n || d > BigInt(Number.MAX_SAFE_INTEGER)) {
+      throw protocolError(r, `output '${o.name}' has dimension ${d}`);
+    }
+    return Number(d);
+  });
+  let data: TensorData | undefined;
+  try {
+    data =
+      raw !== undefined
+        ? decodeTensorData(datatype, shape, raw)
+        : tensorDataFromContents(datatype, o.contents ?? create(InferTensorContentsSchema));
+  } catch (err) {
+    throw protocolError(r, `output '${o.name}' cannot be decoded`, err);
+  }
+  if (data === undefined) {
+    throw protocolError(r, `output '${o.name}' (${datatype}) has no raw contents`);
+  }
+  if (raw === undefined && data.length !== shape.reduce((a, b) => a * b, 1)) {
+    throw protocolError(r, `output '${o.name}' has ${data.length} elements for shape [${shape.join(',')}]`);
+  }
+  return { name: o.name, datatype, shape, data };
+}
+
+function protocolError(r: ModelInferResponse, why: string, cause?: unknown): TritonLlmError {
+  return new TritonLlmError('protocol', `malformed response from model '${r.modelName}': ${why}`, {
+    model: r.modelName,
+    requestId: r.id,
+    ...(cause !== undefined ? { cause } : {}),
+  });
+}

@@ -1,0 +1,40 @@
+/**
+ * TLS material for an `https://` base URL. PEM strings or their bytes; everything is optional, so
+ * `{}` means "TLS with the system's trusted roots".
+ */
+export interface GrpcTlsOptions {
+  /** Trusted root certificate(s) for the server, replacing the system roots (private CA). */
+  readonly ca?: string | Uint8Array;
+  /** Client certificate chain, for mutual TLS (with `key`). */
+  readonly cert?: string | Uint8Array;
+  /** Client private key, for mutual TLS (with `cert`). */
+  readonly key?: string | Uint8Array;
+  /** Name the server certificate must carry, when it differs from the URL's host. */
+  readonly serverName?: string;
+  /** `false` accepts any server certificate. For local experiments only; default `true`. */
+  readonly rejectUnauthorized?: boolean;
+}
+
+/**
+ * Options of {@link grpcTransport}. One transport keeps one HTTP/2 connection, shared by all of its
+ * calls, and opens it on the first call.
+ */
+export interface GrpcTransportOptions {
+  /** `http://host:port` for plaintext HTTP/2, `https://host:port` for TLS (Triton's gRPC port is 8001 by default). */
+  readonly baseUrl: string;
+  /** Certificates for TLS and mutual TLS; only meaningful with an `https://` base URL. */
+  readonly tls?: GrpcTlsOptions;
+  /** Metadata sent with every call, such as `authorization`. Per-call headers override it by name. */
+  readonly headers?: Readonly<Record<string, string>>;
+  /**
+   * Interval of HTTP/2 PINGs on a connection with calls in flight, in milliseconds; `0` turns
+   * them off. Default 30 000: Triton closes connections that ping more often than its policy allows.
+   */
+  readonly keepaliveMs?: number;
+  /** Compress requests of 1 KiB and more with gzip, and ask the server for gzip responses. Default `false`. */
+  readonly gzip?: boolean;
+  /** Largest response message accepted, in bytes (default: no limit below 4 GiB). */
+  readonly maxReceiveMessageBytes?: number;
+  /** Largest request message sent, in bytes (default: no limit below 4 GiB). */
+  readonly maxSendMessageBytes?: number;
+}

@@ -1,0 +1,77 @@
+import type { MessageInitShape } from '@bufbuild/protobuf';
+import { type Parameters, type ParameterValue, TritonLlmError } from '@trtllm/sdk';
+import type { InferParameter, InferParameterSchema } from './gen/inference/grpc_service_pb.js';
+
+type ParameterInit = MessageInitShape<typeof InferParameterSchema>;
+
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+const UINT64_MAX = 2n ** 64n - 1n;
+
+/**
+ * Core parameters to gRPC `InferParameter`s. Whole numbers travel as `int64_param` (Triton reads
+ * counts and ids as integers), other numbers as `double_param`, and bigints beyond int64 as
+ * `uint64_param`.
+ */
+export function toInferParameters(parameters: Parameters | undefined): Record<string, ParameterInit> {
+  const out: Record<string, ParameterInit> = {};
+  if (parameters === undefined) return out;
+  for (const [name, value] of Object.entries(parameters)) {
+    out[name] = { parameterChoice: toChoice(name, value) };
+  }
+  return out;
+}
+
+function toChoice(name: string, value: ParameterValue): NonNullable<ParameterInit['parameterChoice']> {
+  switch (typeof value) {
+    case 'boolean':
+      return { case: 'boolParam', value };
+    case 'string':
+      return { case: 'stringParam', value };
+    case 'number':
+      return Number.isSafeInteger(value)
+        ? { case: 'int64Param', value: BigInt(value) }
+        : { case: 'doubleParam', value };
+    case 'bigint':
+      if (value >= INT64_MIN && value <= INT64_MAX) return { case: 'int64Param', value };
+      if (value > INT64_MAX && value <= UINT64_MAX) return { case: 'uint64Param', value };
+      throw new TritonLlmError(
+        'invalid_argument',
+        `parameters.${name}: ${value}n does not fit a 64-bit integer parameter`,
+      );
+    default:
+      throw new TritonLlmError(
+        'invalid_argument',
+        `parameters.${name}: a parameter must be a boolean, number, bigint or string (got ${typeof value})`,
+      );
+  }
+}
+
+/** gRPC `InferParameter`s to core parameters; 64-bit integers become numbers when they fit exactly. */
+export function fromInferParameters(parameters: Readonly<Record<string, InferParameter>>): Parameters {
+  const out: Record<string, ParameterValue> = {};
+  for (const [name, p] of Object.entries(parameters)) {
+    const choice = p.parameterChoice;
+    switch (choice.case) {
+      case 'boolParam':
+      case 'stringParam':
+      case 'doubleParam':
+        out[name] = choice.value;
+        break;
+      case 'int64Param':
+      case 'uint64Param':
+        out[name] = narrow(choice.value);
+        break;
+      default:
+        // A parameter with no value set: nothing to report.
+        break;
+    }
+  }
+  return out;
+}
+
+function narrow(value: bigint): number | bigint {
+  return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER)
+    ? Number(value)
+    : value;
+}

@@ -1,0 +1,114 @@
+import { invalidArgument, TritonLlmError } from '@trtllm/sdk';
+import type { ErrorContext } from './errors.js';
+
+/** Why a call's own AbortController fired. */
+type AbortReason = 'cancelled' | 'deadline' | 'closed';
+
+// setTimeout fires at once for delays above 2^31 - 1 ms; such deadlines are effectively none.
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * One call on the wire: its AbortController (which the caller's signal, the deadline and
+ * `close()` all fire), and the classification of whatever fetch or a body read throws.
+ */
+export class Call {
+  readonly context: ErrorContext;
+  private readonly controller = new AbortController();
+  private reason: AbortReason | undefined;
+  private readonly callerSignal: AbortSignal | undefined;
+  private readonly timeoutMs: number | undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private readonly onCallerAbort = (): void => this.abort('cancelled');
+  private readonly onFinish: (call: Call) => void;
+
+  constructor(
+    context: ErrorContext,
+    signal: AbortSignal | undefined,
+    timeoutMs: number | undefined,
+    onFinish: (call: Call) => void,
+  ) {
+    this.context = context;
+    this.callerSignal = signal;
+    this.timeoutMs = timeoutMs;
+    this.onFinish = onFinish;
+    if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
+      throw invalidArgument('timeoutMs', timeoutMs, 'must be a positive number of milliseconds');
+    }
+    if (signal?.aborted) {
+      this.abort('cancelled');
+      return;
+    }
+    signal?.addEventListener('abort', this.onCallerAbort, { once: true });
+    if (timeoutMs !== undefined && timeoutMs <= MAX_TIMER_MS) {
+      this.timer = setTimeout(() => this.abort('deadline'), timeoutMs);
+    }
+  }
+
+  /** The signal to hand to fetch: aborting it closes the connection. */
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  abort(reason: AbortReason): void {
+    if (this.reason !== undefined) return;
+    this.reason = reason;
+    this.controller.abort();
+  }
+
+  /** Throws the cancellation or deadline error once the call was aborted. */
+  throwIfAborted(): void {
+    if (this.reason !== undefined) throw this.failure(undefined);
+  }
+
+  /**
+   * The error for something fetch or a body read threw: our own abort says why it happened;
+   * anything else is the network failing (refused connection, reset, a body cut short).
+   */
+  failure(err: unknown): TritonLlmError {
+    if (err instanceof TritonLlmError) return err;
+    const { what } = this.context;
+    const fields = {
+      ...(this.context.requestId !== undefined && this.context.requestId !== ''
+        ? { requestId: this.context.requestId }
+        : {}),
+      ...(this.context.model !== undefined ? { model: this.context.model } : {}),
+      ...(err !== undefined ? { cause: err } : {}),
+    };
+    switch (this.reason) {
+      case 'cancelled':
+        return new TritonLlmError('cancelled', `${what} was cancelled by the caller`, fields);
+      case 'deadline':
+        return new TritonLlmError(
+          'deadline_exceeded',
+          `${what} did not finish within its ${this.timeoutMs} ms deadline`,
+          fields,
+        );
+      case 'closed':
+        return new TritonLlmError('unavailable', `${what} was aborted: the transport was closed`, {
+          ...fields,
+          retryable: false,
+        });
+      default:
+        return new TritonLlmError('unavailable', `${what} failed: ${networkMessage(err)}`, fields);
+    }
+  }
+
+  /** Releases the timer and the listener on the caller's signal; idempotent. */
+  finish(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.callerSignal?.removeEventListener('abort', this.onCallerAbort);
+    this.onFinish(this);
+  }
+}
+
+// Node's fetch says only "fetch failed" and keeps the useful part (ECONNREFUSED...) in `cause`.
+function networkMessage(err: unknown): string {
+  const parts: string[] = [];
+  let current: unknown = err;
+  for (let depth = 0; depth < 3 && current instanceof Error; depth++) {
+    parts.push(current.message);
+    current = current.cause;
+  }
+  return parts.length === 0 ? 'network error' : `network error: ${parts.join(': ')}`;
+}

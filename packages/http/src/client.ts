@@ -1,0 +1,133 @@
+import { type CallOptions, invalidArgument, TritonLlmError } from '@trtllm/sdk';
+import { readBytes, readJson, readText } from './body.js';
+import { Call } from './call.js';
+import { type ErrorContext, errorFromHttp } from './errors.js';
+import { checkHeaders, mergeHeaders } from './headers.js';
+import type { FetchFunction, HttpTransportOptions } from './options.js';
+import { normalizeBaseUrl } from './paths.js';
+
+// Error bodies are read only to quote them; a huge one is not worth waiting for.
+const ERROR_BODY_LIMIT = 64 * 1024;
+
+/** What one request sends besides the caller's options. */
+export interface Send {
+  readonly method: 'GET' | 'POST';
+  readonly path: string;
+  readonly body?: Uint8Array<ArrayBuffer> | string;
+  readonly headers?: ReadonlyArray<readonly [string, string]>;
+}
+
+/**
+ * The shared state of one transport: where to send, with which fetch and headers, the limits,
+ * and the calls in flight (so that `close()` can abort them).
+ */
+export class HttpClient {
+  readonly maxResponseBytes: number | undefined;
+  private readonly baseUrl: string;
+  private readonly fetchFn: FetchFunction;
+  private readonly staticHeaders: ReadonlyArray<readonly [string, string]>;
+  private readonly timeoutMs: number | undefined;
+  private readonly active = new Set<Call>();
+  private closed = false;
+
+  constructor(options: HttpTransportOptions) {
+    if (typeof options !== 'object' || options === null) {
+      throw invalidArgument('options', options, 'httpTransport needs an options object with baseUrl');
+    }
+    this.baseUrl = normalizeBaseUrl(options.baseUrl);
+    if (options.fetch !== undefined && typeof options.fetch !== 'function') {
+      throw invalidArgument('fetch', options.fetch, 'must be a function');
+    }
+    // Looked up per call and called as a plain function: browsers refuse `fetch` detached from window.
+    this.fetchFn = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+    this.staticHeaders = checkHeaders(options.headers, 'headers');
+    const { timeoutMs, maxResponseBytes } = options;
+    if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
+      throw invalidArgument('timeoutMs', timeoutMs, 'must be a positive number of milliseconds');
+    }
+    if (maxResponseBytes !== undefined && !(Number.isSafeInteger(maxResponseBytes) && maxResponseBytes > 0)) {
+      throw invalidArgument('maxResponseBytes', maxResponseBytes, 'must be a positive integer');
+    }
+    this.timeoutMs = timeoutMs;
+    this.maxResponseBytes = maxResponseBytes;
+  }
+
+  /** Starts a call: the caller's signal and deadline apply from here until `call.finish()`. */
+  begin(options: CallOptions | undefined, context: ErrorContext): Call {
+    if (this.closed) {
+      throw new TritonLlmError('unavailable', `${context.what}: the transport is closed`, {
+        retryable: false,
+      });
+    }
+    const call = new Call(context, options?.signal, options?.timeoutMs ?? this.timeoutMs, (c) =>
+      this.active.delete(c),
+    );
+    this.active.add(call);
+    return call;
+  }
+
+  /** Sends one request; per-call headers are checked before anything goes out. */
+  async send(call: Call, send: Send, options: CallOptions | undefined): Promise<Response> {
+    const headers = mergeHeaders(
+      this.staticHeaders,
+      checkHeaders(options?.headers, 'headers'),
+      send.headers ?? [],
+    );
+    call.throwIfAborted();
+    try {
+      return await this.fetchFn(`${this.baseUrl}${send.path}`, {
+        method: send.method,
+        headers,
+        signal: call.signal,
+        ...(send.body !== undefined ? { body: send.body } : {}),
+      });
+    } catch (err) {
+      throw call.failure(err);
+    }
+  }
+
+  /** The error a non-2xx response stands for, with its body quoted. */
+  async errorOf(response: Response, call: Call): Promise<TritonLlmError> {
+    let body: string;
+    try {
+      body = await readText(response, call, ERROR_BODY_LIMIT);
+    } catch (err) {
+      // Too large or cut short: the status alone still says what went wrong.
+      if (!(err instanceof TritonLlmError) || err.code !== 'resource_exhausted') throw err;
+      body = '';
+    }
+    return errorFromHttp(response.status, body, call.context);
+  }
+
+  /** A GET (or POST) whose 2xx answer is JSON. */
+  async json(send: Send, options: CallOptions | undefined, context: ErrorContext): Promise<unknown> {
+    const call = this.begin(options, context);
+    try {
+      const response = await this.send(call, send, options);
+      if (!response.ok) throw await this.errorOf(response, call);
+      return await readJson(response, call, this.maxResponseBytes);
+    } finally {
+      call.finish();
+    }
+  }
+
+  /** A request whose answer is only its status: 200 is true, any other status false. */
+  async probe(path: string, options: CallOptions | undefined): Promise<boolean> {
+    const call = this.begin(options, { what: `GET ${path}` });
+    try {
+      const response = await this.send(call, { method: 'GET', path }, options);
+      // The status is the whole answer; the body is drained only so the connection can be reused,
+      // and a failure while draining changes nothing about that answer.
+      await readBytes(response, call, ERROR_BODY_LIMIT).catch(() => undefined);
+      return response.status === 200;
+    } finally {
+      call.finish();
+    }
+  }
+
+  /** Aborts the calls in flight; later calls fail with `unavailable`. */
+  close(): void {
+    this.closed = true;
+    for (const call of [...this.active]) call.abort('closed');
+  }
+}

@@ -1,0 +1,86 @@
+import { type ErrorCode, TritonLlmError } from '@trtllm/sdk';
+
+/** Where an error happened, for its message and fields. */
+export interface ErrorContext {
+  /** `METHOD /path` of the call, never the query or headers (those may carry secrets). */
+  readonly what: string;
+  readonly requestId?: string;
+  readonly model?: string;
+}
+
+// Triton answers some bad input with 500 (e.g. a body that is not JSON); `internal` is not
+// retryable, so such a request is never replayed.
+const CODE_BY_STATUS: Readonly<Record<number, ErrorCode>> = {
+  400: 'invalid_argument',
+  401: 'unauthenticated',
+  403: 'permission_denied',
+  404: 'not_found',
+  408: 'deadline_exceeded',
+  409: 'aborted',
+  412: 'failed_precondition',
+  413: 'resource_exhausted',
+  416: 'out_of_range',
+  429: 'resource_exhausted',
+  499: 'cancelled',
+  500: 'internal',
+  501: 'unimplemented',
+  502: 'unavailable',
+  503: 'unavailable',
+  504: 'deadline_exceeded',
+};
+
+const MAX_MESSAGE_CHARS = 2000;
+
+/**
+ * The one mapping from an HTTP answer to a `TritonLlmError`: a non-2xx status with its body, a
+ * 200 `/generate` body holding `{"error": ...}`, or an SSE event `{"error": ...}` (status 200).
+ * The server's message is kept verbatim in `serverMessage`.
+ */
+export function errorFromHttp(status: number, body: string, context: ErrorContext): TritonLlmError {
+  const serverMessage = serverMessageOf(body);
+  const code = codeOf(status, serverMessage ?? '');
+  const shown = serverMessage ?? 'empty body';
+  const message =
+    status >= 200 && status < 300
+      ? `${context.what} reported an error: ${shown}`
+      : `${context.what} failed with HTTP ${status}: ${shown}`;
+  return new TritonLlmError(code, message, {
+    httpStatus: status,
+    ...(serverMessage !== undefined ? { serverMessage } : {}),
+    ...(context.requestId !== undefined && context.requestId !== '' ? { requestId: context.requestId } : {}),
+    ...(context.model !== undefined ? { model: context.model } : {}),
+  });
+}
+
+/** A server answer the transport cannot make sense of. */
+export function protocolError(message: string, context: ErrorContext, cause?: unknown): TritonLlmError {
+  return new TritonLlmError('protocol', `${context.what}: ${message}`, {
+    ...(context.requestId !== undefined && context.requestId !== '' ? { requestId: context.requestId } : {}),
+    ...(context.model !== undefined ? { model: context.model } : {}),
+    ...(cause !== undefined ? { cause } : {}),
+  });
+}
+
+function codeOf(status: number, serverMessage: string): ErrorCode {
+  if (status >= 200 && status < 300) {
+    // Triton's /generate answers a decoupled model with 200 and this message; /infer answers the
+    // same situation with 501, so both surface as `unimplemented`.
+    return /generate stream|exactly 1 response/i.test(serverMessage) ? 'unimplemented' : 'internal';
+  }
+  return CODE_BY_STATUS[status] ?? 'unknown';
+}
+
+function serverMessageOf(body: string): string | undefined {
+  const text = body.trim();
+  if (text === '') return undefined;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (typeof parsed === 'object' && parsed !== null && 'error' in parsed) {
+      const error = (parsed as { error: unknown }).error;
+      return typeof error === 'string' ? error : JSON.stringify(error);
+    }
+  } catch {
+    // Not JSON (a proxy's HTML page, plain text): keep it, shortened.
+  }
+  return text.length > MAX_MESSAGE_CHARS ? `${text.slice(0, MAX_MESSAGE_CHARS)}...` : text;
+}

@@ -1,0 +1,86 @@
+import type { InferRequest, InferResponse, Tensor } from '@trtllm/sdk';
+import { type ErrorContext, protocolError } from './errors.js';
+import { parametersAt } from './wire-json.js';
+
+const utf8 = new TextEncoder();
+
+// Keys of a generate response that describe it rather than being outputs.
+const ENVELOPE_KEYS = new Set(['model_name', 'model_version', 'id', 'parameters']);
+
+/** The `error` of a parsed generate body or SSE event, when it carries one. */
+export function errorField(json: unknown): string | undefined {
+  if (typeof json !== 'object' || json === null || Array.isArray(json) || !('error' in json))
+    return undefined;
+  const { error } = json as { error: unknown };
+  return typeof error === 'string' ? error : JSON.stringify(error);
+}
+
+/**
+ * One `/generate` body or `/generate_stream` event as a core response. The generate extension
+ * sends no types or shapes, so every other key becomes a tensor by its JSON type: strings BYTES,
+ * booleans BOOL, numbers FP64, with shape `[]` for a scalar and `[n]` (or the nesting's shape) for
+ * an array. Integers above 2^53 lose precision in JSON numbers; read them over `/infer` or gRPC.
+ */
+export function generateResponse(
+  json: unknown,
+  request: InferRequest,
+  final: boolean,
+  context: ErrorContext,
+): InferResponse {
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) {
+    throw protocolError('a generate response must be a JSON object', context);
+  }
+  const body = json as Record<string, unknown>;
+  const wanted =
+    request.outputs !== undefined && request.outputs.length > 0 ? new Set(request.outputs) : undefined;
+  const outputs: Tensor[] = [];
+  for (const [key, value] of Object.entries(body)) {
+    if (ENVELOPE_KEYS.has(key) || (wanted !== undefined && !wanted.has(key))) continue;
+    outputs.push(jsonTensor(key, value, context));
+  }
+  return {
+    model: typeof body.model_name === 'string' ? body.model_name : request.model,
+    modelVersion: typeof body.model_version === 'string' ? body.model_version : (request.modelVersion ?? ''),
+    id: typeof body.id === 'string' ? body.id : request.id,
+    outputs,
+    parameters: parametersAt(body.parameters),
+    final,
+  };
+}
+
+function jsonTensor(name: string, value: unknown, context: ErrorContext): Tensor {
+  const shape: number[] = [];
+  const flat: unknown[] = [];
+  flatten(value, 0, shape, flat, name, context);
+  const kinds = new Set(flat.map((v) => typeof v));
+  const kind = kinds.size === 0 ? 'number' : kinds.size === 1 ? [...kinds][0] : 'mixed';
+  switch (kind) {
+    case 'string':
+      return { name, datatype: 'BYTES', shape, data: flat.map((v) => utf8.encode(v as string)) };
+    case 'boolean':
+      return { name, datatype: 'BOOL', shape, data: flat as boolean[] };
+    case 'number':
+      return { name, datatype: 'FP64', shape, data: Float64Array.from(flat as number[]) };
+    default:
+      throw protocolError(`output '${name}' mixes JSON types or holds objects or null`, context);
+  }
+}
+
+// Arrays nest as a tensor's dimensions do; a ragged nesting has no shape and is refused.
+function flatten(
+  value: unknown,
+  depth: number,
+  shape: number[],
+  flat: unknown[],
+  name: string,
+  context: ErrorContext,
+): void {
+  if (!Array.isArray(value)) {
+    if (depth < shape.length) throw protocolError(`output '${name}' is a ragged array`, context);
+    flat.push(value);
+    return;
+  }
+  if (depth === shape.length && flat.length === 0) shape.push(value.length);
+  else if (shape[depth] !== value.length) throw protocolError(`output '${name}' is a ragged array`, context);
+  for (const item of value) flatten(item, depth + 1, shape, flat, name, context);
+}

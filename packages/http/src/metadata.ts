@@ -1,0 +1,42 @@
+import type { ModelMetadata, ServerMetadata, TensorMetadata } from '@trtllm/sdk';
+import type { ErrorContext } from './errors.js';
+import { arrayAt, dataTypeAt, numberAt, objectAt, stringAt } from './wire-json.js';
+
+/** `GET /v2` as core's `ServerMetadata`. */
+export function serverMetadataFromJson(json: unknown, context: ErrorContext): ServerMetadata {
+  const body = objectAt(json, 'server metadata', context);
+  return {
+    name: stringAt(body.name, 'name', context, ''),
+    version: stringAt(body.version, 'version', context, ''),
+    extensions: arrayAt(body.extensions, 'extensions', context).map((v, i) =>
+      stringAt(v, `extensions[${i}]`, context),
+    ),
+  };
+}
+
+/** `GET /v2/models/{m}` as core's `ModelMetadata`. */
+export function modelMetadataFromJson(json: unknown, context: ErrorContext): ModelMetadata {
+  const body = objectAt(json, 'model metadata', context);
+  return {
+    name: stringAt(body.name, 'name', context),
+    versions: arrayAt(body.versions, 'versions', context).map((v, i) =>
+      stringAt(v, `versions[${i}]`, context),
+    ),
+    platform: stringAt(body.platform, 'platform', context, ''),
+    inputs: arrayAt(body.inputs, 'inputs', context).map((v, i) => tensorMetadata(v, `inputs[${i}]`, context)),
+    outputs: arrayAt(body.outputs, 'outputs', context).map((v, i) =>
+      tensorMetadata(v, `outputs[${i}]`, context),
+    ),
+  };
+}
+
+function tensorMetadata(value: unknown, path: string, context: ErrorContext): TensorMetadata {
+  const tensor = objectAt(value, path, context);
+  return {
+    name: stringAt(tensor.name, `${path}.name`, context),
+    datatype: dataTypeAt(tensor.datatype, `${path}.datatype`, context),
+    shape: arrayAt(tensor.shape, `${path}.shape`, context).map((d, i) =>
+      numberAt(d, `${path}.shape[${i}]`, context),
+    ),
+  };
+}

@@ -1,0 +1,25 @@
+/**
+ * The `fetch` the transport calls: the global one by default. Any function of this shape works,
+ * e.g. one that adds tracing, goes through a proxy agent, or records requests in a test.
+ */
+export type FetchFunction = (input: string, init: RequestInit) => Promise<Response>;
+
+/** Options of {@link httpTransport}. */
+export interface HttpTransportOptions {
+  /**
+   * The server's HTTP endpoint, e.g. `http://localhost:8000` (Triton's HTTP port is 8000; 8001 is
+   * gRPC). A path prefix is kept, so a server behind a proxy at `https://host/triton` works.
+   */
+  readonly baseUrl: string;
+  /** Replaces the global `fetch`, e.g. to add tracing or a custom agent. */
+  readonly fetch?: FetchFunction;
+  /** Headers sent with every call (e.g. `authorization`); per-call headers override them by name. */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Deadline of every call that does not set its own `timeoutMs`; default: none. */
+  readonly timeoutMs?: number;
+  /**
+   * Largest response body read from the server, in bytes; default: no limit. A unary response
+   * (and each single event of a stream) that is larger fails with `resource_exhausted`.
+   */
+  readonly maxResponseBytes?: number;
+}

@@ -1,0 +1,119 @@
+import {
+  type CallOptions,
+  type InferRequest,
+  type InferResponse,
+  type InferStream,
+  TritonLlmError,
+} from '@trtllm/sdk';
+import type { HttpClient, Send } from './client.js';
+import { type ErrorContext, errorFromHttp, protocolError } from './errors.js';
+import { generateRequestJson } from './generate-request.js';
+import { errorField, generateResponse } from './generate-response.js';
+import { modelPath } from './paths.js';
+import { sseData } from './sse-events.js';
+
+/**
+ * A `/generate_stream` call. Each SSE event is yielded as soon as it arrives, with `final`
+ * false; when the server ends the body cleanly one more response follows, with no outputs and
+ * `final` true: an SSE stream only says it is over by closing, and waiting for the next event
+ * before handing one out would delay every token. (gRPC with `triton_enable_empty_final_response`
+ * ends the same way.) The request goes out when iteration starts.
+ */
+export function openStream(
+  client: HttpClient,
+  request: InferRequest,
+  options: CallOptions | undefined,
+): InferStream {
+  let iterated = false;
+  return {
+    [Symbol.asyncIterator]() {
+      if (iterated) {
+        throw new TritonLlmError('failed_precondition', 'an InferStream can be iterated only once');
+      }
+      iterated = true;
+      return responses(client, request, options);
+    },
+    sendStop: (stop) => sendStop(client, stop, options),
+  };
+}
+
+async function* responses(
+  client: HttpClient,
+  request: InferRequest,
+  options: CallOptions | undefined,
+): AsyncGenerator<InferResponse, void, undefined> {
+  const { send, context } = streamSend(request);
+  const call = client.begin(options, context);
+  try {
+    const response = await client.send(call, send, options);
+    if (!response.ok) throw await client.errorOf(response, call);
+    if (response.body === null) throw protocolError('the event stream has no body', context);
+    let last: InferResponse | undefined;
+    for await (const data of sseData(response.body, call, client.maxResponseBytes)) {
+      last = eventResponse(data, request, context);
+      yield last;
+    }
+    yield {
+      model: last?.model ?? request.model,
+      modelVersion: last?.modelVersion ?? request.modelVersion ?? '',
+      id: last?.id ?? request.id,
+      outputs: [],
+      parameters: {},
+      final: true,
+    };
+  } finally {
+    // Leaving early (break, error) must reach the server: closing the connection is HTTP's cancel.
+    call.abort('cancelled');
+    call.finish();
+  }
+}
+
+/** Posts the stop request to `/generate_stream` and reads its answer to the end. */
+async function sendStop(
+  client: HttpClient,
+  stop: InferRequest,
+  options: CallOptions | undefined,
+): Promise<void> {
+  const { send, context } = streamSend(stop);
+  const call = client.begin(options, context);
+  try {
+    const response = await client.send(call, send, options);
+    if (!response.ok) throw await client.errorOf(response, call);
+    if (response.body === null) return;
+    for await (const data of sseData(response.body, call, client.maxResponseBytes)) {
+      eventResponse(data, stop, context);
+    }
+  } finally {
+    call.finish();
+  }
+}
+
+function streamSend(request: InferRequest): { send: Send; context: ErrorContext } {
+  const path = `${modelPath(request.model, request.modelVersion)}/generate_stream`;
+  return {
+    send: {
+      method: 'POST',
+      path,
+      body: generateRequestJson(request),
+      headers: [
+        ['content-type', 'application/json'],
+        ['accept', 'text/event-stream'],
+      ],
+    },
+    context: { what: `POST ${path}`, requestId: request.id, model: request.model },
+  };
+}
+
+function eventResponse(data: string, request: InferRequest, context: ErrorContext): InferResponse {
+  let json: unknown;
+  try {
+    json = JSON.parse(data);
+  } catch (err) {
+    const shown = data.length > 80 ? `${data.slice(0, 77)}...` : data;
+    throw protocolError(`an event's data is not JSON: ${JSON.stringify(shown)}`, context, err);
+  }
+  // After the 200 is sent, Triton reports a failure as an event of its own.
+  const error = errorField(json);
+  if (error !== undefined) throw errorFromHttp(200, JSON.stringify({ error }), context);
+  return generateResponse(json, request, false, context);
+}

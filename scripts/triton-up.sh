@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Starts the real Triton 2.51 on loopback with our model repository (test/triton/models) in the background.
+# Ports: TRITON_HTTP_PORT (18000), TRITON_GRPC_PORT (18001), TRITON_METRICS_PORT (18002).
+# Event log of the generator models: TRTLLM_FAKE_EVENT_LOG (build/triton-events.jsonl).
+# Writes build/triton.pid and build/triton.log; stop it with scripts/triton-down.sh.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+HTTP_PORT="${TRITON_HTTP_PORT:-18000}"
+GRPC_PORT="${TRITON_GRPC_PORT:-18001}"
+METRICS_PORT="${TRITON_METRICS_PORT:-18002}"
+READY_TIMEOUT_S="${TRITON_READY_TIMEOUT_S:-60}"
+BUILD="$ROOT/build"
+PIDFILE="$BUILD/triton.pid"
+LOG="$BUILD/triton.log"
+EVENTS="${TRTLLM_FAKE_EVENT_LOG:-$BUILD/triton-events.jsonl}"
+VENV="$ROOT/.venv-triton"
+
+say() { echo "triton-up: $*"; }
+
+if [[ -f "$PIDFILE" ]] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; then
+  say "already running (pid $(cat "$PIDFILE")); run scripts/triton-down.sh first"
+  exit 1
+fi
+
+if [[ ! -x "$VENV/bin/python" || ! -x "$BUILD/triton-backends/python/triton_python_backend_stub" ]]; then
+  bash "$ROOT/scripts/triton-setup.sh"
+fi
+
+SP="$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+LIBDIR="$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_config_var("LIBDIR"))')"
+mkdir -p "$BUILD" "$(dirname "$EVENTS")"
+: >"$LOG"
+
+start_ms() { date +%s%3N; }
+T0="$(start_ms)"
+# The stub links libpython from the interpreter's LIBDIR and libcudart from the wheel's bundled libs; the
+# venv's bin first on PATH makes the stub's embedded interpreter import the venv's numpy.
+# PYTHONDONTWRITEBYTECODE keeps __pycache__ out of the model repository.
+(
+  cd "$ROOT"
+  export LD_LIBRARY_PATH="$LIBDIR:$SP/nvidia_pytriton.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  export PATH="$VENV/bin:$PATH"
+  export PYTHONDONTWRITEBYTECODE=1
+  export TRTLLM_FAKE_EVENT_LOG="$EVENTS"
+  exec "$SP/pytriton/tritonserver/bin/tritonserver" \
+    --model-repository="$ROOT/test/triton/models" \
+    --backend-directory="$BUILD/triton-backends" \
+    --http-address=127.0.0.1 --http-port="$HTTP_PORT" \
+    --grpc-address=127.0.0.1 --grpc-port="$GRPC_PORT" \
+    --metrics-address=127.0.0.1 --metrics-port="$METRICS_PORT" \
+    --allow-metrics=true --exit-timeout-secs=5
+) >"$LOG" 2>&1 &
+PID=$!
+echo "$PID" >"$PIDFILE"
+
+fail() {
+  say "$1"
+  echo "---- last lines of $LOG ----"
+  tail -n 40 "$LOG"
+  kill "$PID" 2>/dev/null || true
+  rm -f "$PIDFILE"
+  exit 1
+}
+
+DEADLINE=$(($(start_ms) + READY_TIMEOUT_S * 1000))
+until curl -fsS -o /dev/null "http://127.0.0.1:$HTTP_PORT/v2/health/ready" 2>/dev/null; do
+  kill -0 "$PID" 2>/dev/null || fail "tritonserver exited during start-up"
+  (($(start_ms) < DEADLINE)) || fail "not ready after ${READY_TIMEOUT_S}s"
+  sleep 0.2
+done
+ELAPSED_MS=$(($(start_ms) - T0))
+say "ready in $((ELAPSED_MS / 1000)).$(printf '%03d' $((ELAPSED_MS % 1000)))s (pid $PID): http://127.0.0.1:$HTTP_PORT grpc://127.0.0.1:$GRPC_PORT metrics http://127.0.0.1:$METRICS_PORT/metrics events $EVENTS log $LOG"

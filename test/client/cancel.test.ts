@@ -1,0 +1,90 @@
+import { TritonLlm } from '@trtllm/sdk';
+import { describe, expect, it } from 'vitest';
+import { PROTOCOLS, useFakeTriton } from '../support/fake.js';
+
+describe.each(PROTOCOLS)('cancel and stop over %s', (protocol) => {
+  const fake = useFakeTriton({ itlMs: 5 });
+
+  it('an AbortSignal ends the stream with cancelled and the raw model stops on the server', async () => {
+    const llm = new TritonLlm({ transport: fake.transport(protocol), model: 'tensorrt_llm' });
+    const controller = new AbortController();
+    const stream = llm.stream({ inputIds: [259, 260], maxTokens: 5000 }, { signal: controller.signal });
+    let tokens = 0;
+    let final: unknown;
+    for await (const chunk of stream) {
+      if (chunk.done) final = chunk;
+      else {
+        tokens += chunk.tokenIds.length;
+        if (tokens >= 5) controller.abort();
+      }
+    }
+    expect(final).toMatchObject({ done: true, finishReason: 'cancelled' });
+    const report = (final as { result: { earlyStop?: { serverStopsGenerating: boolean; via: string[] } } }).result.earlyStop;
+    expect(report?.serverStopsGenerating).toBe(true);
+    expect(report?.via).toContain(protocol === 'grpc' ? 'grpc_cancel' : 'http_disconnect');
+    const seen = await fake.triton().waitForEvent(
+      (e) => e.id === stream.requestId && e.model === 'tensorrt_llm' && (e.event === 'cancelled' || e.event === 'stopped'),
+      5000,
+    );
+    expect(seen.tokens).toBeLessThan(5000);
+  });
+
+  it('breaking out of for-await cancels the request on the server', async () => {
+    const llm = new TritonLlm({ transport: fake.transport(protocol), model: 'tensorrt_llm' });
+    const stream = llm.stream({ inputIds: [261], maxTokens: 5000 });
+    for await (const chunk of stream) {
+      if (!chunk.done && chunk.totalTokens >= 3) break;
+    }
+    const seen = await fake.triton().waitForEvent(
+      (e) => e.id === stream.requestId && (e.event === 'cancelled' || e.event === 'stopped'),
+      5000,
+    );
+    expect(seen.tokens).toBeLessThan(5000);
+  });
+
+  it('stop() ends the raw model gracefully with finish reason stopped', async () => {
+    const llm = new TritonLlm({ transport: fake.transport(protocol), model: 'tensorrt_llm' });
+    const stream = llm.stream({ inputIds: [262], maxTokens: 5000 });
+    let tokens = 0;
+    let finishReason: string | undefined;
+    let via: readonly string[] | undefined;
+    for await (const chunk of stream) {
+      if (chunk.done) {
+        finishReason = chunk.finishReason;
+        via = chunk.result.earlyStop?.via;
+      } else {
+        tokens += chunk.tokenIds.length;
+        if (tokens === 4) void stream.stop();
+      }
+    }
+    expect(finishReason).toBe('stopped');
+    expect(via).toEqual(['in_band_stop']);
+    const seen = await fake.triton().waitForEvent((e) => e.id === stream.requestId && e.event === 'stopped', 5000);
+    expect(seen.tokens).toBeGreaterThanOrEqual(4);
+    expect(seen.tokens).toBeLessThan(5000);
+  });
+
+  it('cancelling an ensemble says the server keeps generating, and it does', async () => {
+    const warnings: string[] = [];
+    const llm = new TritonLlm({
+      transport: fake.transport(protocol),
+      model: 'ensemble',
+      logger: { warn: (m) => warnings.push(m) },
+    });
+    const controller = new AbortController();
+    const stream = llm.stream({ prompt: 'Hello world', maxTokens: 120 }, { signal: controller.signal });
+    let final: { result: { earlyStop?: { serverStopsGenerating: boolean } } } | undefined;
+    for await (const chunk of stream) {
+      if (chunk.done) final = chunk;
+      else if (chunk.totalTokens >= 3) controller.abort();
+    }
+    expect(final?.result.earlyStop?.serverStopsGenerating).toBe(false);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/tensorrt_llm/);
+    const inner = await fake.triton().waitForEvent(
+      (e) => e.id === stream.requestId && e.model === 'tensorrt_llm' && e.event === 'completed',
+      10_000,
+    );
+    expect(inner.tokens).toBe(120);
+  });
+});

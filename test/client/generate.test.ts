@@ -1,0 +1,103 @@
+import { TritonLlm, TritonLlmError } from '@trtllm/sdk';
+import { fakeTokenizer, generateTokens } from '@trtllm/testing';
+import { describe, expect, it } from 'vitest';
+import { PROTOCOLS, useFakeTriton } from '../support/fake.js';
+
+const PROMPT = 'What is ML?';
+
+function expectedText(prompt: string, maxTokens: number, extra: Parameters<typeof generateTokens>[1] | object = {}): string {
+  const [seq] = generateTokens(fakeTokenizer.encode(prompt), { maxTokens, ...extra });
+  return fakeTokenizer.decode(seq!.tokens);
+}
+
+describe.each(PROTOCOLS)('generate over %s', (protocol) => {
+  const fake = useFakeTriton();
+
+  it('returns the ensemble text, usage and a length finish reason', async () => {
+    const llm = new TritonLlm({ transport: fake.transport(protocol), model: 'ensemble' });
+    const result = await llm.generate({ prompt: PROMPT, maxTokens: 12 });
+    expect(result.text).toBe(expectedText(PROMPT, 12));
+    expect(result.finishReason).toBe('length');
+    expect(result.usage.completionTokens).toBe(12);
+    expect(result.requestId).toMatch(/^\d+$/);
+    expect(result.timings.totalMs).toBeGreaterThan(0);
+  });
+
+  it('collects a decoupled BLS model and a non-decoupled ensemble alike', async () => {
+    const bls = new TritonLlm({ transport: fake.transport(protocol), model: 'tensorrt_llm_bls' });
+    const unary = new TritonLlm({ transport: fake.transport(protocol), model: 'ensemble_unary' });
+    const [a, b] = await Promise.all([
+      bls.generate({ prompt: PROMPT, maxTokens: 30 }),
+      unary.generate({ prompt: PROMPT, maxTokens: 30 }),
+    ]);
+    expect(a.text).toBe(expectedText(PROMPT, 30));
+    expect(b.text).toBe(a.text);
+    expect(a.text).toContain('机器');
+  });
+
+  it('reports stop when the end id ends generation early', async () => {
+    const llm = new TritonLlm({ transport: fake.transport(protocol), model: 'ensemble' });
+    const dataId = fakeTokenizer.encode(' data')[0]!;
+    const result = await llm.generate({ prompt: PROMPT, maxTokens: 200, endId: dataId });
+    expect(result.finishReason).toBe('stop');
+    expect(result.text).toBe(expectedText(PROMPT, 200, { endId: dataId }));
+    expect(result.text).not.toContain(' data');
+  });
+
+  it('trims a client-side stop sequence that the server does not match on ids', async () => {
+    // "data" without its leading space has other ids than " data" in context: only the client catches it.
+    const llm = new TritonLlm({ transport: fake.transport(protocol), model: 'ensemble' });
+    const full = expectedText(PROMPT, 200);
+    const result = await llm.generate({ prompt: PROMPT, maxTokens: 200, stopWords: ['data'] });
+    expect(result.text).toBe(full.slice(0, full.indexOf('data')));
+    expect(result.finishReason).toBe('stop');
+  });
+
+  it('returns the raw model ids and the prompt is not echoed', async () => {
+    const llm = new TritonLlm({ transport: fake.transport(protocol), model: 'tensorrt_llm' });
+    const inputIds = [259, 260, 261];
+    const result = await llm.generate({ inputIds, maxTokens: 9 });
+    expect(result.sequences[0]?.tokenIds).toEqual(generateTokens(inputIds, { maxTokens: 9 })[0]?.tokens);
+    expect(result.usage.promptTokens).toBe(3);
+    expect(result.text).toBe('');
+  });
+
+  it('refuses text for the raw model without a tokenizer, naming what to do', async () => {
+    const llm = new TritonLlm({ transport: fake.transport(protocol), model: 'tensorrt_llm' });
+    const err = await llm.generate({ prompt: 'hi', maxTokens: 4 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TritonLlmError);
+    expect((err as TritonLlmError).code).toBe('invalid_argument');
+    expect((err as TritonLlmError).message).toMatch(/tokenizer/);
+  });
+
+  it('serves the raw model from text with a tokenizer', async () => {
+    const llm = new TritonLlm({ transport: fake.transport(protocol), model: 'tensorrt_llm', tokenizer: fakeTokenizer });
+    const result = await llm.generate({ prompt: PROMPT, maxTokens: 30 });
+    expect(result.text).toBe(expectedText(PROMPT, 30));
+  });
+
+  it('returns distinct sequences for numReturnSequences', async () => {
+    const llm = new TritonLlm({ transport: fake.transport(protocol), model: 'tensorrt_llm' });
+    const inputIds = [259, 260];
+    const result = await llm.generate({ inputIds, maxTokens: 6, numReturnSequences: 2 });
+    const expected = generateTokens(inputIds, { maxTokens: 6, numReturnSequences: 2 });
+    expect(result.sequences.map((s) => s.tokenIds)).toEqual(expected.map((s) => s.tokens));
+    expect(result.sequences[0]?.tokenIds).not.toEqual(result.sequences[1]?.tokenIds);
+  });
+
+  it('returns log probs when asked', async () => {
+    const llm = new TritonLlm({ transport: fake.transport(protocol), model: 'tensorrt_llm' });
+    const inputIds = [300 - 20, 261];
+    const result = await llm.generate({ inputIds, maxTokens: 5, returnLogProbs: true });
+    const [expected] = generateTokens(inputIds, { maxTokens: 5, returnLogProbs: true });
+    expect(result.sequences[0]?.logProbs).toEqual(expected?.logProbs);
+    expect(result.sequences[0]?.cumLogProb).toBeCloseTo(expected!.cumLogProb, 5);
+  });
+
+  it('keeps batch results in input order', async () => {
+    const llm = new TritonLlm({ transport: fake.transport(protocol), model: 'ensemble' });
+    const prompts = ['Hello world', 'What is ML?', 'Machine learning'];
+    const results = await llm.generateBatch(prompts.map((prompt) => ({ prompt, maxTokens: 5 })));
+    expect(results.map((r) => r.text)).toEqual(prompts.map((p) => expectedText(p, 5)));
+  });
+});

@@ -1,0 +1,91 @@
+"""Running generator requests: one thread each, so a model instance serves many at once and an in-band
+`stop` request (same request id) can reach a request that is still generating."""
+
+import threading
+import time
+
+POLL_S = 0.005
+
+
+class Job:
+    """Stop and cancellation signals of one running request."""
+
+    def __init__(self, request, shutdown: threading.Event):
+        self.request = request
+        self.request_id = request.request_id()
+        self.stop_event = threading.Event()
+        self.shutdown = shutdown
+
+    def wait(self, delay_s: float):
+        """Sleeps `delay_s`; returns "stopped" / "cancelled" as soon as either is seen, else None."""
+        deadline = time.monotonic() + delay_s
+        while True:
+            if self.stop_event.is_set():
+                return "stopped"
+            # A Python model learns of cancellation only by polling (triton-cpu.md).
+            if self.shutdown.is_set() or self.request.is_cancelled():
+                return "cancelled"
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            self.stop_event.wait(min(remaining, POLL_S))
+
+
+class Registry:
+    """Running jobs by request id, for the `stop` input. An empty id matches nothing."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._by_id: dict = {}
+
+    def add(self, job: Job) -> None:
+        if job.request_id:
+            with self._lock:
+                self._by_id.setdefault(job.request_id, set()).add(job)
+
+    def remove(self, job: Job) -> None:
+        with self._lock:
+            jobs = self._by_id.get(job.request_id)
+            if jobs is not None:
+                jobs.discard(job)
+                if not jobs:
+                    del self._by_id[job.request_id]
+
+    def stop(self, request_id: str) -> int:
+        if not request_id:
+            return 0
+        with self._lock:
+            jobs = list(self._by_id.get(request_id, ()))
+        for job in jobs:
+            job.stop_event.set()
+        return len(jobs)
+
+
+class Workers:
+    """Tracks the threads of running jobs so finalize() can end them."""
+
+    def __init__(self):
+        self.shutdown = threading.Event()
+        self._threads: set = set()
+        self._lock = threading.Lock()
+
+    def start(self, target, *args) -> None:
+        def run():
+            try:
+                target(*args)
+            finally:
+                with self._lock:
+                    self._threads.discard(threading.current_thread())
+
+        thread = threading.Thread(target=run, daemon=True)
+        with self._lock:
+            self._threads.add(thread)
+        thread.start()
+
+    def stop_all(self, timeout_s: float = 5.0) -> None:
+        self.shutdown.set()
+        with self._lock:
+            threads = list(self._threads)
+        deadline = time.monotonic() + timeout_s
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))

@@ -1,0 +1,71 @@
+"""Reading request tensors and model parameters inside the Python backend."""
+
+import json
+
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+
+class InvalidArgument(ValueError):
+    """A request the model refuses; answered with TritonError.INVALID_ARG and this message."""
+
+
+def tensor(request, name):
+    t = pb_utils.get_input_tensor_by_name(request, name)
+    return None if t is None else t.as_numpy()
+
+
+def batch_size(request, name) -> int:
+    value = tensor(request, name)
+    return 0 if value is None else int(value.shape[0])
+
+
+def scalar(request, name, default=None):
+    """A `[batch, 1]` (or reshaped `[batch]`) input of a batch-1 request as a Python value."""
+    value = tensor(request, name)
+    if value is None:
+        return default
+    flat = value.reshape(-1)
+    if flat.size != 1:
+        raise InvalidArgument(f"input '{name}' must hold one value per request, got shape {list(value.shape)}")
+    item = flat[0].item() if hasattr(flat[0], "item") else flat[0]
+    return item
+
+
+def strings(request, name) -> list:
+    """A BYTES input of a batch-1 request as a list of bytes objects (absent: empty list)."""
+    value = tensor(request, name)
+    if value is None:
+        return []
+    return [v if isinstance(v, bytes) else str(v).encode("utf-8") for v in value.reshape(-1)]
+
+
+def parameter(model_config: dict, key: str, default: str) -> str:
+    entry = model_config.get("parameters", {}).get(key)
+    if not entry:
+        return default
+    value = entry.get("string_value", "")
+    return default if value == "" or value.startswith("${") else value
+
+
+def model_config_of(args) -> dict:
+    return json.loads(args["model_config"])
+
+
+def bool_parameter(model_config: dict, key: str, default: bool) -> bool:
+    return parameter(model_config, key, "true" if default else "false").strip().lower() in ("1", "true", "yes")
+
+
+def int32(values, shape) -> np.ndarray:
+    return np.asarray(values, dtype=np.int32).reshape(shape)
+
+
+def error(message: str, code=None):
+    if code is None:
+        code = pb_utils.TritonError.INVALID_ARG
+    return pb_utils.InferenceResponse(error=pb_utils.TritonError(message, code))
+
+
+def cancelled_response():
+    # Same text as the official LLM-API model uses for a cancelled request.
+    return error("Request cancelled by client", pb_utils.TritonError.CANCELLED)
