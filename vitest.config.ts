@@ -5,20 +5,45 @@ const src = (pkg: string) => fileURLToPath(new URL(`./packages/${pkg}/src/index.
 
 // Tests run against the TypeScript sources, so a change is tested without a build step;
 // `.ci/run` still builds every package and `test/packaging` checks the built output.
+const alias = {
+  '@trtllm/sdk': src('core'),
+  '@trtllm/grpc': src('grpc'),
+  '@trtllm/http': src('http'),
+  '@trtllm/testing': src('testing'),
+  '@trtllm/tokenizers': src('tokenizers'),
+  '@trtllm/bench': src('bench'),
+};
+
 export default defineConfig({
-  resolve: {
-    alias: {
-      '@trtllm/sdk': src('core'),
-      '@trtllm/grpc': src('grpc'),
-      '@trtllm/http': src('http'),
-      '@trtllm/testing': src('testing'),
-      '@trtllm/tokenizers': src('tokenizers'),
-    },
-  },
+  resolve: { alias },
   test: {
-    include: ['packages/*/test/**/*.test.ts', 'test/**/*.test.ts'],
     testTimeout: 20_000,
-    hookTimeout: 60_000,
+    hookTimeout: 120_000,
     pool: 'forks',
+    projects: [
+      {
+        resolve: { alias },
+        test: {
+          name: 'unit',
+          include: ['packages/*/test/**/*.test.ts', 'test/**/*.test.ts'],
+          exclude: ['test/conformance/**', '**/node_modules/**'],
+          testTimeout: 20_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        resolve: { alias },
+        test: {
+          // One suite over the fake and the real Triton; its global setup starts the real server.
+          name: 'conformance',
+          include: ['test/conformance/**/*.test.ts'],
+          globalSetup: ['test/conformance/global-setup.ts'],
+          testTimeout: 30_000,
+          hookTimeout: 180_000,
+          // The real server is shared; keep its files from competing for the machine's two cores.
+          fileParallelism: false,
+        },
+      },
+    ],
   },
 });

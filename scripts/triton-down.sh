@@ -15,15 +15,27 @@ if ! kill -0 "$PID" 2>/dev/null; then
   rm -f "$PIDFILE"
   exit 0
 fi
+# The Python backend's stub processes are the server's children; note them to make sure they end too.
+STUBS="$(pgrep -P "$PID" || true)"
 kill -TERM "$PID"
-# Triton drains in-flight requests and unloads models on SIGTERM; the Python stubs take a moment.
-for _ in $(seq 1 150); do
-  kill -0 "$PID" 2>/dev/null || break
-  sleep 0.1
-done
-if kill -0 "$PID" 2>/dev/null; then
+# Triton waits for in-flight requests (up to --exit-timeout-secs, 5 s here, then exits hard) and unloads
+# the models on SIGTERM.
+wait_gone() {
+  for _ in $(seq 1 150); do
+    kill -0 "$1" 2>/dev/null || return 0
+    sleep 0.1
+  done
+  return 1
+}
+if ! wait_gone "$PID"; then
   echo "triton-down: pid $PID still running after 15s, sending SIGKILL"
   kill -KILL "$PID" 2>/dev/null || true
 fi
+for STUB in $STUBS; do
+  if ! wait_gone "$STUB"; then
+    echo "triton-down: stub pid $STUB still running, sending SIGKILL"
+    kill -KILL "$STUB" 2>/dev/null || true
+  fi
+done
 rm -f "$PIDFILE"
 echo "triton-down: stopped pid $PID"

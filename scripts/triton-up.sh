@@ -31,6 +31,7 @@ SP="$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["pure
 LIBDIR="$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_config_var("LIBDIR"))')"
 mkdir -p "$BUILD" "$(dirname "$EVENTS")"
 : >"$LOG"
+: >"$EVENTS" # a fresh event log per server run
 
 start_ms() { date +%s%3N; }
 T0="$(start_ms)"

@@ -68,11 +68,20 @@ export class IncrementalDetokenizer {
   /** Adds ids (one token or a chunk) and returns the text they settle; '' while it is still held back. */
   push(ids: readonly number[]): string {
     checkIds('ids', ids);
+    const idCount = this.#ids.length;
+    const windowLength = this.#window.length;
     for (const id of ids) {
       this.#ids.push(id);
       this.#window.push(id);
     }
-    return this.#advance(false);
+    try {
+      return this.#advance(false);
+    } catch (err) {
+      // The tokenizer refused these ids (one outside its vocabulary); the ids before them still stream.
+      this.#ids.length = idCount;
+      this.#window.length = windowLength;
+      throw err;
+    }
   }
 
   /** Ends the stream: returns the held-back tail, so that all deltas add up to the full decode. */

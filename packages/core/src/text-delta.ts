@@ -5,11 +5,14 @@ const REPLACEMENT = '\uFFFD';
 /**
  * A tail that the next piece of text may still change:
  * - trailing U+FFFD: a decoder's stand-in for an incomplete UTF-8 sequence, which the next token's bytes complete;
- * - a trailing space, or a space followed by the start of `n't`, `'s`, `'m`, `'ve`, `'re`: Hugging Face's
+ * - trailing spaces, or spaces followed by the start of `n't`, `'s`, `'m`, `'ve`, `'re`: Hugging Face's
  *   `clean_up_tokenization_spaces` deletes that space once the next token turns out to be `.`, `,`, `?`, `!`,
- *   a contraction or a lone `'`, so emitting it early would put a space in the stream that the full text lacks.
+ *   a contraction or a lone `'`, so emitting it early would put a space in the stream that the full text lacks;
+ * - a trailing `'`: the same clean-up turns `" ' "` into `"'"`, but not when a `.`, `,`, `?` or `!` follows
+ *   (its replacements run first and take the space), so the quote's surroundings are not known yet; the
+ *   spaces before these tails are held with them, as a replacement can leave a new `" 've"` behind.
  */
-const UNSTABLE_TAIL = /(?:\uFFFD+| (?:n'?|'[vr]?)?)$/u;
+const UNSTABLE_TAIL = /(?:\uFFFD+| +(?:n'?|'[vr]?)?| *')$/u;
 
 /** Length of the part of `text` that no later text can change (see `UNSTABLE_TAIL`). */
 export function stableLength(text: string): number {

@@ -79,7 +79,7 @@ export function toTritonLlmError(err: unknown, context: ErrorContext): TritonLlm
   if (tls !== undefined) {
     return new TritonLlmError(
       'unavailable',
-      `${where}: TLS handshake failed (${tls}: ${rootMessage(err)}); check tls.ca, tls.cert, tls.key and tls.serverName`,
+      `${where}: TLS handshake failed (${tls}); check tls.ca, tls.cert, tls.key and tls.serverName`,
       { ...ids, retryable: false, cause: err },
     );
   }
@@ -95,7 +95,16 @@ export function toTritonLlmError(err: unknown, context: ErrorContext): TritonLlm
       cause: err,
     });
   }
-  const code: ErrorCode = ce.code === Code.Canceled ? 'cancelled' : codeFromGrpcStatus(ce.code);
+  if (ce.code === Code.Canceled) {
+    // The caller did not cancel, so the connection went away under the call: a server that
+    // refused the client certificate after the TLS 1.3 handshake, a restart, or close().
+    return new TritonLlmError(
+      'unavailable',
+      `${where}: the connection was closed (${ce.rawMessage}); if the server requires a client certificate, check tls.cert and tls.key`,
+      { ...ids, cause: err },
+    );
+  }
+  const code = codeFromGrpcStatus(ce.code);
   return new TritonLlmError(code, `${where} failed: ${ce.rawMessage || code}`, { ...ids, cause: err });
 }
 

@@ -24,8 +24,6 @@ export function fromModelConfig(c: ModelConfigMessage): ModelConfig {
           }),
         )
       : undefined;
-  const parameters: Record<string, string> = {};
-  for (const [k, v] of Object.entries(c.parameters)) parameters[k] = v.stringValue;
   return {
     name: c.name,
     platform: c.platform,
@@ -34,7 +32,7 @@ export function fromModelConfig(c: ModelConfigMessage): ModelConfig {
     inputs: c.input.map((i) => spec(c.name, i.name, i.dataType, i.dims, i.optional, i.reshape)),
     outputs: c.output.map((o) => spec(c.name, o.name, o.dataType, o.dims, false, o.reshape)),
     decoupled: c.modelTransactionPolicy?.decoupled ?? false,
-    parameters,
+    parameters: Object.fromEntries(Object.entries(c.parameters).map(([k, v]) => [k, v.stringValue])),
     ...(steps !== undefined ? { ensembleSteps: steps } : {}),
   };
 }

@@ -14,12 +14,13 @@ const UINT64_MAX = 2n ** 64n - 1n;
  * `uint64_param`.
  */
 export function toInferParameters(parameters: Parameters | undefined): Record<string, ParameterInit> {
-  const out: Record<string, ParameterInit> = {};
-  if (parameters === undefined) return out;
-  for (const [name, value] of Object.entries(parameters)) {
-    out[name] = { parameterChoice: toChoice(name, value) };
-  }
-  return out;
+  // fromEntries, not assignment: a parameter named `__proto__` must stay a parameter.
+  return Object.fromEntries(
+    Object.entries(parameters ?? {}).map(([name, value]) => [
+      name,
+      { parameterChoice: toChoice(name, value) },
+    ]),
+  );
 }
 
 function toChoice(name: string, value: ParameterValue): NonNullable<ParameterInit['parameterChoice']> {
@@ -49,25 +50,17 @@ function toChoice(name: string, value: ParameterValue): NonNullable<ParameterIni
 
 /** gRPC `InferParameter`s to core parameters; 64-bit integers become numbers when they fit exactly. */
 export function fromInferParameters(parameters: Readonly<Record<string, InferParameter>>): Parameters {
-  const out: Record<string, ParameterValue> = {};
+  const out: [string, ParameterValue][] = [];
   for (const [name, p] of Object.entries(parameters)) {
     const choice = p.parameterChoice;
-    switch (choice.case) {
-      case 'boolParam':
-      case 'stringParam':
-      case 'doubleParam':
-        out[name] = choice.value;
-        break;
-      case 'int64Param':
-      case 'uint64Param':
-        out[name] = narrow(choice.value);
-        break;
-      default:
-        // A parameter with no value set: nothing to report.
-        break;
-    }
+    // A parameter with no value set has nothing to report.
+    if (choice.case === undefined) continue;
+    out.push([
+      name,
+      choice.case === 'int64Param' || choice.case === 'uint64Param' ? narrow(choice.value) : choice.value,
+    ]);
   }
-  return out;
+  return Object.fromEntries(out);
 }
 
 function narrow(value: bigint): number | bigint {

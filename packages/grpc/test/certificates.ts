@@ -18,8 +18,21 @@ export function createTestPki(): TestPki {
   const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
   try {
     ssl(
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-      '-subj', '/CN=trtllm test CA', '-keyout', 'ca.key', '-out', 'ca.pem',
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=trtllm test CA',
+      '-keyout',
+      'ca.key',
+      '-out',
+      'ca.pem',
     );
     leaf(ssl, dir, 'server', 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth');
     leaf(ssl, dir, 'client', 'extendedKeyUsage=clientAuth');
@@ -39,12 +52,34 @@ export function createTestPki(): TestPki {
 function leaf(ssl: (...args: string[]) => Buffer, dir: string, name: string, extensions: string): void {
   writeFileSync(join(dir, `${name}.ext`), `${extensions}\n`);
   ssl(
-    'req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-    '-subj', `/CN=${name === 'server' ? 'localhost' : 'trtllm test client'}`,
-    '-keyout', `${name}.key`, '-out', `${name}.csr`,
+    'req',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-subj',
+    `/CN=${name === 'server' ? 'localhost' : 'trtllm test client'}`,
+    '-keyout',
+    `${name}.key`,
+    '-out',
+    `${name}.csr`,
   );
   ssl(
-    'x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial',
-    '-days', '1', '-extfile', `${name}.ext`, '-out', `${name}.pem`,
+    'x509',
+    '-req',
+    '-in',
+    `${name}.csr`,
+    '-CA',
+    'ca.pem',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-days',
+    '1',
+    '-extfile',
+    `${name}.ext`,
+    '-out',
+    `${name}.pem`,
   );
 }

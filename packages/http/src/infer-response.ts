@@ -2,6 +2,7 @@ import {
   createTensor,
   type DataType,
   decodeTensorData,
+  elementCount,
   type InferRequest,
   type InferResponse,
   type Tensor,
@@ -64,7 +65,7 @@ export function inferResponse(
       offset += size;
       return { name, datatype: dt, shape, data: decode(dt, shape, raw, name, context) };
     }
-    return { name, datatype: dt, shape, data: jsonData(dt, output.data, name, context) };
+    return { name, datatype: dt, shape, data: jsonData(dt, shape, output.data, name, context) };
   });
   if (offset !== bytes.byteLength) {
     throw protocolError(`${bytes.byteLength - offset} bytes after the last binary output`, context);
@@ -104,14 +105,21 @@ function decode(
   }
 }
 
-function jsonData(datatype: DataType, data: unknown, name: string, context: ErrorContext): TensorData {
+function jsonData(
+  datatype: DataType,
+  shape: readonly number[],
+  data: unknown,
+  name: string,
+  context: ErrorContext,
+): TensorData {
+  if (data === undefined) throw protocolError(`output '${name}' has neither binary data nor data`, context);
   const values = Array.isArray(data) ? data.flat(Number.POSITIVE_INFINITY) : [data];
-  const bad = values.find((v) => typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean');
-  if (bad !== undefined || (values.length === 0 && data === undefined)) {
-    throw protocolError(`output '${name}' has neither binary data nor a JSON data array`, context);
+  const scalar = (v: unknown) => typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
+  if (!values.every(scalar) || values.length !== elementCount(shape)) {
+    throw protocolError(`output '${name}' data does not fill its shape [${shape.join(',')}]`, context);
   }
   try {
-    return createTensor(name, datatype, [values.length], values as (string | number | boolean)[]).data;
+    return createTensor(name, datatype, shape, values as (string | number | boolean)[]).data;
   } catch (err) {
     throw protocolError(`output '${name}' holds JSON data that is not ${datatype}`, context, err);
   }

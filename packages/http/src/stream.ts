@@ -53,6 +53,8 @@ async function* responses(
       last = eventResponse(data, request, context);
       yield last;
     }
+    // The body is complete: release the deadline now, even if the consumer never pulls again.
+    call.finish();
     yield {
       model: last?.model ?? request.model,
       modelVersion: last?.modelVersion ?? request.modelVersion ?? '',

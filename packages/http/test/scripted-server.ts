@@ -23,7 +23,12 @@ export async function startScriptedServer(script: Script) {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const r = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks) };
+      const r = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks),
+      };
       received.push(r);
       res.on('close', () => {
         if (!res.writableFinished) closedEarly.push(r.url);

@@ -52,7 +52,11 @@ export class HfTokenizer implements Tokenizer {
     if (!Array.isArray(ids)) throw invalidArgument('ids', ids, 'must be an array of token ids');
     for (const id of ids) {
       if (!Number.isSafeInteger(id) || id < 0 || this.#core.id_to_token(id) === undefined) {
-        throw invalidArgument('ids', ids, `token id ${String(id)} is not in the vocabulary of ${this.vocabSize}`);
+        throw invalidArgument(
+          'ids',
+          ids,
+          `token id ${String(id)} is not in the vocabulary of ${this.vocabSize}`,
+        );
       }
     }
     // The library refuses an empty list; the text of no tokens is ''.
@@ -100,8 +104,7 @@ export function tokenizerFromJson(tokenizerJson: object, config: object = {}): H
   }
   let core: HfTokenizerCore;
   try {
-    // The library fills in defaults on the objects it is given; copies keep the caller's objects untouched.
-    core = new HfTokenizerCore(structuredClone(tokenizerJson), structuredClone(config));
+    core = new HfTokenizerCore(tokenizerJson, config);
   } catch (err) {
     throw new TritonLlmError(
       'invalid_argument',

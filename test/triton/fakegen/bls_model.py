@@ -100,7 +100,8 @@ class TritonPythonModel:
             for name, inner in LLM_INPUTS.items():
                 value = io.tensor(request, name)
                 if value is not None:
-                    llm_inputs.append(pb_utils.Tensor(inner, value))
+                    # Inputs the BLS config reshapes to [] arrive as [batch]; tensorrt_llm wants [batch, 1].
+                    llm_inputs.append(pb_utils.Tensor(inner, value.reshape(-1, 1)))
             inner_request = pb_utils.InferenceRequest(
                 model_name=self.llm_model,
                 inputs=llm_inputs,

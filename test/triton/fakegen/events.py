@@ -18,6 +18,7 @@ def log_event(model: str, request_id: str, event: str, tokens: int) -> None:
     line = json.dumps(
         {"ts": int(time.time() * 1000), "model": model, "id": request_id, "event": event, "tokens": tokens},
         ensure_ascii=False,
+        separators=(",", ":"),
     )
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:

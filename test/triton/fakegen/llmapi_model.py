@@ -21,6 +21,7 @@ DEFAULT_MAX_TOKENS = 32  # tensorrt_llm.SamplingParams.max_tokens default
 
 class LlmApiRequest:
     def __init__(self, model, request):
+        io.required(request, "text_input")
         texts = io.strings(request, "text_input")
         if len(texts) != 1:
             raise io.InvalidArgument(f"text_input must hold exactly one prompt, got {len(texts)}")
@@ -61,7 +62,12 @@ class TritonPythonModel:
     def execute(self, requests):
         for request in requests:
             sender = request.get_response_sender()
-            if io.scalar(request, "stop", False):
+            try:
+                is_stop = bool(io.scalar(request, "stop", False))
+            except io.InvalidArgument as e:
+                sender.send(io.error(str(e)), flags=FINAL)
+                continue
+            if is_stop:
                 self.registry.stop(request.request_id())
                 sender.send(flags=FINAL)
                 continue

@@ -31,12 +31,12 @@ class RawRequest:
         if ids.ndim != 2 or ids.shape[0] != 1:
             raise io.InvalidArgument(f"only batch size 1 is supported; 'input_ids' has shape {list(ids.shape)}")
         ids = ids[0].astype(np.int64).tolist()
-        length = io.scalar(request, "input_lengths", len(ids))
+        length = io.required_scalar(request, "input_lengths")
         if not 0 <= length <= len(ids):
             raise io.InvalidArgument(f"input_lengths {length} is outside 0..{len(ids)} (the input_ids given)")
         self.input_ids = ids[:length]
-        max_tokens = io.scalar(request, "request_output_len")
-        if max_tokens is None or max_tokens < 0:
+        max_tokens = io.required_scalar(request, "request_output_len")
+        if max_tokens < 0:
             raise io.InvalidArgument(f"request_output_len must be >= 0, got {max_tokens}")
         self.streaming = bool(io.scalar(request, "streaming", False))
         if self.streaming and not model.decoupled:
@@ -100,7 +100,12 @@ class TritonPythonModel:
     def execute(self, requests):
         for request in requests:
             sender = request.get_response_sender()
-            if io.scalar(request, "stop", False):
+            try:
+                is_stop = bool(io.scalar(request, "stop", False))
+            except io.InvalidArgument as e:
+                sender.send(io.error(str(e)), flags=FINAL)
+                continue
+            if is_stop:
                 self._answer_stop(request, sender)
                 continue
             job = Job(request, self.workers.shutdown)

@@ -32,10 +32,16 @@ class Preprocessing:
         self.config = io.model_config_of(args)
 
     def execute(self, requests):
-        return [self._one(r) for r in requests]
+        responses = []
+        for request in requests:
+            try:
+                responses.append(self._one(request))
+            except io.InvalidArgument as e:
+                responses.append(io.error(str(e)))
+        return responses
 
     def _one(self, request):
-        query = io.tensor(request, "QUERY")
+        query = io.required(request, "QUERY")
         batch = int(query.shape[0])
         texts = [t if isinstance(t, bytes) else str(t).encode("utf-8") for t in query.reshape(batch, -1)[:, 0]]
         ids = [encode(t) for t in texts]
@@ -49,7 +55,7 @@ class Preprocessing:
         tensors = {
             "INPUT_ID": input_ids,
             "REQUEST_INPUT_LEN": io.int32([len(i) for i in ids], (batch, 1)),
-            "REQUEST_OUTPUT_LEN": io.tensor(request, "REQUEST_OUTPUT_LEN").astype(np.int32).reshape(batch, 1),
+            "REQUEST_OUTPUT_LEN": io.required(request, "REQUEST_OUTPUT_LEN").astype(np.int32).reshape(batch, 1),
             "BAD_WORDS_IDS": _word_lists(io.tensor(request, "BAD_WORDS_DICT"), batch),
             "STOP_WORDS_IDS": _word_lists(io.tensor(request, "STOP_WORDS_DICT"), batch),
             "OUT_END_ID": io.int32(end_ids, (batch, 1)),
@@ -78,8 +84,12 @@ class Postprocessing:
     def execute(self, requests):
         responses = []
         for request in requests:
-            text = decode_batch(
-                io.tensor(request, "TOKENS_BATCH"), io.tensor(request, "SEQUENCE_LENGTH"), self.skip_special_tokens
-            )
+            try:
+                tokens = io.required(request, "TOKENS_BATCH")
+                lengths = io.required(request, "SEQUENCE_LENGTH")
+            except io.InvalidArgument as e:
+                responses.append(io.error(str(e)))
+                continue
+            text = decode_batch(tokens, lengths, self.skip_special_tokens)
             responses.append(pb_utils.InferenceResponse(output_tensors=[pb_utils.Tensor("OUTPUT", text)]))
         return responses

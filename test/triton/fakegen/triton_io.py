@@ -15,9 +15,12 @@ def tensor(request, name):
     return None if t is None else t.as_numpy()
 
 
-def batch_size(request, name) -> int:
+def required(request, name):
+    """A required input. Triton 2.51 checks only the number of inputs, so one can still be missing."""
     value = tensor(request, name)
-    return 0 if value is None else int(value.shape[0])
+    if value is None:
+        raise InvalidArgument(f"missing required input '{name}'")
+    return value
 
 
 def scalar(request, name, default=None):
@@ -25,6 +28,14 @@ def scalar(request, name, default=None):
     value = tensor(request, name)
     if value is None:
         return default
+    return scalar_of(name, value)
+
+
+def required_scalar(request, name):
+    return scalar_of(name, required(request, name))
+
+
+def scalar_of(name, value):
     flat = value.reshape(-1)
     if flat.size != 1:
         raise InvalidArgument(f"input '{name}' must hold one value per request, got shape {list(value.shape)}")

@@ -1,0 +1,21 @@
+import { defineConfig } from 'tsup';
+
+export default defineConfig([
+  {
+    entry: ['src/index.ts'],
+    format: ['esm', 'cjs'],
+    dts: true,
+    clean: true,
+    sourcemap: true,
+    target: 'es2022',
+    tsconfig: '../../tsconfig.base.json',
+  },
+  {
+    // The bin is ESM only; esbuild keeps its #! line.
+    entry: ['src/cli.ts'],
+    format: ['esm'],
+    sourcemap: true,
+    target: 'es2022',
+    tsconfig: '../../tsconfig.base.json',
+  },
+]);

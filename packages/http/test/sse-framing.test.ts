@@ -1,0 +1,149 @@
+import { httpTransport } from '@trtllm/http';
+import { tensorNumbers, tensorStrings } from '@trtllm/sdk';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { drain, ensembleRequest } from './helpers.js';
+import { sendJson, startScriptedServer } from './scripted-server.js';
+
+const event = (text: string) =>
+  `data: ${JSON.stringify({ model_name: 'ensemble', model_version: '1', id: 'r', text_output: text })}\n\n`;
+
+// The model name in the path picks the script.
+const scripts: Record<string, (write: (s: string) => boolean, end: () => void, destroy: () => void) => void> =
+  {
+    // Byte by byte, CRLF line ends, a comment line: framing must not matter.
+    split: (write, end) => {
+      const text = `: keep-alive\r\n${event('A').replaceAll('\n', '\r\n')}${event('B')}${event('C')}`;
+      for (const ch of text) write(ch);
+      end();
+    },
+    midEvent: (write, end) => {
+      write(event('A'));
+      write('data: {"text_output":"B"');
+      end();
+    },
+    cut: (write, _end, destroy) => {
+      write(event('A'));
+      write(event('B'));
+      setImmediate(destroy);
+    },
+    malformed: (write, end) => {
+      write(event('A'));
+      write('data: {"text_output": nope}\n\n');
+      end();
+    },
+    errorEvent: (write, end) => {
+      write(event('A'));
+      write(event('B'));
+      write(`data: ${JSON.stringify({ error: 'boom mid-stream' })}\n\n`);
+      end();
+    },
+    typed: (write, end) => {
+      write(
+        `data: ${JSON.stringify({
+          model_name: 'typed',
+          model_version: '3',
+          id: 'r',
+          text_output: 'hé',
+          cum_log_probs: -0.5,
+          output_log_probs: [-1, -2],
+          flag: true,
+          grid: [
+            [1, 2],
+            [3, 4],
+          ],
+        })}\n\n`,
+      );
+      end();
+    },
+    endless: (write) => {
+      write(event('A'));
+    },
+  };
+
+let server: Awaited<ReturnType<typeof startScriptedServer>>;
+beforeAll(async () => {
+  server = await startScriptedServer((req, res) => {
+    const name = /\/models\/([^/]+)\//.exec(req.url)?.[1] ?? '';
+    const script = scripts[name];
+    if (script === undefined) return sendJson(res, 404, { error: `unknown model ${name}` });
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
+    script(
+      (s) => res.write(s),
+      () => res.end(),
+      () => res.socket?.destroy(),
+    );
+  });
+});
+afterAll(() => server.close());
+
+const stream = (model: string) =>
+  httpTransport({ baseUrl: server.url }).stream({ ...ensembleRequest('r', 'hi', 3, true), model });
+
+describe('SSE framing of /generate_stream', () => {
+  it('yields every event whatever the chunking, then exactly one final response', async () => {
+    const { responses, error } = await drain(stream('split'));
+    expect(error).toBeUndefined();
+    const texts = responses.flatMap((r) => r.outputs.flatMap((t) => tensorStrings(t)));
+    expect(texts).toEqual(['A', 'B', 'C']);
+    expect(responses.map((r) => r.final)).toEqual([false, false, false, true]);
+    expect(responses.at(-1)?.outputs).toEqual([]);
+  });
+
+  it('types outputs by their JSON: strings BYTES, numbers FP64, booleans BOOL', async () => {
+    const { responses } = await drain(stream('typed'));
+    const first = responses[0];
+    expect(first?.model).toBe('typed');
+    expect(first?.modelVersion).toBe('3');
+    const byName = new Map(first?.outputs.map((t) => [t.name, t]));
+    expect(byName.get('text_output')).toMatchObject({ datatype: 'BYTES', shape: [] });
+    expect(tensorStrings(byName.get('text_output')!)).toEqual(['hé']);
+    expect(byName.get('cum_log_probs')).toMatchObject({ datatype: 'FP64', shape: [] });
+    expect(byName.get('output_log_probs')).toMatchObject({ datatype: 'FP64', shape: [2] });
+    expect(tensorNumbers(byName.get('output_log_probs')!)).toEqual([-1, -2]);
+    expect(byName.get('flag')).toMatchObject({ datatype: 'BOOL', shape: [], data: [true] });
+    expect(byName.get('grid')).toMatchObject({ datatype: 'FP64', shape: [2, 2] });
+  });
+
+  it('fails with protocol when the body ends inside an event, after the complete ones', async () => {
+    const { responses, error } = await drain(stream('midEvent'));
+    expect(responses.map((r) => r.final)).toEqual([false]);
+    expect(error?.code).toBe('protocol');
+  });
+
+  it('fails with unavailable when the connection breaks mid-body, never a short answer', async () => {
+    const { responses, error } = await drain(stream('cut'));
+    expect(responses.every((r) => !r.final)).toBe(true);
+    expect(responses.length).toBeLessThanOrEqual(2);
+    expect(error?.code).toBe('unavailable');
+  });
+
+  it('fails with protocol on an event that is not JSON, after the events before it', async () => {
+    const { responses, error } = await drain(stream('malformed'));
+    expect(responses.map((r) => r.final)).toEqual([false]);
+    expect(error?.code).toBe('protocol');
+    expect(error?.requestId).toBe('r');
+  });
+
+  it('throws an error event with its message verbatim, after the events before it', async () => {
+    const { responses, error } = await drain(stream('errorEvent'));
+    expect(responses.flatMap((r) => r.outputs.flatMap((t) => tensorStrings(t)))).toEqual(['A', 'B']);
+    expect(error?.code).toBe('internal');
+    expect(error?.serverMessage).toBe('boom mid-stream');
+    expect(error?.httpStatus).toBe(200);
+  });
+
+  it('closes the connection when the consumer breaks out of the loop', async () => {
+    for await (const response of stream('endless')) {
+      expect(response.final).toBe(false);
+      break;
+    }
+    await vi.waitFor(() => expect(server.closedEarly).toContain('/v2/models/endless/generate_stream'));
+  });
+
+  it('maps a refusal before the stream starts to an error on the first pull', async () => {
+    const { responses, error } = await drain(stream('nope'));
+    expect(responses).toEqual([]);
+    expect(error?.code).toBe('not_found');
+    expect(error?.serverMessage).toBe('unknown model nope');
+  });
+});

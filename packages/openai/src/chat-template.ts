@@ -1,0 +1,146 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Template } from '@huggingface/jinja';
+import { invalidArgument, TritonLlmError } from '@trtllm/sdk';
+import { BUILTIN_TEMPLATES, type BuiltinTemplateName } from './builtin-templates.js';
+
+/** Which chat template to use: the model's own (`auto`, falling back to ChatML) or a built-in one. */
+export type ChatTemplateChoice = 'auto' | BuiltinTemplateName;
+
+export const CHAT_TEMPLATE_CHOICES: readonly ChatTemplateChoice[] = ['auto', 'chatml', 'llama2', 'llama3'];
+
+/** One chat message after its content parts were joined into text. */
+export interface ChatMessage {
+  readonly role: string;
+  readonly content: string;
+  readonly name?: string;
+}
+
+/**
+ * A compiled chat template and the special tokens it may print. `source` says where it came
+ * from: `model` (the tokenizer config) or a built-in name.
+ */
+export class ChatTemplate {
+  private readonly template: Template;
+
+  constructor(
+    readonly source: 'model' | BuiltinTemplateName,
+    text: string,
+    private readonly specials: { readonly bosToken: string; readonly eosToken: string },
+  ) {
+    try {
+      this.template = new Template(text);
+    } catch (err) {
+      throw new TritonLlmError('invalid_argument', `chat template (${source}) does not parse: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
+  }
+
+  /** The prompt for `messages`, ending where the assistant's reply begins. */
+  render(messages: readonly ChatMessage[]): string {
+    try {
+      return this.template.render({
+        messages,
+        add_generation_prompt: true,
+        bos_token: this.specials.bosToken,
+        eos_token: this.specials.eosToken,
+      });
+    } catch (err) {
+      // A template refuses conversations it cannot express (roles out of order, unknown roles): the caller's input.
+      throw new TritonLlmError(
+        'invalid_argument',
+        `messages: the chat template (${this.source}) refused them: ${(err as Error).message}`,
+        { cause: err },
+      );
+    }
+  }
+}
+
+/** What `tokenizer_config.json` says about chat formatting. */
+interface TokenizerConfigChat {
+  readonly template?: string;
+  readonly bosToken?: string;
+  readonly eosToken?: string;
+}
+
+/**
+ * Loads the chat template: with `auto`, the model's own from `tokenizerDir` (its
+ * tokenizer_config.json `chat_template`, or a `chat_template.jinja` beside it), else ChatML; with
+ * a built-in name, that template with the special tokens of `tokenizerDir` where it has them.
+ */
+export async function loadChatTemplate(options: {
+  readonly choice?: ChatTemplateChoice;
+  readonly tokenizerDir?: string;
+}): Promise<ChatTemplate> {
+  const choice = options.choice ?? 'auto';
+  if (!CHAT_TEMPLATE_CHOICES.includes(choice)) {
+    throw invalidArgument('chatTemplate', choice, `must be one of ${CHAT_TEMPLATE_CHOICES.join(', ')}`);
+  }
+  const config = options.tokenizerDir !== undefined ? await readTokenizerConfig(options.tokenizerDir) : {};
+  if (choice === 'auto' && config.template !== undefined) {
+    return new ChatTemplate('model', config.template, {
+      bosToken: config.bosToken ?? '',
+      eosToken: config.eosToken ?? '',
+    });
+  }
+  const name: BuiltinTemplateName = choice === 'auto' ? 'chatml' : choice;
+  const builtin = BUILTIN_TEMPLATES[name];
+  return new ChatTemplate(name, builtin.source, {
+    bosToken: config.bosToken ?? builtin.bosToken,
+    eosToken: config.eosToken ?? builtin.eosToken,
+  });
+}
+
+async function readTokenizerConfig(dir: string): Promise<TokenizerConfigChat> {
+  const path = join(dir, 'tokenizer_config.json');
+  const raw = await readOptional(path);
+  if (raw === undefined) {
+    const template = await readOptional(join(dir, 'chat_template.jinja'));
+    if (template === undefined) {
+      throw new TritonLlmError('not_found', `tokenizerDir: neither ${path} nor chat_template.jinja exists in ${dir}`);
+    }
+    return { template };
+  }
+  let json: Record<string, unknown>;
+  try {
+    json = JSON.parse(raw) as Record<string, unknown>;
+  } catch (err) {
+    throw new TritonLlmError('invalid_argument', `${path} is not valid JSON: ${(err as Error).message}`, { cause: err });
+  }
+  const template = templateOf(json.chat_template) ?? (await readOptional(join(dir, 'chat_template.jinja')));
+  const bosToken = tokenText(json.bos_token);
+  const eosToken = tokenText(json.eos_token);
+  return {
+    ...(template !== undefined ? { template } : {}),
+    ...(bosToken !== undefined ? { bosToken } : {}),
+    ...(eosToken !== undefined ? { eosToken } : {}),
+  };
+}
+
+/** `chat_template` is a string, or a list of named templates of which `default` is the chat one. */
+function templateOf(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (!Array.isArray(value)) return undefined;
+  const named = value as { name?: unknown; template?: unknown }[];
+  const pick = named.find((t) => t.name === 'default') ?? named[0];
+  return typeof pick?.template === 'string' ? pick.template : undefined;
+}
+
+/** Special tokens are strings or `{ "content": "<s>", ... }` objects (AddedToken). */
+function tokenText(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (value !== null && typeof value === 'object' && typeof (value as { content?: unknown }).content === 'string') {
+    return (value as { content: string }).content;
+  }
+  return undefined;
+}
+
+async function readOptional(path: string): Promise<string | undefined> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new TritonLlmError('not_found', `cannot read ${path}: ${(err as Error).message}`, { cause: err });
+  }
+}

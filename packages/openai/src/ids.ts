@@ -1,0 +1,22 @@
+import { randomUUID } from 'node:crypto';
+
+let nextRequest = Math.floor(Math.random() * 1_000_000_000);
+
+/**
+ * A Triton request id. Numeric, as the TensorRT-LLM stop path expects, and chosen here rather
+ * than by the SDK so the server can name its upstream requests in the `x-request-id` header.
+ */
+export function tritonRequestId(): string {
+  nextRequest = (nextRequest + 1) % Number.MAX_SAFE_INTEGER;
+  return String(nextRequest);
+}
+
+/** An OpenAI-style response id such as `chatcmpl-…` or `cmpl-…`. */
+export function responseId(prefix: 'cmpl' | 'chatcmpl'): string {
+  return `${prefix}-${randomUUID().replaceAll('-', '')}`;
+}
+
+/** Seconds since the epoch, as OpenAI's `created` fields are. */
+export function unixSeconds(): number {
+  return Math.floor(Date.now() / 1000);
+}

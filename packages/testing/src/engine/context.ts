@@ -1,0 +1,68 @@
+/** What every model execution of one fake server shares. */
+import type { ModelDef } from '../models/repository.js';
+import type { EventLog } from './event-log.js';
+import type { FaultState } from './faults.js';
+import type { Statistics } from './statistics.js';
+
+/** In-band `stop` requests find running generations by model and request id, across connections. */
+export class StopRegistry {
+  private running = new Map<string, Set<() => void>>();
+
+  register(model: string, id: string, stop: () => void): () => void {
+    const key = `${model}\u0000${id}`;
+    let set = this.running.get(key);
+    if (!set) {
+      set = new Set();
+      this.running.set(key, set);
+    }
+    set.add(stop);
+    return () => {
+      set.delete(stop);
+      if (set.size === 0) this.running.delete(key);
+    };
+  }
+
+  /** Stops every running request of `model` with `id`; false when there was none. */
+  stop(model: string, id: string): boolean {
+    const set = this.running.get(`${model}\u0000${id}`);
+    if (!set) return false;
+    for (const stop of set) stop();
+    return true;
+  }
+}
+
+/** Counts running work (so tests can wait for it) and lets close() end all of it. */
+export class Activity {
+  private count = 0;
+  private readonly shutdown = new AbortController();
+
+  get active(): number {
+    return this.count;
+  }
+
+  /** Aborted by close(): every sleep and wait of every execution ends. */
+  get signal(): AbortSignal {
+    return this.shutdown.signal;
+  }
+
+  /** Counts `work` as one running request until it settles. */
+  track(work: Promise<unknown>): void {
+    this.count++;
+    work.finally(() => this.count--).catch(() => {});
+  }
+
+  close(): void {
+    this.shutdown.abort();
+  }
+}
+
+export interface EngineContext {
+  readonly models: ReadonlyMap<string, ModelDef>;
+  readonly events: EventLog;
+  readonly faults: FaultState;
+  readonly stops: StopRegistry;
+  readonly activity: Activity;
+  readonly statistics: Statistics;
+  readonly ttftMs: number;
+  readonly itlMs: number;
+}

@@ -1,0 +1,166 @@
+/**
+ * `ensemble` and `tensorrt_llm_bls`: text in, text out over the generator. Their inner generation
+ * ignores the client's cancellation and runs to its end, as on Triton 2.51 (the ensemble scheduler
+ * checks only between steps; the BLS model does not pass cancellation on).
+ */
+import { TritonError } from '../errors.js';
+import type { ModelDef } from '../models/repository.js';
+import { fp32Tensor, type Tensor, textTensor } from '../tensor.js';
+import { decode, encode } from '../vocabulary.js';
+import type { EngineContext } from './context.js';
+import { refuse } from './finish.js';
+import { excludesInput, sharedOptions } from './generator-options.js';
+import { Generation, type GenerationOutcome, type TokenStep } from './generation.js';
+import { generatorRefusal } from './generator-model.js';
+import { boolInput, intInput, textsInput } from './inputs.js';
+import { type ExtraOutputs, modelOutputs, sequenceIndexTensor } from './outputs.js';
+import type { Delivery, InferenceRequest, ModelResponse, ResponseSink } from './request.js';
+
+function words(req: InferenceRequest, name: string): number[][] {
+  return (textsInput(req.inputs, name) ?? []).map(encode).filter((w) => w.length > 0);
+}
+
+/** The client-facing side of one ensemble or BLS request: open until completed, failed or cancelled. */
+class OuterRequest {
+  private open = true;
+  private forwarded = 0;
+  private readonly req: InferenceRequest;
+  private readonly sink: ResponseSink;
+  private readonly ctx: EngineContext;
+
+  constructor(req: InferenceRequest, sink: ResponseSink, ctx: EngineContext) {
+    this.req = req;
+    this.sink = sink;
+    this.ctx = ctx;
+    this.log('received');
+    sink.signal.addEventListener('abort', () => this.close('cancelled'), { once: true });
+  }
+
+  /** Forwards a response while the client is there; afterwards drops it and lets the generator run on. */
+  async send(response: ModelResponse): Promise<Delivery> {
+    if (!this.open) return 'ok';
+    const delivery = await this.sink.send(response);
+    if (delivery === 'ok') this.forwarded += response.tokens;
+    else this.close(delivery === 'cancelled' ? 'cancelled' : 'error');
+    return 'ok';
+  }
+
+  get isOpen(): boolean {
+    return this.open;
+  }
+
+  finish(outcome: GenerationOutcome): void {
+    if (!this.open) return;
+    if (outcome.kind === 'error') {
+      this.close('error');
+      this.sink.fail(outcome.error);
+    } else if (outcome.kind === 'completed' || outcome.kind === 'stopped') {
+      this.close('completed');
+      this.sink.complete();
+    } else {
+      this.close('cancelled');
+    }
+  }
+
+  private close(event: 'completed' | 'cancelled' | 'error'): void {
+    if (!this.open) return;
+    this.open = false;
+    this.log(event);
+  }
+
+  private log(event: 'received' | 'completed' | 'cancelled' | 'error'): void {
+    const { model, id, protocol } = this.req;
+    this.ctx.events.record({ model: model.name, id, event, tokens: this.forwarded, protocol });
+  }
+}
+
+export async function executeTextModel(req: InferenceRequest, sink: ResponseSink, ctx: EngineContext): Promise<void> {
+  const { model, inputs } = req;
+  const inner: ModelDef | undefined = ctx.models.get(model.generator ?? '');
+  if (!inner) return refuse(req, sink, ctx, new TritonError('INTERNAL', `no generator for '${model.name}'`));
+  const inputIds = encode(textsInput(inputs, 'text_input')?.[0] ?? '');
+  const options = {
+    ...sharedOptions(inputs),
+    maxTokens: intInput(inputs, 'max_tokens') ?? 0,
+    stopWords: words(req, 'stop_words'),
+    badWords: words(req, 'bad_words'),
+  };
+  const streaming = boolInput(inputs, 'stream') ?? false;
+  const outer = new OuterRequest(req, sink, ctx);
+  const refusal = generatorRefusal(inner.decoupled, streaming, options.beamWidth ?? 1);
+  if (refusal) {
+    const base = { model: inner.name, id: req.id, tokens: 0, protocol: req.protocol } as const;
+    ctx.events.record({ ...base, event: 'received' });
+    ctx.events.record({ ...base, event: 'error' });
+    return outer.finish({ kind: 'error', error: refusal });
+  }
+
+  const prefix = excludesInput(inputs, inner.parameters) ? [] : inputIds;
+  const generation = new Generation(
+    {
+      model: inner.name,
+      id: req.id,
+      protocol: req.protocol,
+      inputIds,
+      options,
+      stoppable: true,
+      errorAfterTokens: req.faults.errorAfterTokens,
+      signal: undefined,
+    },
+    ctx,
+  );
+  const extraFor = (outputTokens: number): ExtraOutputs => ({
+    perfMetrics: boolInput(inputs, 'return_perf_metrics') ?? false,
+    numInputTokens: boolInput(inputs, 'return_num_input_tokens') ? inputIds.length : undefined,
+    numOutputTokens: boolInput(inputs, 'return_num_output_tokens') ? outputTokens : undefined,
+  });
+
+  const streamed = (step: TokenStep): ModelResponse => {
+    const seq = generation.sequences[step.k]!;
+    // Per-token decoding is what breaks multi-byte characters into U+FFFD on the real server.
+    const text = model.accumulateTokens ? decode(seq.tokens) : decode([step.token]);
+    const values: Record<string, Tensor> = {
+      text_output: textTensor('text_output', [1, 1], [text]),
+      cum_log_probs: fp32Tensor('cum_log_probs', [1, 1], [seq.cumLogProb]),
+      output_log_probs: fp32Tensor('output_log_probs', [1, 1, 1], [step.logProb]),
+      sequence_index: sequenceIndexTensor(step.k),
+    };
+    return { outputs: modelOutputs(model, values, generation, extraFor(seq.tokens.length)), tokens: 1, final: false };
+  };
+
+  const whole = (ks: readonly number[], final: boolean): ModelResponse => {
+    const seqs = ks.map((k) => generation.sequences[k]!);
+    const width = Math.max(0, ...seqs.map((s) => s.logProbs.length));
+    const logProbs = seqs.flatMap((s) => [...s.logProbs, ...Array<number>(width - s.logProbs.length).fill(0)]);
+    const values: Record<string, Tensor> = {
+      text_output: textTensor(
+        'text_output',
+        [1, seqs.length],
+        seqs.map((s) => decode([...prefix, ...s.tokens])),
+      ),
+      cum_log_probs: fp32Tensor(
+        'cum_log_probs',
+        [1, seqs.length],
+        seqs.map((s) => s.cumLogProb),
+      ),
+      output_log_probs: fp32Tensor('output_log_probs', [1, seqs.length, width], logProbs),
+      sequence_index: sequenceIndexTensor(ks.length === 1 ? ks[0]! : 0),
+    };
+    const tokens = seqs.reduce((n, s) => n + s.tokens.length, 0);
+    const outputs = modelOutputs(model, values, generation, extraFor(seqs[0]?.tokens.length ?? 0));
+    return { outputs, tokens, final };
+  };
+
+  const outcome = await generation.run(async (round) => {
+    if (!streaming) return 'ok';
+    for (const step of round) await outer.send(streamed(step));
+    return 'ok';
+  });
+  if (outer.isOpen && !streaming && (outcome.kind === 'completed' || outcome.kind === 'stopped')) {
+    const all = generation.sequences.map((_, k) => k);
+    const perSequence = model.decoupled && (options.beamWidth ?? 1) <= 1 && all.length > 1;
+    if (perSequence) for (const k of all) await outer.send(whole([k], false));
+    else await outer.send(whole(all, !model.decoupled));
+  }
+  outer.finish(outcome);
+}

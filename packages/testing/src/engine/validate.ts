@@ -1,0 +1,89 @@
+/**
+ * Triton core's checks of a request against the model config, with its messages: input count and
+ * missing inputs, unknown inputs, data types, shapes.
+ */
+import { requestPrefix, TritonError } from '../errors.js';
+import type { ModelDef } from '../models/repository.js';
+
+/** What a front end knows of an input before decoding its data. */
+export interface InputHeader {
+  readonly name: string;
+  readonly datatype: string;
+  readonly shape: readonly number[];
+}
+
+const list = (names: readonly string[]) => `[${names.map((n) => `'${n}'`).join(',')}]`;
+const dims = (d: readonly number[]) => `[${d.join(',')}]`;
+
+export function validateInputs(model: ModelDef, id: string, inputs: readonly InputHeader[]): void {
+  const prefix = requestPrefix(id);
+  const seen = new Set<string>();
+  for (const input of inputs) {
+    if (seen.has(input.name)) {
+      throw new TritonError('INVALID_ARG', `${prefix}input '${input.name}' is specified more than once`);
+    }
+    seen.add(input.name);
+  }
+  const required = model.inputs.filter((s) => !s.optional);
+  const missing = required.filter((s) => !seen.has(s.name)).map((s) => s.name);
+  if (inputs.length > model.inputs.length || inputs.length < required.length || missing.length > 0) {
+    const expected =
+      required.length === model.inputs.length
+        ? `expected ${model.inputs.length} inputs`
+        : `expected number of inputs between ${required.length} and ${model.inputs.length}`;
+    throw new TritonError(
+      'INVALID_ARG',
+      `${prefix}${expected} but got ${inputs.length} inputs for model '${model.name}'. Got input(s) ${list(
+        inputs.map((i) => i.name),
+      )}, but missing required input(s) ${list(missing)}. Please provide all required input(s).`,
+    );
+  }
+  for (const input of inputs) {
+    const spec = model.inputs.find((s) => s.name === input.name);
+    if (!spec) {
+      throw new TritonError('INVALID_ARG', `${prefix}unexpected inference input '${input.name}' for model '${model.name}'`);
+    }
+    if (input.datatype !== spec.datatype) {
+      throw new TritonError(
+        'INVALID_ARG',
+        `${prefix}inference input '${input.name}' data-type is '${input.datatype}', but model '${model.name}' expects '${spec.datatype}'`,
+      );
+    }
+    const batch = input.shape[0];
+    const expected = [-1, ...spec.dims];
+    const fits =
+      input.shape.length === expected.length &&
+      spec.dims.every((d, i) => d === -1 || d === input.shape[i + 1]) &&
+      input.shape.every((d) => d >= 0);
+    if (!fits || batch === undefined || batch < 1) {
+      throw new TritonError(
+        'INVALID_ARG',
+        `${prefix}unexpected shape for input '${input.name}' for model '${model.name}'. Expected ${dims(expected)}, got ${dims(input.shape)}`,
+      );
+    }
+    if (batch > model.maxBatchSize) {
+      throw new TritonError(
+        'INVALID_ARG',
+        `${prefix}inference request batch-size must be <= ${model.maxBatchSize} for '${model.name}'`,
+      );
+    }
+    if (batch !== 1) {
+      throw new TritonError(
+        'INVALID_ARG',
+        `${prefix}the fake Triton runs one batch element per request; got batch size ${batch} for input '${input.name}' of model '${model.name}'`,
+      );
+    }
+  }
+}
+
+/** Requested outputs must exist (Triton: "unexpected inference output"). */
+export function validateOutputs(model: ModelDef, id: string, names: readonly string[]): void {
+  for (const name of names) {
+    if (!model.outputs.some((o) => o.name === name)) {
+      throw new TritonError(
+        'INVALID_ARG',
+        `${requestPrefix(id)}unexpected inference output '${name}' for model '${model.name}'`,
+      );
+    }
+  }
+}

@@ -1,0 +1,166 @@
+/**
+ * `ModelStreamInfer`: many requests per call, responses matched by id, `triton_final_response` on
+ * each, per-request errors as `error_message`, and cancellation of the call cancelling them all.
+ */
+import type { ServerDuplexStream } from '@grpc/grpc-js';
+import { admit } from '../engine/admit.js';
+import type { EngineContext } from '../engine/context.js';
+import { execute } from '../engine/execute.js';
+import type { Delivery, InferenceRequest, ModelResponse, ResponseSink } from '../engine/request.js';
+import { asTritonError, grpcStatusOf, type TritonError } from '../errors.js';
+import { MODEL_VERSION } from '../models/repository.js';
+import { encodeStreamError, encodeStreamResponse, MALFORMED_MESSAGE } from './encode.js';
+import { decodeInputs, inputHeaders, type ProtoInferRequest, requestParameters } from './request.js';
+
+/** Ends the connection a call runs on (the drop fault). */
+export type DropConnection = (call: { getPeer(): string }) => void;
+
+type StreamCall = ServerDuplexStream<ProtoInferRequest, Buffer>;
+
+/** Writes to the call with backpressure; every request of the call shares it. */
+class CallWriter {
+  readonly abort = new AbortController();
+  private ended = false;
+  private readonly call: StreamCall;
+
+  constructor(call: StreamCall) {
+    this.call = call;
+    call.on('cancelled', () => this.abort.abort());
+    // A reset stream reports an error too; it ends the call like a cancellation.
+    call.on('error', () => this.abort.abort());
+    call.on('close', () => this.abort.abort());
+  }
+
+  get open(): boolean {
+    return !this.ended && !this.abort.signal.aborted;
+  }
+
+  async write(bytes: Buffer): Promise<Delivery> {
+    if (!this.open) return 'cancelled';
+    if (this.call.write(bytes)) return 'ok';
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        this.call.off('drain', done);
+        this.abort.signal.removeEventListener('abort', done);
+        resolve();
+      };
+      this.call.on('drain', done);
+      this.abort.signal.addEventListener('abort', done, { once: true });
+    });
+    return this.open ? 'ok' : 'cancelled';
+  }
+
+  /** Ends the call with OK. */
+  end(): void {
+    if (!this.open) return;
+    this.ended = true;
+    this.call.end();
+  }
+
+  /** Ends the call with an error status. */
+  failCall(error: TritonError): void {
+    if (!this.open) return;
+    this.ended = true;
+    this.call.emit('error', Object.assign(new Error(error.message), { code: grpcStatusOf(error), details: error.message }));
+  }
+}
+
+export function handleStreamInfer(call: StreamCall, ctx: EngineContext, drop: DropConnection): void {
+  const writer = new CallWriter(call);
+  let reading = true;
+  let inflight = 0;
+  const settle = () => {
+    inflight--;
+    if (!reading && inflight === 0) writer.end();
+  };
+
+  call.on('data', (msg: ProtoInferRequest) => {
+    inflight++;
+    let req: InferenceRequest;
+    let outputs: string[];
+    try {
+      outputs = (msg.outputs ?? []).map((o) => o.name);
+      req = admit(ctx, {
+        protocol: 'grpc',
+        modelName: msg.model_name,
+        modelVersion: msg.model_version,
+        id: msg.id,
+        headers: inputHeaders(msg),
+        decode: (model) => decodeInputs(msg, model.name),
+        parameters: requestParameters(msg),
+        outputs,
+      });
+    } catch (err) {
+      const error = asTritonError(err);
+      if (error.override) return writer.failCall(error);
+      // Triton's early errors carry only the request id besides the message.
+      void writer.write(encodeStreamError(error.message, { model: '', version: '', id: msg.id, outputs: [], final: undefined }));
+      return settle();
+    }
+    const sink = streamSink(req, writer, () => drop(call), settle);
+    void execute(req, sink, ctx, outputs);
+  });
+  call.on('end', () => {
+    reading = false;
+    if (inflight === 0) writer.end();
+  });
+}
+
+function streamSink(
+  req: InferenceRequest,
+  writer: CallWriter,
+  dropConnection: () => void,
+  settle: () => void,
+): ResponseSink {
+  const emptyFinalWanted = req.parameters.get('triton_enable_empty_final_response') === true;
+  const fields = { model: req.model.name, version: MODEL_VERSION, id: req.id };
+  let delivered = 0;
+  let finalSent = false;
+  let over = false;
+  const finish = () => {
+    if (over) return;
+    over = true;
+    settle();
+  };
+
+  return {
+    signal: writer.abort.signal,
+    async send(r: ModelResponse): Promise<Delivery> {
+      if (over || !writer.open) return 'cancelled';
+      switch (req.faults.beforeResponse(delivered, r.tokens)) {
+        case 'stall':
+          await new Promise((resolve) => writer.abort.signal.addEventListener('abort', resolve, { once: true }));
+          return 'cancelled';
+        case 'drop':
+          dropConnection();
+          return 'cancelled';
+        case 'malformed':
+          await writer.write(MALFORMED_MESSAGE);
+          finish();
+          return 'failed';
+        default:
+          break;
+      }
+      const final = r.final && !req.faults.omitFinal;
+      finalSent ||= final;
+      delivered += r.tokens;
+      return writer.write(encodeStreamResponse({ ...fields, outputs: r.outputs, final }));
+    },
+    complete() {
+      if (over) return;
+      if (req.faults.omitFinal) {
+        finish();
+        return writer.end();
+      }
+      if (!finalSent && req.model.decoupled && emptyFinalWanted) {
+        void writer.write(encodeStreamResponse({ ...fields, outputs: [], final: true }));
+      }
+      finish();
+    },
+    fail(error: TritonError) {
+      if (over) return;
+      void writer.write(encodeStreamError(error.message, { ...fields, outputs: [], final: true }));
+      finish();
+    },
+  };
+}

@@ -1,0 +1,88 @@
+/** The public shapes of `@trtllm/testing`. */
+
+/** Options of {@link startFakeTriton}. */
+export interface FakeTritonOptions {
+  /** Interface to listen on. Default `127.0.0.1`. */
+  readonly host?: string;
+  /** gRPC port; 0 (default) picks a free one. */
+  readonly grpcPort?: number;
+  /** HTTP port; 0 (default) picks a free one. */
+  readonly httpPort?: number;
+  /** Milliseconds before the first token of each generation. Default 0. */
+  readonly ttftMs?: number;
+  /** Milliseconds between tokens. Default 0: as fast as the client reads. */
+  readonly itlMs?: number;
+  /** Answer browsers: `Access-Control-Allow-*` headers on HTTP, including OPTIONS preflights. */
+  readonly cors?: boolean;
+  /** Serve gRPC and HTTPS with this certificate; `requireClientCert` asks for mutual TLS. */
+  readonly tls?: {
+    readonly cert: string | Buffer;
+    readonly key: string | Buffer;
+    readonly ca?: string | Buffer;
+    readonly requireClientCert?: boolean;
+  };
+  /**
+   * Which backend's tensor names and dims to declare. `v0.11`: `min_length`, `random_seed`, ensemble
+   * `max_tokens` dims `[-1]`, none of the 2025+ tensors (`num_return_sequences`,
+   * `exclude_input_in_output`, `num_*_tokens`, ...). Default `latest`.
+   */
+  readonly backendVersion?: 'latest' | 'v0.11';
+  /** Per-model override of the decoupled transaction policy (an ensemble follows its generator). */
+  readonly decoupled?: Partial<Record<string, boolean>>;
+  /** `accumulate_tokens` of `tensorrt_llm_bls`. Default true. */
+  readonly accumulateTokens?: boolean;
+}
+
+/** What a model request did, as the event log of GENERATOR.md records it. */
+export interface FakeEvent {
+  /** Milliseconds since the epoch. */
+  readonly ts: number;
+  readonly model: string;
+  /** The request id ('' when the client sent none). */
+  readonly id: string;
+  readonly event: 'received' | 'completed' | 'cancelled' | 'stopped' | 'error';
+  /** Tokens generated (or, for an ensemble or BLS request, forwarded) so far. */
+  readonly tokens: number;
+  readonly protocol: 'grpc' | 'http';
+}
+
+/**
+ * Failures to inject. Counts are tokens delivered to the client: a fault fires instead of the
+ * response that would deliver more than that many. `model` limits the faults to requests for that
+ * model (the one the client called). Faults apply to inference requests only.
+ */
+export interface FakeFaults {
+  readonly model?: string;
+  /** The model fails: a stream `error_message`, an SSE `{"error"}` event, or an error status. */
+  readonly errorAfterTokens?: number;
+  /** Destroy the connection (the HTTP/2 session or the HTTP socket). */
+  readonly dropConnectionAfterTokens?: number;
+  /** Send bytes that are not a protobuf message (gRPC) or an SSE `data:` line that is not JSON (HTTP). */
+  readonly malformedAfterTokens?: number;
+  /** Streams end without their final response: gRPC ends the call OK, HTTP cuts the stream. */
+  readonly omitFinalResponse?: boolean;
+  /** Stop sending and keep the connection open. */
+  readonly stallAfterTokens?: number;
+  /** The next inference request fails with these statuses and message (then the fault is spent). */
+  readonly statusOnce?: { readonly grpc: number; readonly http: number; readonly message: string };
+}
+
+/** A running fake Triton. */
+export interface FakeTriton {
+  /** `http://host:port` (or `https://` with TLS), the gRPC endpoint. */
+  readonly grpcUrl: string;
+  readonly httpUrl: string;
+  readonly grpcPort: number;
+  readonly httpPort: number;
+  /** Every event so far, oldest first. */
+  events(): FakeEvent[];
+  /** The first event, past or future, that `match` accepts; rejects after `timeoutMs` (default 5000). */
+  waitForEvent(match: (e: FakeEvent) => boolean, timeoutMs?: number): Promise<FakeEvent>;
+  clearEvents(): void;
+  /** Replaces the injected faults; `undefined` clears them. */
+  setFaults(faults: FakeFaults | undefined): void;
+  /** Model requests still running, including generations that outlived a cancelled ensemble call. */
+  activeRequests(): number;
+  /** Ends every open call and connection and frees both ports. */
+  close(): Promise<void>;
+}

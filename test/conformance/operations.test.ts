@@ -1,0 +1,138 @@
+import { type StreamChunk, TritonLlm, TritonLlmError } from '@trtllm/sdk';
+import { fakeTokenizer, generateTokens } from '@trtllm/testing';
+import { describe, expect, it } from 'vitest';
+import { CASES, useServer } from './servers.js';
+
+const PROMPT = 'What is ML?';
+const expected = (prompt: string, maxTokens: number, extra: object = {}): string =>
+  fakeTokenizer.decode(generateTokens(fakeTokenizer.encode(prompt), { maxTokens, ...extra })[0]!.tokens);
+
+async function text(stream: AsyncIterable<StreamChunk>): Promise<string> {
+  let out = '';
+  for await (const chunk of stream) out += chunk.text;
+  return out;
+}
+
+describe.each(CASES)('conformance: %s Triton over %s', (kind, protocol) => {
+  const server = useServer(kind);
+  const llm = (model: string, tokenizer = false) =>
+    new TritonLlm({ transport: server().transport(protocol), model, ...(tokenizer ? { tokenizer: fakeTokenizer } : {}) });
+
+  it('answers health, readiness and server metadata', async () => {
+    const c = llm('ensemble');
+    expect(await c.health()).toBe(true);
+    expect(await c.ready()).toBe(true);
+    expect(await c.modelReady()).toBe(true);
+    expect((await c.serverMetadata()).name).toBe('triton');
+  });
+
+  it('reports each model flavor from its config and metadata', async () => {
+    const schemas = await Promise.all(
+      ['ensemble', 'tensorrt_llm_bls', 'tensorrt_llm', 'tensorrt_llm_unary', 'llmapi'].map((m) => llm(m).schema()),
+    );
+    expect(schemas.map((s) => [s.flavor, s.decoupled, s.maxBatchSize])).toEqual([
+      ['ensemble', true, 64],
+      ['bls', true, 64],
+      ['tensorrt_llm', true, 64],
+      ['tensorrt_llm', false, 64],
+      ['llmapi', true, 64],
+    ]);
+    const metadata = await llm('tensorrt_llm').modelMetadata();
+    expect(metadata.inputs.find((i) => i.name === 'input_ids')).toMatchObject({ datatype: 'INT32', shape: [-1, -1] });
+  });
+
+  it('generates ensemble text', async () => {
+    const result = await llm('ensemble').generate({ prompt: PROMPT, maxTokens: 20 });
+    expect(result.text).toBe(expected(PROMPT, 20));
+    expect(result.finishReason).toBe('length');
+  });
+
+  it('generates through a non-decoupled ensemble and raw model', async () => {
+    const a = await llm('ensemble_unary').generate({ prompt: PROMPT, maxTokens: 20 });
+    expect(a.text).toBe(expected(PROMPT, 20));
+    const b = await llm('tensorrt_llm_unary').generate({ inputIds: [259, 260], maxTokens: 10 });
+    expect(b.sequences[0]?.tokenIds).toEqual(generateTokens([259, 260], { maxTokens: 10 })[0]?.tokens);
+  });
+
+  it('streams correct BLS text (accumulate_tokens) including Chinese and emoji', async () => {
+    const out = await text(llm('tensorrt_llm_bls').stream({ prompt: PROMPT, maxTokens: 70 }));
+    expect(out).toBe(expected(PROMPT, 70));
+    expect(out).toMatch(/机器学习.*🤖/u);
+  });
+
+  it('streams the raw model as text through a tokenizer, byte for byte equal to generate', async () => {
+    const c = llm('tensorrt_llm', true);
+    const streamed = await text(c.stream({ prompt: PROMPT, maxTokens: 70 }));
+    const whole = await c.generate({ prompt: PROMPT, maxTokens: 70 });
+    expect(new TextEncoder().encode(streamed)).toEqual(new TextEncoder().encode(whole.text));
+    expect(streamed).toBe(expected(PROMPT, 70));
+    expect(streamed).not.toContain('\uFFFD');
+  });
+
+  it('marks ensemble stream chunks that the server broke into U+FFFD', async () => {
+    let lossy = 0;
+    for await (const chunk of llm('ensemble').stream({ prompt: PROMPT, maxTokens: 70 })) {
+      if (!chunk.done && chunk.lossy) lossy++;
+    }
+    expect(lossy).toBeGreaterThan(0);
+  });
+
+  it('honours stop words and bad words on the server', async () => {
+    const dataId = fakeTokenizer.encode(' data');
+    const stop = await llm('tensorrt_llm').generate({ inputIds: [259], maxTokens: 300, stopWordIds: [dataId] });
+    expect(stop.sequences[0]?.tokenIds).toEqual(generateTokens([259], { maxTokens: 300, stopWords: [dataId] })[0]?.tokens);
+    expect(stop.finishReason).toBe('stop');
+    const learning = fakeTokenizer.encode(' learning');
+    const bad = await llm('tensorrt_llm').generate({ inputIds: [259], maxTokens: 40, badWordIds: [learning] });
+    expect(bad.sequences[0]?.tokenIds).not.toContain(learning[0]);
+    const ens = await llm('ensemble').generate({ prompt: PROMPT, maxTokens: 300, stopWords: [' data'] });
+    expect(ens.text).toBe(expected(PROMPT, 300).split(' data')[0]);
+  });
+
+  it('returns distinct beams and returned sequences', async () => {
+    const c = llm('tensorrt_llm_unary');
+    const beams = await c.generate({ inputIds: [259], maxTokens: 6, beamWidth: 2 });
+    expect(beams.sequences.map((s) => s.tokenIds)).toEqual(
+      generateTokens([259], { maxTokens: 6, beamWidth: 2 }).map((s) => s.tokens),
+    );
+    const n = await llm('tensorrt_llm').generate({ inputIds: [259], maxTokens: 6, numReturnSequences: 3 });
+    expect(n.sequences.map((s) => s.tokenIds)).toEqual(
+      generateTokens([259], { maxTokens: 6, numReturnSequences: 3 }).map((s) => s.tokens),
+    );
+  });
+
+  it('returns log probs', async () => {
+    const r = await llm('tensorrt_llm').generate({ inputIds: [259], maxTokens: 5, returnLogProbs: true });
+    expect(r.sequences[0]?.logProbs).toEqual(generateTokens([259], { maxTokens: 5, returnLogProbs: true })[0]?.logProbs);
+  });
+
+  it('keeps batch results in order', async () => {
+    const prompts = ['Hello world', PROMPT, 'Machine learning'];
+    const results = await llm('ensemble').generateBatch(prompts.map((prompt) => ({ prompt, maxTokens: 4 })));
+    expect(results.map((r) => r.text)).toEqual(prompts.map((p) => expected(p, 4)));
+  });
+
+  it('says an unknown model is not there', async () => {
+    const err = await llm('nope').generate({ prompt: 'hi', maxTokens: 2 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TritonLlmError);
+    expect((err as TritonLlmError).message).toContain('nope');
+  });
+
+  it('refuses bad input before sending', async () => {
+    const before = server().events().length;
+    const err = await llm('ensemble').generate({ prompt: '', maxTokens: 4 }).catch((e: unknown) => e);
+    expect((err as TritonLlmError).code).toBe('invalid_argument');
+    expect(server().events().length).toBe(before);
+  });
+
+  it('refuses to stream a model that is not decoupled', async () => {
+    const err = await text(llm('ensemble_unary').stream({ prompt: PROMPT, maxTokens: 2 })).catch((e: unknown) => e);
+    expect((err as TritonLlmError).code).toBe('failed_precondition');
+  });
+
+  it('reports the LLM-API finish reason', async () => {
+    const r = await llm('llmapi').generate({ prompt: PROMPT, maxTokens: 9 });
+    expect(r.finishReason).toBe('length');
+    expect(r.text).toBe(expected(PROMPT, 9));
+  });
+});

@@ -1,0 +1,96 @@
+import { readFileSync } from 'node:fs';
+import { grpcTransport } from '@trtllm/grpc';
+import { httpTransport } from '@trtllm/http';
+import type { Transport } from '@trtllm/sdk';
+import { type FakeEvent, type FakeTriton, startFakeTriton } from '@trtllm/testing';
+import { afterAll, beforeAll, inject } from 'vitest';
+
+export type ServerKind = 'fake' | 'real';
+export type Protocol = 'grpc' | 'http';
+
+/** What a conformance test needs of a server, the same for the fake and the real Triton. */
+export interface ConformanceServer {
+  readonly kind: ServerKind;
+  transport(protocol: Protocol): Transport;
+  /** Events of the generator (GENERATOR.md "Event log"): the fake's log, or the real models' JSONL file. */
+  events(): FakeEvent[];
+  waitForEvent(match: (e: FakeEvent) => boolean, timeoutMs?: number): Promise<FakeEvent>;
+}
+
+/** Same per-token pace on both servers, so cancellation tests find requests still running. */
+export const ITL_MS = 5;
+
+const real = inject('realTriton');
+/** The servers to run against: the fake always, the real Triton when it started. */
+export const SERVER_KINDS: readonly ServerKind[] = 'unavailable' in real ? ['fake'] : ['fake', 'real'];
+export const CASES: readonly (readonly [ServerKind, Protocol])[] = SERVER_KINDS.flatMap((s) =>
+  (['grpc', 'http'] as const).map((p) => [s, p] as const),
+);
+
+/** Sets up the server of a describe block and closes what it made afterwards. */
+export function useServer(kind: ServerKind): () => ConformanceServer {
+  let server: ConformanceServer | undefined;
+  let fake: FakeTriton | undefined;
+  const transports: Transport[] = [];
+  beforeAll(async () => {
+    if (kind === 'fake') {
+      const f = await startFakeTriton({ itlMs: ITL_MS });
+      fake = f;
+      server = {
+        kind,
+        transport: (p) => track(p === 'grpc' ? grpcTransport({ baseUrl: f.grpcUrl }) : httpTransport({ baseUrl: f.httpUrl })),
+        events: () => f.events(),
+        waitForEvent: (m, t) => f.waitForEvent(m, t),
+      };
+    } else {
+      if ('unavailable' in real) throw new Error(real.unavailable);
+      const { grpcUrl, httpUrl, eventLog } = real;
+      const events = (): FakeEvent[] => readEvents(eventLog);
+      server = {
+        kind,
+        transport: (p) => track(p === 'grpc' ? grpcTransport({ baseUrl: grpcUrl }) : httpTransport({ baseUrl: httpUrl })),
+        events,
+        waitForEvent: async (match, timeoutMs = 10_000) => {
+          const deadline = Date.now() + timeoutMs;
+          for (;;) {
+            const hit = events().find(match);
+            if (hit !== undefined) return hit;
+            if (Date.now() > deadline) throw new Error(`no matching event on the real Triton within ${timeoutMs} ms`);
+            await new Promise((r) => setTimeout(r, 50));
+          }
+        },
+      };
+    }
+  });
+  afterAll(async () => {
+    await Promise.all(transports.map((t) => t.close()));
+    await fake?.close();
+  });
+  function track(t: Transport): Transport {
+    transports.push(t);
+    return t;
+  }
+  return () => {
+    if (server === undefined) throw new Error('server not set up');
+    return server;
+  };
+}
+
+function readEvents(path: string): FakeEvent[] {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    return [];
+  }
+  const out: FakeEvent[] = [];
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue;
+    try {
+      out.push(JSON.parse(line) as FakeEvent);
+    } catch {
+      // A line being written right now; the next read sees it whole.
+    }
+  }
+  return out;
+}

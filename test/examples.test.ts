@@ -1,0 +1,34 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+// Every example runs against the embedded fake Triton, as a user would run it, and must say what
+// the README promises.
+const EXAMPLES: readonly [string, RegExp][] = [
+  ['demo.ts', /the fake Triton logged 'cancelled'/],
+  ['generate.ts', /\[grpc\].*\n.*finish=length[\s\S]*\[http\]/],
+  ['streaming.ts', /finish=length tokens=48/],
+  ['stop-early.ts', /raw tensorrt_llm, stop\(\).*finish=stopped.*in_band_stop.*true[\s\S]*AbortSignal.*finish=cancelled.*grpc_cancel.*true[\s\S]*ensemble.*finish=cancelled.*server stops generating: false/],
+  ['words.ts', /stop 'study': .*\(finish=stop\)/],
+  ['sequences.ts', /beam 2: [\s\S]*sequence 1: /],
+  ['batch.ts', /"Machine learning is" -> /],
+  ['raw-tokenizer.ts', /finish=stop, replacement characters: false/],
+  ['bls-accumulate.ts', /tensorrt_llm_bls: .*\(lossy chunks: 0\)\nensemble: .*\(lossy chunks: [1-9]/],
+  ['introspection.ts', /flavor=ensemble backend=2026 decoupled=true maxBatchSize=64/],
+  ['http-service.ts', /Triton cancelled request \d+ after \d+ of 5000 tokens/],
+];
+
+describe('examples', () => {
+  it.each(EXAMPLES)('%s runs and prints what it promises', async (file, expected) => {
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', `examples/${file}`], {
+      cwd: root,
+      timeout: 60_000,
+      env: { ...process.env, TRITON_GRPC_URL: '', TRITON_HTTP_URL: '' },
+    });
+    expect(stdout).toMatch(expected);
+  }, 90_000);
+});

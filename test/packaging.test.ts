@@ -1,0 +1,59 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const packages = readdirSync(join(root, 'packages')).filter((d) => {
+  try {
+    return !JSON.parse(readFileSync(join(root, 'packages', d, 'package.json'), 'utf8')).private;
+  } catch {
+    return false;
+  }
+});
+const out = mkdtempSync(join(tmpdir(), 'trtllm-pack-'));
+afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+// `pnpm test` builds first, so dist/ is the real build output here.
+describe.each(packages)('the published %s package', (dir) => {
+  const pkgDir = join(root, 'packages', dir);
+  const pkg = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8')) as {
+    name: string;
+    exports: Record<string, unknown>;
+  };
+
+  it('packs only built files, types, README, license (and declared assets)', () => {
+    const tarball = execFileSync('pnpm', ['pack', '--pack-destination', out], { cwd: pkgDir, encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .at(-1)!;
+    const files = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .map((f) => f.replace(/^package\//, ''));
+    expect(files).toContain('package.json');
+    expect(files).toContain('README.md');
+    expect(files).toContain('LICENSE');
+    expect(files).toContain('dist/index.js');
+    expect(files).toContain('dist/index.cjs');
+    expect(files).toContain('dist/index.d.ts');
+    const unexpected = files.filter(
+      (f) => !/^(package\.json|README\.md|LICENSE|GENERATOR\.md|dist\/.+|proto\/.+\.proto)$/.test(f) || /\.test\./.test(f),
+    );
+    expect(unexpected).toEqual([]);
+  });
+
+  it('loads with import and with require from its exports map', () => {
+    const esm = execFileSync(process.execPath, ['--input-type=module', '-e', `import * as m from '${pkgDir}/dist/index.js'; console.log(Object.keys(m).length)`], {
+      encoding: 'utf8',
+    });
+    const cjs = execFileSync(process.execPath, ['-e', `console.log(Object.keys(require('${pkgDir}/dist/index.cjs')).length)`], {
+      encoding: 'utf8',
+    });
+    expect(Number(esm)).toBeGreaterThan(0);
+    expect(Number(cjs)).toBe(Number(esm));
+    expect(pkg.exports['.']).toMatchObject({ import: { types: './dist/index.d.ts' }, require: { types: './dist/index.d.cts' } });
+  });
+});

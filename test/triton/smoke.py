@@ -1,0 +1,521 @@
+#!/usr/bin/env python3
+"""Self-check of the real Triton serving test/triton/models (start it with `pnpm triton:up`).
+
+Stdlib only. Expected values come from a reference written here straight from GENERATOR.md, not from
+the models' own code. Exercises every model over HTTP (/infer, /generate, /generate_stream), the
+in-band stop, cancellation by closing a stream, the event log, and the server's error answers.
+
+    python3 test/triton/smoke.py [--url http://127.0.0.1:18000] [--events build/triton-events.jsonl]
+"""
+
+import argparse
+import http.client
+import json
+import os
+import sys
+import time
+import traceback
+import urllib.parse
+import uuid
+
+# ---- reference of GENERATOR.md -------------------------------------------------------------------
+WORDS = [
+    " Machine", " learning", " is", " a", " field", " of", " study", " in", " artificial", " intelligence",
+    ".", " Models", " learn", " patterns", " from", " data", " and", " make", " predictions", " the", " to",
+    " computers", " ability", " that", " gives", "What", " ML", "?", "Hello", " world", ",",
+]
+CORPUS = (
+    " Machine learning is a field of study in artificial intelligence. 机器学习让计算机从数据中学习。"
+    " Models learn patterns from data 🤖 and make predictions."
+)
+
+
+def encode(text: str) -> list:
+    data, ids, i = text.encode(), [], 0
+    while i < len(data):
+        best = max(
+            (w for w in range(len(WORDS)) if data[i:].startswith(WORDS[w].encode())),
+            key=lambda w: len(WORDS[w].encode()),
+            default=None,
+        )
+        if best is None:
+            ids.append(3 + data[i])
+            i += 1
+        else:
+            ids.append(259 + best)
+            i += len(WORDS[best].encode())
+    return ids
+
+
+def decode(ids) -> str:
+    out = b""
+    for t in ids:
+        if 3 <= t < 259:
+            out += bytes([t - 3])
+        elif 259 <= t < 259 + len(WORDS):
+            out += WORDS[t - 259].encode()
+    return out.decode("utf-8", errors="replace")
+
+
+C = encode(CORPUS)
+
+
+def reference(input_ids, max_tokens, k=0, seed=0, end_id=2, min_tokens=0, stop=(), bad=()):
+    """(tokens, reason) of sequence k."""
+    p = (sum(input_ids) + seed + 7 * k) % len(C)
+    out = []
+    while len(out) < max_tokens:
+        tok = C[p % len(C)]
+        p += 1
+        if any(w and (out + [tok])[-len(w):] == list(w) for w in bad):
+            continue
+        if len(out) >= min_tokens and tok == end_id:
+            return out, "stop"
+        out.append(tok)
+        if len(out) >= min_tokens and any(w and out[-len(w):] == list(w) for w in stop):
+            return out, "stop"
+    return out, "length"
+
+
+def log_prob(tok):
+    return -(1 + tok % 7) / 8
+
+
+# ---- HTTP helpers -----------------------------------------------------------------------------------
+class Server:
+    def __init__(self, url: str, events_path: str):
+        u = urllib.parse.urlparse(url)
+        self.host, self.port = u.hostname, u.port or 80
+        self.events_path = events_path
+
+    def _conn(self):
+        return http.client.HTTPConnection(self.host, self.port, timeout=30)
+
+    def request(self, method, path, body=None):
+        conn = self._conn()
+        data = None if body is None else (body if isinstance(body, (bytes, str)) else json.dumps(body))
+        conn.request(method, path, body=data, headers={"Content-Type": "application/json"})
+        resp = conn.getresponse()
+        raw = resp.read().decode("utf-8", errors="replace")
+        conn.close()
+        try:
+            parsed = json.loads(raw) if raw else None
+        except ValueError:
+            parsed = raw
+        return resp.status, resp.getheader("Content-Type", ""), parsed
+
+    def post(self, path, body):
+        return self.request("POST", path, body)
+
+    def stream(self, model, body, max_events=None):
+        """(status, content type, events); with max_events, closes the connection after that many."""
+        conn = self._conn()
+        conn.request("POST", f"/v2/models/{model}/generate_stream", body=json.dumps(body),
+                     headers={"Content-Type": "application/json"})
+        resp = conn.getresponse()
+        ctype = resp.getheader("Content-Type", "")
+        events = []
+        if not ctype.startswith("text/event-stream"):
+            raw = resp.read().decode()
+            conn.close()
+            return resp.status, ctype, [json.loads(raw)] if raw else []
+        while max_events is None or len(events) < max_events:
+            line = resp.readline()
+            if not line:
+                break
+            line = line.decode("utf-8").strip()
+            if line.startswith("data:"):
+                events.append(json.loads(line[5:]))
+        conn.close()  # early close = client cancellation
+        return resp.status, ctype, events
+
+    def events(self, request_id):
+        if not os.path.exists(self.events_path):
+            return []
+        with open(self.events_path, encoding="utf-8") as f:
+            return [e for e in (json.loads(line) for line in f if line.strip()) if e["id"] == request_id]
+
+    def wait_event(self, request_id, kinds, timeout_s=30.0):
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            for e in self.events(request_id):
+                if e["event"] in kinds:
+                    return e
+            time.sleep(0.05)
+        raise AssertionError(f"no {kinds} event for {request_id!r} within {timeout_s}s: {self.events(request_id)}")
+
+
+def rid(tag):
+    return f"smoke-{tag}-{uuid.uuid4().hex[:8]}"
+
+
+def eq(actual, expected, what):
+    if actual != expected:
+        raise AssertionError(f"{what}: expected {expected!r}, got {actual!r}")
+
+
+def infer_input(name, datatype, shape, data):
+    return {"name": name, "datatype": datatype, "shape": shape, "data": data}
+
+
+def raw_inputs(ids, max_tokens, **extra):
+    inputs = [
+        infer_input("input_ids", "INT32", [1, len(ids)], ids),
+        infer_input("input_lengths", "INT32", [1, 1], [len(ids)]),
+        infer_input("request_output_len", "INT32", [1, 1], [max_tokens]),
+    ]
+    for name, (dtype, shape, data) in extra.items():
+        inputs.append(infer_input(name, dtype, shape, data))
+    return inputs
+
+
+def outputs_of(body):
+    return {o["name"]: o for o in body["outputs"]}
+
+
+def word_list(words):
+    ids, ends = [], []
+    for w in words:
+        ids += encode(w)
+        ends.append(len(ids))
+    n = max(1, len(ids))
+    return [1, 2, n], ids + [0] * (n - len(ids)) + ends + [-1] * (n - len(ends))
+
+
+# ---- checks -----------------------------------------------------------------------------------------
+CHECKS = []
+
+
+def check(fn):
+    CHECKS.append(fn)
+    return fn
+
+
+PROMPT = [259, 260]  # " Machine learning"
+
+
+@check
+def server_is_triton_2_51(s):
+    status, _, body = s.request("GET", "/v2")
+    eq((status, body["version"]), (200, "2.51.0"), "server metadata")
+    eq(s.request("GET", "/v2/health/ready")[0], 200, "ready")
+
+
+@check
+def every_model_has_the_newest_tensors(s):
+    decoupled = {"preprocessing": False, "postprocessing": False, "tensorrt_llm": True,
+                 "tensorrt_llm_unary": False, "ensemble": True, "ensemble_unary": False,
+                 "tensorrt_llm_bls": True, "tensorrt_llm_bls_per_token": True, "llmapi": True}
+    for model, want in decoupled.items():
+        status, _, cfg = s.request("GET", f"/v2/models/{model}/config")
+        eq(status, 200, f"{model} config")
+        eq(cfg["max_batch_size"], 64, f"{model} max_batch_size")
+        eq(cfg.get("model_transaction_policy", {}).get("decoupled", False), want, f"{model} decoupled")
+    for model in ("tensorrt_llm", "ensemble", "tensorrt_llm_bls"):
+        _, _, cfg = s.request("GET", f"/v2/models/{model}/config")
+        inputs = {i["name"]: i for i in cfg["input"]}
+        outputs = {o["name"] for o in cfg["output"]}
+        eq(inputs["min_tokens"]["data_type"], "TYPE_INT32", f"{model} min_tokens")
+        eq(inputs["seed"]["data_type"], "TYPE_UINT64", f"{model} seed")
+        eq(inputs["return_num_input_tokens"]["data_type"], "TYPE_BOOL", f"{model} return_num_input_tokens")
+        eq({"num_input_tokens", "num_output_tokens"} <= outputs, True, f"{model} token count outputs")
+        eq("min_length" in inputs or "random_seed" in inputs, False, f"{model} has no pre-2026 names")
+
+
+@check
+def raw_model_streams_one_response_per_token(s):
+    want, _ = reference(PROMPT, 8)
+    r = rid("raw-stream")
+    status, _, events = s.stream("tensorrt_llm", {"id": r, "input_ids": PROMPT, "input_lengths": 2,
+                                                  "request_output_len": 8, "streaming": True})
+    eq(status, 200, "status")
+    eq([e["output_ids"] for e in events], want, "streamed ids")
+    eq({(e["sequence_length"], e["sequence_index"], e["batch_index"], e["id"]) for e in events}, {(1, 0, 0, r)},
+       "per-token fields")
+    eq([(e["event"], e["tokens"]) for e in s.events(r)], [("received", 0), ("completed", 8)], "event log")
+
+
+@check
+def raw_model_non_streaming_echoes_the_prompt_unless_excluded(s):
+    want, _ = reference(PROMPT, 6)
+    _, _, body = s.post("/v2/models/tensorrt_llm/generate",
+                        {"input_ids": PROMPT, "input_lengths": 2, "request_output_len": 6})
+    eq((body["output_ids"], body["sequence_length"]), (PROMPT + want, 8), "with prompt")
+    _, _, body = s.post("/v2/models/tensorrt_llm/generate", {"input_ids": PROMPT, "input_lengths": 2,
+                                                            "request_output_len": 6, "exclude_input_in_output": True})
+    eq((body["output_ids"], body["sequence_length"]), (want, 6), "prompt excluded")
+
+
+@check
+def unary_model_answers_infer_with_word_lists_and_limits(s):
+    stop_shape, stop_data = word_list([" data", " field of"])
+    bad_shape, bad_data = word_list([" of", " in"])
+    stop = [encode(" data"), encode(" field of")]
+    bad = [encode(" of"), encode(" in")]
+    cases = [
+        ({}, {}),
+        ({"seed": ("UINT64", [1, 1], [12345])}, {"seed": 12345}),
+        ({"stop_words_list": ("INT32", stop_shape, stop_data)}, {"stop": stop}),
+        ({"bad_words_list": ("INT32", bad_shape, bad_data)}, {"bad": bad}),
+        ({"end_id": ("INT32", [1, 1], [C[2]])}, {"end_id": C[2]}),
+        ({"end_id": ("INT32", [1, 1], [C[2]]), "min_tokens": ("INT32", [1, 1], [5])}, {"end_id": C[2], "min_tokens": 5}),
+    ]
+    seen = set()
+    for extra, ref_args in cases:
+        ids = [0]  # sum 0: the corpus from its start, so the cases above bite early
+        want, _ = reference(ids, 100, **ref_args)
+        eq(tuple(want) in seen, False, f"reference: case {list(extra)} differs from the others")
+        seen.add(tuple(want))
+        status, _, body = s.post("/v2/models/tensorrt_llm_unary/infer",
+                                 {"inputs": raw_inputs(ids, 100, exclude_input_in_output=("BOOL", [1, 1], [True]), **extra)})
+        eq(status, 200, f"status {list(extra)}")
+        out = outputs_of(body)
+        eq(out["output_ids"]["data"], want, f"ids with {list(extra)}")
+        eq(out["sequence_length"]["data"], [len(want)], f"length with {list(extra)}")
+
+
+@check
+def beams_come_in_one_response_and_refuse_streaming(s):
+    status, _, body = s.post("/v2/models/tensorrt_llm_unary/infer",
+                             {"inputs": raw_inputs(PROMPT, 5, beam_width=("INT32", [1, 1], [3]),
+                                                   exclude_input_in_output=("BOOL", [1, 1], [True]))})
+    eq(status, 200, "status")
+    out = outputs_of(body)
+    eq(out["output_ids"]["shape"], [1, 3, 5], "beam shape")
+    eq(out["output_ids"]["data"], sum((reference(PROMPT, 5, k=k)[0] for k in range(3)), []), "beam ids")
+    status, ctype, events = s.stream("tensorrt_llm", {"input_ids": PROMPT, "input_lengths": 2, "request_output_len": 3,
+                                                      "streaming": True, "beam_width": 2})
+    eq(status, 400, "beam + streaming status")
+    eq("not supported with streaming" in events[0]["error"], True, f"beam + streaming error {events}")
+
+
+@check
+def return_sequences_interleave_when_streaming(s):
+    status, _, events = s.stream("tensorrt_llm", {"input_ids": PROMPT, "input_lengths": 2, "request_output_len": 4,
+                                                  "streaming": True, "num_return_sequences": 2})
+    eq(status, 200, "status")
+    eq([e["sequence_index"] for e in events], [0, 1] * 4, "interleaving")
+    for k in (0, 1):
+        eq([e["output_ids"] for e in events if e["sequence_index"] == k], reference(PROMPT, 4, k=k)[0], f"seq {k}")
+
+
+@check
+def log_probs_and_token_counts_are_returned_when_asked(s):
+    want, _ = reference(PROMPT, 5)
+    _, _, body = s.post("/v2/models/tensorrt_llm/generate", {
+        "input_ids": PROMPT, "input_lengths": 2, "request_output_len": 5, "return_log_probs": True,
+        "return_num_input_tokens": True, "return_num_output_tokens": True})
+    eq(body["output_log_probs"], [log_prob(t) for t in want], "output_log_probs")
+    eq(abs(body["cum_log_probs"] - sum(log_prob(t) for t in want)) < 1e-5, True, "cum_log_probs")
+    eq((body["num_input_tokens"], body["num_output_tokens"]), (2, 5), "token counts")
+
+
+@check
+def unary_model_refuses_streaming(s):
+    status, _, body = s.post("/v2/models/tensorrt_llm_unary/generate", {
+        "input_ids": PROMPT, "input_lengths": 2, "request_output_len": 3, "streaming": True})
+    eq((status, body), (400, {"error": "Streaming is only supported if model is deployed using decoupled mode."}),
+       "answer")
+
+
+@check
+def ensemble_generate_echoes_prompt_and_streams_tokens_alone(s):
+    prompt = "Hello world"
+    ids = encode(prompt)
+    want, _ = reference(ids, 40)
+    r = rid("ens")
+    status, _, body = s.post("/v2/models/ensemble/generate", {"id": r, "text_input": prompt, "max_tokens": 40})
+    eq((status, body["text_output"]), (200, decode(ids + want)), "generate text")
+    eq([(e["model"], e["event"], e["tokens"]) for e in s.events(r)],
+       [("tensorrt_llm", "received", 0), ("tensorrt_llm", "completed", 40)], "inner request logged under outer id")
+    status, _, events = s.stream("ensemble", {"text_input": prompt, "max_tokens": 40, "stream": True})
+    eq([e["text_output"] for e in events], [decode([t]) for t in want], "per-token text")
+
+
+@check
+def ensemble_streaming_breaks_multibyte_characters(s):
+    # A one-character prompt whose id sum starts the generation at the first Chinese character.
+    start = next(i for i, t in enumerate(C) if decode([t]) == "\ufffd")
+    prompt = next(chr(c) for c in range(32, 127) if sum(encode(chr(c))) % len(C) == start)
+    want, _ = reference(encode(prompt), 6)
+    eq("\ufffd" in decode(want), False, "reference: six byte tokens are two whole characters")
+    _, _, events = s.stream("ensemble", {"text_input": prompt, "max_tokens": 6, "stream": True})
+    pieces = [e["text_output"] for e in events]
+    eq(pieces, [decode([t]) for t in want], "pieces")
+    eq(pieces.count("\ufffd"), 6, "every piece of a split character is U+FFFD")
+    _, _, body = s.post("/v2/models/ensemble/generate", {"text_input": prompt, "max_tokens": 6,
+                                                         "exclude_input_in_output": True})
+    eq(body["text_output"], decode(want), "non-streaming text is whole")
+
+
+@check
+def ensemble_stop_words_match_in_context(s):
+    want, reason = reference(encode("Hello"), 200, stop=[encode(" data")])
+    eq(reason, "stop", "reference stops")
+    _, _, body = s.post("/v2/models/ensemble/generate", {"text_input": "Hello", "max_tokens": 200,
+                                                         "stop_words": [" data"], "exclude_input_in_output": True})
+    eq((body["text_output"], body["text_output"].endswith(" data")), (decode(want), True), "stopped text")
+    _, _, body = s.post("/v2/models/ensemble/generate", {"text_input": "Hello", "max_tokens": 200,
+                                                         "stop_words": ["data"], "exclude_input_in_output": True})
+    eq(body["text_output"], decode(reference(encode("Hello"), 200, stop=[encode("data")])[0]), "'data' out of context")
+
+
+@check
+def ensemble_unary_answers_infer(s):
+    want, _ = reference(encode("What"), 5)
+    status, _, body = s.post("/v2/models/ensemble_unary/infer", {"inputs": [
+        infer_input("text_input", "BYTES", [1, 1], ["What"]), infer_input("max_tokens", "INT32", [1, 1], [5])]})
+    eq(status, 200, "status")
+    eq(outputs_of(body)["text_output"]["data"], ["What" + decode(want)], "text")
+
+
+@check
+def bls_accumulates_or_streams_per_token(s):
+    want, _ = reference(encode("Hello"), 30)
+    _, _, events = s.stream("tensorrt_llm_bls", {"text_input": "Hello", "max_tokens": 30, "stream": True})
+    eq([e["text_output"] for e in events], [decode(want[: i + 1]) for i in range(30)], "cumulative text")
+    _, _, events = s.stream("tensorrt_llm_bls_per_token", {"text_input": "Hello", "max_tokens": 30, "stream": True})
+    eq([e["text_output"] for e in events], [decode([t]) for t in want], "per-token text")
+    _, _, events = s.stream("tensorrt_llm_bls", {"text_input": "Hello", "max_tokens": 3, "stream": True,
+                                                 "num_return_sequences": 2, "return_log_probs": True})
+    for k in (0, 1):
+        ids = reference(encode("Hello"), 3, k=k)[0]
+        eq([e["text_output"] for e in events if e["sequence_index"] == k], [decode(ids[: i + 1]) for i in range(3)],
+           f"cumulative text of sequence {k}")
+        eq([e["output_log_probs"] for e in events if e["sequence_index"] == k], [log_prob(t) for t in ids],
+           f"log probs of sequence {k}")
+    r = rid("bls")
+    _, _, body = s.post("/v2/models/tensorrt_llm_bls/generate", {"id": r, "text_input": "Hello", "max_tokens": 30})
+    eq(body["text_output"], "Hello" + decode(want), "generate text")
+    eq([(e["model"], e["event"]) for e in s.events(r)], [("tensorrt_llm", "received"), ("tensorrt_llm", "completed")],
+       "inner request logged under outer id")
+
+
+@check
+def llmapi_returns_text_and_reasons(s):
+    ids = encode("Hello")
+    want, _ = reference(ids, 6)
+    _, _, events = s.stream("llmapi", {"text_input": "Hello", "sampling_param_max_tokens": 6, "streaming": True,
+                                       "return_finish_reason": True, "return_stop_reason": True,
+                                       "return_cumulative_logprob": True})
+    eq([e["text_output"] for e in events], [decode(want[: i + 1]) for i in range(6)] + [decode(want)], "cumulative")
+    eq([e["finish_reason"] for e in events], ["None"] * 6 + ["length"], "finish reasons")
+    eq(abs(events[-1]["cumulative_logprob"] - sum(log_prob(t) for t in want)) < 1e-5, True, "cumulative_logprob")
+    stop_want, reason = reference(ids, 200, stop=[encode(" data")])
+    _, _, body = s.post("/v2/models/llmapi/generate", {
+        "text_input": "Hello", "sampling_param_max_tokens": 200, "sampling_param_stop": [" data"],
+        "sampling_param_exclude_input_from_output": True, "return_finish_reason": True, "return_stop_reason": True})
+    eq((body["text_output"], body["finish_reason"], body["stop_reason"]), (decode(stop_want), reason, " data"),
+       "stop string")
+
+
+def _stop_running(s, model, body, stop_body):
+    """Starts a long stream, stops it in-band (same id), returns (stopped stream's events, event log)."""
+    import threading
+
+    result = {}
+    thread = threading.Thread(target=lambda: result.update(zip(("status", "ctype", "events"), s.stream(model, body))))
+    thread.start()
+    s.wait_event(body["id"], {"received"})
+    time.sleep(0.2)
+    status, _, stop_events = s.stream(model, stop_body)
+    eq((status, stop_events), (200, []), "the stop request's own answer is an empty stream")
+    thread.join(30)
+    return result["events"], s.wait_event(body["id"], {"stopped", "completed", "cancelled", "error"})
+
+
+@check
+def stop_request_ends_a_running_raw_request(s):
+    r = rid("stop")
+    events, logged = _stop_running(
+        s, "tensorrt_llm", {"id": r, "input_ids": PROMPT, "input_lengths": 2, "request_output_len": 3000,
+                            "streaming": True},
+        {"id": r, "input_ids": [0], "input_lengths": 0, "request_output_len": 0, "stop": True})
+    eq(logged["event"], "stopped", "event")
+    eq((0 < len(events) < 3000, logged["tokens"]), (True, len(events)), "tokens before the stop")
+
+
+@check
+def stop_request_ends_a_running_llmapi_request(s):
+    r = rid("stop-llmapi")
+    events, logged = _stop_running(
+        s, "llmapi", {"id": r, "text_input": "Hello", "sampling_param_max_tokens": 3000, "streaming": True,
+                      "return_finish_reason": True},
+        {"id": r, "text_input": "", "stop": True})
+    eq((logged["event"], events[-1]["finish_reason"]), ("stopped", "stopped"), "reason")
+
+
+@check
+def closing_the_stream_cancels_raw_and_llmapi_but_not_ensemble_or_bls(s):
+    long = 400
+    cases = {
+        "tensorrt_llm": ({"input_ids": PROMPT, "input_lengths": 2, "request_output_len": long, "streaming": True},
+                         "cancelled"),
+        "llmapi": ({"text_input": "Hello", "sampling_param_max_tokens": long, "streaming": True}, "cancelled"),
+        "ensemble": ({"text_input": "Hello", "max_tokens": long, "stream": True}, "completed"),
+        "tensorrt_llm_bls": ({"text_input": "Hello", "max_tokens": long, "stream": True}, "completed"),
+    }
+    ids = {}
+    for model, (body, _) in cases.items():
+        ids[model] = rid(f"cancel-{model}")
+        s.stream(model, {"id": ids[model], **body}, max_events=5)
+    for model, (_, expected) in cases.items():
+        logged = s.wait_event(ids[model], {"cancelled", "completed", "stopped", "error"})
+        eq(logged["event"], expected, f"{model} after the client closed")
+        if expected == "completed":
+            eq(logged["tokens"], long, f"{model} inner request ran to its end")
+        else:
+            eq(logged["tokens"] < long, True, f"{model} stopped early ({logged['tokens']} tokens)")
+
+
+@check
+def errors_have_the_real_servers_status_and_text(s):
+    body_ok = {"input_ids": [1], "input_lengths": 1, "request_output_len": 2}
+    status, _, body = s.post("/v2/models/nope/generate", {"text_input": "x"})
+    eq((status, body), (404, {"error": "Request for unknown model: 'nope' is not found"}), "unknown model")
+    status, _, body = s.post("/v2/models/ensemble/generate", {"text_input": "x"})
+    eq((status, "missing required input(s) ['max_tokens']" in body["error"]), (400, True), f"missing input {body}")
+    status, _, body = s.post("/v2/models/tensorrt_llm_unary/infer", {"inputs": [
+        infer_input("input_ids", "INT32", [1, 1], [1]), infer_input("input_lengths", "INT32", [1, 1], [1]),
+        infer_input("request_output_len", "UINT32", [1, 1], [2])]})
+    eq((status, "data-type is 'UINT32', but model 'tensorrt_llm_unary' expects 'INT32'" in body["error"]),
+       (400, True), f"wrong dtype {body}")
+    status, _, body = s.post("/v2/models/tensorrt_llm/generate", {**body_ok, "request_output_len": "abc"})
+    eq(status, 500, f"wrong JSON type {body}")
+    status, _, body = s.post("/v2/models/tensorrt_llm/infer", {"inputs": raw_inputs([1], 2)})
+    eq((status, body), (501, {"error": "HTTP end point doesn't support models with decoupled transaction policy"}),
+       "decoupled /infer")
+    status, _, body = s.post("/v2/models/tensorrt_llm/generate", {**body_ok, "streaming": True})
+    eq((status, body["error"].startswith("generate expects model to produce exactly 1 response")), (200, True),
+       f"several responses on /generate {body}")
+
+
+def main() -> int:
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--url", default=f"http://127.0.0.1:{os.environ.get('TRITON_HTTP_PORT', '18000')}")
+    parser.add_argument("--events", default=os.environ.get("TRTLLM_FAKE_EVENT_LOG",
+                                                           os.path.join(root, "build", "triton-events.jsonl")))
+    parser.add_argument("-k", default="", help="run only checks whose name contains this")
+    args = parser.parse_args()
+    server = Server(args.url, args.events)
+    passed = failed = 0
+    for fn in CHECKS:
+        if args.k not in fn.__name__:
+            continue
+        started = time.monotonic()
+        try:
+            fn(server)
+            passed += 1
+            print(f"ok   {fn.__name__} ({time.monotonic() - started:.1f}s)")
+        except Exception as e:  # noqa: BLE001 - report every failing check, then go on
+            failed += 1
+            print(f"FAIL {fn.__name__}: {e}")
+            if not isinstance(e, AssertionError):
+                traceback.print_exc()
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
