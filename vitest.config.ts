@@ -11,6 +11,7 @@ const alias = {
   '@trtllm/http': src('http'),
   '@trtllm/testing': src('testing'),
   '@trtllm/tokenizers': src('tokenizers'),
+  '@trtllm/openai': src('openai'),
   '@trtllm/bench': src('bench'),
 };
 

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Prepares the real Triton Inference Server (2.51, shipped inside the nvidia-pytriton wheel) for the
 # conformance suite: a private venv and a backend directory whose Python backend has its stub beside it.
-# Idempotent: a second run only checks. pip keeps its download cache between runs (its default cache dir,
-# or PIP_CACHE_DIR), so rebuilding the venv does not download the ~400 MB wheel again.
+# Idempotent: a second run only checks. The wheels are kept in a cache directory outside the checkout
+# (TRITON_WHEEL_CACHE, default ~/.cache/trtllm-sdk/triton-wheels), so a new venv or a fresh clone on the
+# same machine installs offline. (pip's own HTTP cache stores nothing behind this machine's registry
+# mirror, so it cannot be relied on.)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -13,8 +15,17 @@ NUMPY_VERSION="1.26.4"
 PYTHON="${TRITON_PYTHON:-python3}"
 PINS="nvidia-pytriton==$PYTRITON_VERSION numpy==$NUMPY_VERSION"
 STAMP="$VENV/.trtllm-pins"
+WHEELS="${TRITON_WHEEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/trtllm-sdk/triton-wheels}"
 
 say() { echo "triton-setup: $*"; }
+
+# --check: exit 0 when everything is in place, 1 when a run is needed (prints nothing).
+if [[ "${1:-}" == "--check" ]]; then
+  [[ -x "$VENV/bin/python" && -f "$STAMP" && "$(cat "$STAMP")" == "$PINS" &&
+    -x "$BACKENDS/python/triton_python_backend_stub" && -f "$BACKENDS/python/libtriton_python.so" &&
+    -n "$(compgen -G "$VENV/lib/python*/site-packages/trtllm_no_pycache.pth")" ]]
+  exit $?
+fi
 
 if [[ ! -x "$VENV/bin/python" ]]; then
   say "creating $VENV with $("$PYTHON" --version 2>&1)"
@@ -22,12 +33,31 @@ if [[ ! -x "$VENV/bin/python" ]]; then
 fi
 
 if [[ ! -f "$STAMP" || "$(cat "$STAMP")" != "$PINS" ]]; then
-  say "installing $PINS"
+  PIP=("$VENV/bin/python" -m pip --disable-pip-version-check -q)
+  mkdir -p "$WHEELS"
   # shellcheck disable=SC2086 # the pins are separate words on purpose
-  "$VENV/bin/python" -m pip install --disable-pip-version-check -q $PINS
+  if "${PIP[@]}" install --no-index --find-links "$WHEELS" $PINS 2>/dev/null; then
+    say "installed $PINS from the wheel cache $WHEELS"
+  else
+    say "downloading $PINS (and dependencies) into the wheel cache $WHEELS"
+    # shellcheck disable=SC2086
+    "${PIP[@]}" download -d "$WHEELS" $PINS
+    # shellcheck disable=SC2086
+    "${PIP[@]}" install --no-index --find-links "$WHEELS" $PINS
+    say "installed $PINS"
+  fi
   echo "$PINS" >"$STAMP"
 else
   say "venv up to date ($PINS)"
+fi
+
+# The stub's embedded interpreter ignores PYTHON* variables (PYTHONDONTWRITEBYTECODE included) but runs
+# the venv's .pth files: this one keeps __pycache__ directories out of the model repository.
+SP_DIR="$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+NO_PYCACHE="$SP_DIR/trtllm_no_pycache.pth"
+if [[ ! -f "$NO_PYCACHE" ]]; then
+  echo "import sys; sys.dont_write_bytecode = True" >"$NO_PYCACHE"
+  say "wrote $NO_PYCACHE"
 fi
 
 PYVER="$("$VENV/bin/python" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')"

@@ -23,9 +23,15 @@ if [[ -f "$PIDFILE" ]] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; then
   exit 1
 fi
 
-if [[ ! -x "$VENV/bin/python" || ! -x "$BUILD/triton-backends/python/triton_python_backend_stub" ]]; then
-  bash "$ROOT/scripts/triton-setup.sh"
-fi
+# A port already taken would make the readiness probe below talk to someone else's server.
+for PORT in "$HTTP_PORT" "$GRPC_PORT" "$METRICS_PORT"; do
+  if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then
+    say "port $PORT on 127.0.0.1 is already in use; set TRITON_HTTP_PORT / TRITON_GRPC_PORT / TRITON_METRICS_PORT"
+    exit 1
+  fi
+done
+
+bash "$ROOT/scripts/triton-setup.sh" --check || bash "$ROOT/scripts/triton-setup.sh"
 
 SP="$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 LIBDIR="$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_config_var("LIBDIR"))')"
@@ -37,12 +43,10 @@ start_ms() { date +%s%3N; }
 T0="$(start_ms)"
 # The stub links libpython from the interpreter's LIBDIR and libcudart from the wheel's bundled libs; the
 # venv's bin first on PATH makes the stub's embedded interpreter import the venv's numpy.
-# PYTHONDONTWRITEBYTECODE keeps __pycache__ out of the model repository.
 (
   cd "$ROOT"
   export LD_LIBRARY_PATH="$LIBDIR:$SP/nvidia_pytriton.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   export PATH="$VENV/bin:$PATH"
-  export PYTHONDONTWRITEBYTECODE=1
   export TRTLLM_FAKE_EVENT_LOG="$EVENTS"
   exec "$SP/pytriton/tritonserver/bin/tritonserver" \
     --model-repository="$ROOT/test/triton/models" \

@@ -75,7 +75,9 @@ export function renderChartSvg(report: BenchReport): string {
     const path = points.map((p) => `${px(p.x).toFixed(1)},${py(p.y).toFixed(1)}`).join(' ');
     out.push(`<polyline points="${path}" fill="none" stroke="${series.color}" stroke-width="2"/>`);
     for (const p of points) {
-      out.push(`<circle cx="${px(p.x).toFixed(1)}" cy="${py(p.y).toFixed(1)}" r="4" fill="${series.color}"/>`);
+      out.push(
+        `<circle cx="${px(p.x).toFixed(1)}" cy="${py(p.y).toFixed(1)}" r="4" fill="${series.color}"/>`,
+      );
       out.push(text(px(p.x) + 6, py(p.y) - 6, `c=${p.concurrency}`, { size: 11 }));
     }
     const ly = M.top + 10 + i * 20;

@@ -42,7 +42,10 @@ export function parsePrompts(text: string, source = 'input data'): PromptRecord[
     records.push(output === undefined ? { input, line } : { input, output, line });
   });
   if (records.length === 0) {
-    throw new TritonLlmError('invalid_argument', `input-data: ${source} holds no prompts (one JSON object per line)`);
+    throw new TritonLlmError(
+      'invalid_argument',
+      `input-data: ${source} holds no prompts (one JSON object per line)`,
+    );
   }
   return records;
 }
@@ -53,9 +56,13 @@ export async function loadPrompts(path: string): Promise<PromptRecord[]> {
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {
-    throw new TritonLlmError('invalid_argument', `input-data: cannot read ${path}: ${(err as Error).message}`, {
-      cause: err,
-    });
+    throw new TritonLlmError(
+      'invalid_argument',
+      `input-data: cannot read ${path}: ${(err as Error).message}`,
+      {
+        cause: err,
+      },
+    );
   }
   return parsePrompts(text, path);
 }

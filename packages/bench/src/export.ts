@@ -32,7 +32,9 @@ const COLUMNS: readonly (readonly [string, (l: LevelReport, r: BenchReport) => C
   ['errors', (l) => l.errors],
   ['duration_s', (l) => l.durationS],
   ...LATENCIES.flatMap(([name, read]) =>
-    STAT_KEYS.map((k) => [`${name}_${k}`, (l: LevelReport) => (read(l) as LatencyStats | undefined)?.[k]] as const),
+    STAT_KEYS.map(
+      (k) => [`${name}_${k}`, (l: LevelReport) => (read(l) as LatencyStats | undefined)?.[k]] as const,
+    ),
   ),
   ['request_throughput', (l) => l.requestThroughput],
   ['input_tokens', (l) => l.inputTokens],

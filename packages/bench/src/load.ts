@@ -26,8 +26,9 @@ export async function driveLoad(plan: LoadPlan, send: (index: number) => Promise
   const slot = async (): Promise<void> => {
     while (next < plan.requests) {
       const index = next++;
-      const wait = start + index * spacingMs - performance.now();
-      if (wait > 0) await sleep(wait);
+      const due = start + index * spacingMs;
+      // Node timers may fire a little early by performance.now(); wait again until the turn has come.
+      for (let wait = due - performance.now(); wait > 0; wait = due - performance.now()) await sleep(wait);
       await send(index);
     }
   };

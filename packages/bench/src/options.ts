@@ -62,5 +62,6 @@ export function validateBenchOptions(options: BenchOptions): void {
 }
 
 function positiveInteger(field: string, value: number): void {
-  if (!Number.isSafeInteger(value) || value < 1) throw invalidArgument(field, value, 'must be a whole number >= 1');
+  if (!Number.isSafeInteger(value) || value < 1)
+    throw invalidArgument(field, value, 'must be a whole number >= 1');
 }

@@ -42,16 +42,30 @@ function command(io: CliIo): Command {
         'TensorRT-LLM model served by Triton, at one or more concurrency levels.',
     )
     .option('-u, --url <url>', 'server address (default: localhost:8001 for grpc, localhost:8000 for http)')
-    .addOption(new Option('-i, --protocol <protocol>', 'wire protocol').choices(['grpc', 'http']).default('grpc'))
+    .addOption(
+      new Option('-i, --protocol <protocol>', 'wire protocol').choices(['grpc', 'http']).default('grpc'),
+    )
     .option('-m, --model <name>', 'model to call', 'ensemble')
     .option('--concurrency <levels>', 'comma-separated concurrency levels, e.g. 1,4,16,64', '1')
-    .requiredOption('--input-data <file>', 'JSONL prompts: {"input": "...", "output": "expected (optional)"} per line')
-    .option('--request-rate <n>', 'requests per second (open loop, capped by the concurrency); default: closed loop')
-    .option('--num-requests <n>', 'measured requests per level (default: 100, or 4 per concurrency slot if more)')
+    .requiredOption(
+      '--input-data <file>',
+      'JSONL prompts: {"input": "...", "output": "expected (optional)"} per line',
+    )
+    .option(
+      '--request-rate <n>',
+      'requests per second (open loop, capped by the concurrency); default: closed loop',
+    )
+    .option(
+      '--num-requests <n>',
+      'measured requests per level (default: 100, or 4 per concurrency slot if more)',
+    )
     .option('--warmup <n>', 'unmeasured requests before each level', '0')
     .option('--streaming', 'stream tokens (needed for time to first token and inter-token latency)')
     .option('--max-tokens <n>', 'max tokens per request', String(DEFAULT_MAX_TOKENS))
-    .option('--tokenizer <dir>', 'directory with tokenizer.json: count tokens with it (and drive the raw model)')
+    .option(
+      '--tokenizer <dir>',
+      'directory with tokenizer.json: count tokens with it (and drive the raw model)',
+    )
     .option('--export <file>', 'write the results to a .json or .csv file')
     .option('--chart <file>', 'SVG chart of throughput against latency', 'trtllm-bench-chart.svg')
     .option('--no-chart', 'do not write the chart')
@@ -81,8 +95,10 @@ export async function main(argv: readonly string[], io: CliIo = process): Promis
     const prompts = await loadPrompts(flags.inputData);
     const tokenizer: Tokenizer | undefined =
       flags.tokenizer !== undefined ? await loadTokenizer(flags.tokenizer) : undefined;
-    const requestRate = flags.requestRate !== undefined ? number('request-rate', flags.requestRate) : undefined;
-    const numRequests = flags.numRequests !== undefined ? integer('num-requests', flags.numRequests) : undefined;
+    const requestRate =
+      flags.requestRate !== undefined ? number('request-rate', flags.requestRate) : undefined;
+    const numRequests =
+      flags.numRequests !== undefined ? integer('num-requests', flags.numRequests) : undefined;
     const report = await runBenchmark(
       {
         url: withScheme(flags.url ?? DEFAULT_URLS[flags.protocol]),
@@ -123,7 +139,8 @@ function withScheme(url: string): string {
 
 function integer(flag: string, value: string): number {
   const n = Number(value);
-  if (value.trim() === '' || !Number.isSafeInteger(n)) throw invalidArgument(flag, value, 'must be a whole number');
+  if (value.trim() === '' || !Number.isSafeInteger(n))
+    throw invalidArgument(flag, value, 'must be a whole number');
   return n;
 }
 

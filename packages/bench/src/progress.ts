@@ -13,7 +13,8 @@ export function progressHooks(stream: NodeJS.WritableStream = process.stderr): B
       errors = 0;
       bar = new SingleBar({
         stream,
-        format: 'concurrency {concurrency} |{bar}| {value}/{total} requests | {errors} errors | {duration_formatted}',
+        format:
+          'concurrency {concurrency} |{bar}| {value}/{total} requests | {errors} errors | {duration_formatted}',
         hideCursor: true,
         barsize: 30,
       });

@@ -76,7 +76,8 @@ export async function sampleRequest(llm: TritonLlm, request: SampleRequest): Pro
       lastAt = now;
     }
     const e2eMs = performance.now() - sentAt;
-    if (result === undefined) throw new TritonLlmError('protocol', 'the stream ended without its final chunk');
+    if (result === undefined)
+      throw new TritonLlmError('protocol', 'the stream ended without its final chunk');
     const later = tokens - tokensAtFirst;
     return {
       ...base,

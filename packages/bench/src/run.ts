@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { grpcTransport } from '@trtllm/grpc';
 import { httpTransport } from '@trtllm/http';
-import { TritonLlm, type Transport } from '@trtllm/sdk';
+import { type Transport, TritonLlm } from '@trtllm/sdk';
 import { driveLoad } from './load.js';
 import { type BenchOptions, DEFAULT_MAX_TOKENS, defaultRequests, validateBenchOptions } from './options.js';
 import { type BenchReport, type LevelReport, summarizeLevel } from './report.js';
@@ -25,7 +25,9 @@ export async function runBenchmark(options: BenchOptions, hooks: BenchHooks = {}
   validateBenchOptions(options);
   const startedAt = new Date().toISOString();
   const transport: Transport =
-    options.protocol === 'grpc' ? grpcTransport({ baseUrl: options.url }) : httpTransport({ baseUrl: options.url });
+    options.protocol === 'grpc'
+      ? grpcTransport({ baseUrl: options.url })
+      : httpTransport({ baseUrl: options.url });
   const llm = new TritonLlm({
     transport,
     model: options.model,
@@ -51,13 +53,21 @@ export async function runBenchmark(options: BenchOptions, hooks: BenchHooks = {}
     const levels: LevelReport[] = [];
     for (const concurrency of options.concurrency) {
       const warmup = options.warmup ?? 0;
-      if (warmup > 0) await driveLoad({ concurrency, requests: warmup }, send(() => undefined));
+      if (warmup > 0)
+        await driveLoad(
+          { concurrency, requests: warmup },
+          send(() => undefined),
+        );
       const requests = options.numRequests ?? defaultRequests(concurrency);
       hooks.onLevelStart?.({ concurrency, requests });
       const samples: RequestSample[] = [];
       const start = performance.now();
       await driveLoad(
-        { concurrency, requests, ...(options.requestRate !== undefined ? { requestRate: options.requestRate } : {}) },
+        {
+          concurrency,
+          requests,
+          ...(options.requestRate !== undefined ? { requestRate: options.requestRate } : {}),
+        },
         send((s) => {
           samples.push(s);
           hooks.onRequestEnd?.(s);

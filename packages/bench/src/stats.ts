@@ -17,7 +17,8 @@ export interface LatencyStats {
  */
 export function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) throw invalidArgument('sorted', sorted, 'needs at least one value');
-  if (!Number.isFinite(p) || p < 0 || p > 100) throw invalidArgument('p', p, 'must be a number from 0 to 100');
+  if (!Number.isFinite(p) || p < 0 || p > 100)
+    throw invalidArgument('p', p, 'must be a number from 0 to 100');
   const rank = (p / 100) * (sorted.length - 1);
   const lower = Math.floor(rank);
   const upper = Math.ceil(rank);

@@ -17,7 +17,8 @@ function errorOf(call: () => unknown): TritonLlmError {
 
 describe('JSONL input data', () => {
   it('reads inputs and optional expected outputs, skipping blank lines, a BOM and CRLF', () => {
-    const text = '\uFEFF{"input":"What is ML?","output":" Machine learning"}\r\n\r\n{"input":"Hello","extra":1}\n';
+    const text =
+      '\uFEFF{"input":"What is ML?","output":" Machine learning"}\r\n\r\n{"input":"Hello","extra":1}\n';
     expect(parsePrompts(text)).toEqual([
       { input: 'What is ML?', output: ' Machine learning', line: 1 },
       { input: 'Hello', line: 3 },

@@ -26,27 +26,39 @@ describe('percentile', () => {
 
   it('never decreases as p grows and stays within the values', () => {
     fc.assert(
-      fc.property(values, fc.double({ min: 0, max: 100, noNaN: true }), fc.double({ min: 0, max: 100, noNaN: true }), (v, a, b) => {
-        const s = sortedOf(v);
-        const [lo, hi] = a <= b ? [a, b] : [b, a];
-        expect(percentile(s, lo)).toBeLessThanOrEqual(percentile(s, hi));
-        expect(percentile(s, lo)).toBeGreaterThanOrEqual(s[0]!);
-        expect(percentile(s, hi)).toBeLessThanOrEqual(s[s.length - 1]!);
-      }),
+      fc.property(
+        values,
+        fc.double({ min: 0, max: 100, noNaN: true }),
+        fc.double({ min: 0, max: 100, noNaN: true }),
+        (v, a, b) => {
+          const s = sortedOf(v);
+          const [lo, hi] = a <= b ? [a, b] : [b, a];
+          expect(percentile(s, lo)).toBeLessThanOrEqual(percentile(s, hi));
+          expect(percentile(s, lo)).toBeGreaterThanOrEqual(s[0]!);
+          expect(percentile(s, hi)).toBeLessThanOrEqual(s[s.length - 1]!);
+        },
+      ),
     );
   });
 
   it('takes the middle value as the median of an odd count', () => {
     fc.assert(
-      fc.property(values.filter((v) => v.length % 2 === 1), (v) => {
-        const s = sortedOf(v);
-        expect(percentile(s, 50)).toBe(s[(s.length - 1) / 2]);
-      }),
+      fc.property(
+        values.filter((v) => v.length % 2 === 1),
+        (v) => {
+          const s = sortedOf(v);
+          expect(percentile(s, 50)).toBe(s[(s.length - 1) / 2]);
+        },
+      ),
     );
   });
 
   it('refuses an empty list and a p outside 0..100 as invalid_argument', () => {
-    for (const call of [() => percentile([], 50), () => percentile([1], 101), () => percentile([1], Number.NaN)]) {
+    for (const call of [
+      () => percentile([], 50),
+      () => percentile([1], 101),
+      () => percentile([1], Number.NaN),
+    ]) {
       expect(call).toThrow(TritonLlmError);
       try {
         call();

@@ -12,8 +12,6 @@ const MAX_MESSAGE_BYTES = 0xffffffff;
 /** The client of one HTTP/2 connection, and the way to drop it. */
 export interface Connection {
   readonly client: Client<typeof GRPCInferenceService>;
-  /** Why the HTTP/2 connection last failed, if it did: calls see only a reset stream. */
-  lastError(): unknown;
   close(): void;
 }
 
@@ -55,7 +53,6 @@ export function openConnection(options: GrpcTransportOptions): Connection {
   });
   return {
     client: createClient(GRPCInferenceService, transport),
-    lastError: () => sessionManager.error(),
     close: () => sessionManager.abort(),
   };
 }

@@ -35,7 +35,7 @@ const PROTOCOL_MESSAGE =
   /^(parse binary|protocol error|unsupported content type|unsupported response encoding|received compressed envelope|invalid envelope|unexpected end flag|invalid grpc-status)/;
 
 // Triton answers an unknown model with UNAVAILABLE in several versions; retrying that is pointless.
-const UNKNOWN_MODEL = /unknown model|model .*is not found|is not found/i;
+const UNKNOWN_MODEL = /unknown model|is not found/i;
 
 /**
  * Turns whatever a gRPC call threw into a {@link TritonLlmError}: the gRPC status of a server
@@ -100,7 +100,7 @@ export function toTritonLlmError(err: unknown, context: ErrorContext): TritonLlm
     // refused the client certificate after the TLS 1.3 handshake, a restart, or close().
     return new TritonLlmError(
       'unavailable',
-      `${where}: the connection was closed (${ce.rawMessage}); if the server requires a client certificate, check tls.cert and tls.key`,
+      `${where}: the connection was closed under the call (${ce.rawMessage})`,
       { ...ids, cause: err },
     );
   }

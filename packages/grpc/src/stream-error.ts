@@ -3,7 +3,7 @@ import { type ErrorCode, TritonLlmError } from '@trtllm/sdk';
 // An in-stream `error_message` carries no status code, only Triton's text: the code is read from
 // the wording Triton and the TensorRT-LLM backend use.
 const RULES: ReadonlyArray<readonly [RegExp, ErrorCode]> = [
-  [/unknown model|is not found|not found/i, 'not_found'],
+  [/unknown model/i, 'not_found'],
   [/cancel/i, 'cancelled'],
   [/timed out|deadline/i, 'deadline_exceeded'],
   [

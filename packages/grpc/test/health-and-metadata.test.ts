@@ -29,6 +29,10 @@ describe('health', () => {
     expect(await transport.modelReady('tensorrt_llm')).toBe(true);
     expect(await transport.modelReady('ensemble', '1')).toBe(true);
   });
+
+  it('reports an unknown model not ready', async () => {
+    expect(await transport.modelReady('no_such_model')).toBe(false);
+  });
 });
 
 describe('metadata', () => {

@@ -52,7 +52,7 @@ describe('unary infer', () => {
   it('refuses a decoupled model, whose responses need a stream', async () => {
     const err = await rejection(transport.infer(rawRequest('u-4', [5], 1, { model: 'tensorrt_llm' })));
     expect(err.serverMessage).toMatch(/decoupled/);
-    expect(['unimplemented', 'invalid_argument', 'failed_precondition']).toContain(err.code);
+    expect(err.code).toBe('unimplemented');
   });
 
   it('reports a missing required input as invalid_argument naming it', async () => {
@@ -133,9 +133,5 @@ describe('connection', () => {
     await t.close();
     const err = await rejection(t.serverLive());
     expect(err.code).toBe('unavailable');
-  });
-
-  it('refuses a base URL that is not http or https', () => {
-    expect(() => grpcTransport({ baseUrl: 'grpc://localhost:8001' })).toThrow(/baseUrl/);
   });
 });

@@ -122,7 +122,8 @@ describe('stream errors', () => {
   it('a dropped connection is unavailable, and the next call reconnects', async () => {
     fake.setFaults({ model: 'tensorrt_llm', dropConnectionAfterTokens: 1 });
     const { responses, error } = await drain(transport.stream(rawRequest('e-6', [15], 5)));
-    expect(streamedIds(responses)).toHaveLength(1);
+    // A response already in flight may die with the connection: at most the one before the drop.
+    expect(streamedIds(responses).length).toBeLessThanOrEqual(1);
     expect(error?.code).toBe('unavailable');
     fake.setFaults(undefined);
     expect(await transport.serverLive()).toBe(true);

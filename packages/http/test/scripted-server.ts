@@ -9,7 +9,7 @@ export interface Received {
   readonly body: Buffer;
 }
 
-export type Script = (req: Received, res: ServerResponse) => void | Promise<void>;
+export type Script = (req: Received, res: ServerResponse) => unknown;
 
 /**
  * A real HTTP server on loopback that answers each request with a test's own script: the edge

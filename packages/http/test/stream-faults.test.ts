@@ -25,10 +25,14 @@ describe('failures in the middle of a stream', () => {
     expect(error?.requestId).toBe('f-1');
   });
 
-  it('fails with unavailable when the connection drops, after the tokens before it', async () => {
+  it('fails with unavailable when the connection drops, never a short answer', async () => {
     fake().setFaults({ dropConnectionAfterTokens: 3 });
     const { responses, error } = await run('f-2');
-    expect(tokensOf(responses)).toEqual(expected.slice(0, 3));
+    // Bytes that arrived but were not read yet die with the connection (a web stream that errors
+    // drops its queue), so what was delivered is a prefix of the tokens sent.
+    const tokens = tokensOf(responses);
+    expect(tokens).toEqual(expected.slice(0, tokens.length));
+    expect(tokens.length).toBeLessThanOrEqual(3);
     expect(responses.some((r) => r.final)).toBe(false);
     expect(error?.code).toBe('unavailable');
   });

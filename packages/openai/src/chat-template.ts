@@ -31,9 +31,13 @@ export class ChatTemplate {
     try {
       this.template = new Template(text);
     } catch (err) {
-      throw new TritonLlmError('invalid_argument', `chat template (${source}) does not parse: ${(err as Error).message}`, {
-        cause: err,
-      });
+      throw new TritonLlmError(
+        'invalid_argument',
+        `chat template (${source}) does not parse: ${(err as Error).message}`,
+        {
+          cause: err,
+        },
+      );
     }
   }
 
@@ -98,7 +102,10 @@ async function readTokenizerConfig(dir: string): Promise<TokenizerConfigChat> {
   if (raw === undefined) {
     const template = await readOptional(join(dir, 'chat_template.jinja'));
     if (template === undefined) {
-      throw new TritonLlmError('not_found', `tokenizerDir: neither ${path} nor chat_template.jinja exists in ${dir}`);
+      throw new TritonLlmError(
+        'not_found',
+        `tokenizerDir: neither ${path} nor chat_template.jinja exists in ${dir}`,
+      );
     }
     return { template };
   }
@@ -106,7 +113,9 @@ async function readTokenizerConfig(dir: string): Promise<TokenizerConfigChat> {
   try {
     json = JSON.parse(raw) as Record<string, unknown>;
   } catch (err) {
-    throw new TritonLlmError('invalid_argument', `${path} is not valid JSON: ${(err as Error).message}`, { cause: err });
+    throw new TritonLlmError('invalid_argument', `${path} is not valid JSON: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
   const template = templateOf(json.chat_template) ?? (await readOptional(join(dir, 'chat_template.jinja')));
   const bosToken = tokenText(json.bos_token);
@@ -130,7 +139,11 @@ function templateOf(value: unknown): string | undefined {
 /** Special tokens are strings or `{ "content": "<s>", ... }` objects (AddedToken). */
 function tokenText(value: unknown): string | undefined {
   if (typeof value === 'string') return value;
-  if (value !== null && typeof value === 'object' && typeof (value as { content?: unknown }).content === 'string') {
+  if (
+    value !== null &&
+    typeof value === 'object' &&
+    typeof (value as { content?: unknown }).content === 'string'
+  ) {
     return (value as { content: string }).content;
   }
   return undefined;

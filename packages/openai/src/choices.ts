@@ -43,7 +43,12 @@ export interface TokenLogProbs {
 
 /** What a streamed set of choices emits, in order, ending with `usage`. */
 export type ChoiceEvent =
-  | { readonly type: 'delta'; readonly choice: number; readonly text: string; readonly logProbs?: TokenLogProbs }
+  | {
+      readonly type: 'delta';
+      readonly choice: number;
+      readonly text: string;
+      readonly logProbs?: TokenLogProbs;
+    }
   | { readonly type: 'finish'; readonly choice: number; readonly finishReason: OpenAiFinishReason }
   | { readonly type: 'usage'; readonly usage: OpenAiUsage };
 
@@ -93,12 +98,28 @@ export async function planJobs(
   return jobs;
 }
 
-function promptTokens(job: ChoiceJob, reported: number | undefined, tokenizer: Tokenizer | undefined): number {
+function promptTokens(
+  job: ChoiceJob,
+  reported: number | undefined,
+  tokenizer: Tokenizer | undefined,
+): number {
   if (!job.countsPrompt) return 0;
   if (reported !== undefined) return reported;
   if ('inputIds' in job.prompt) return job.prompt.inputIds.length;
   // Ensembles before the 2026 backend do not report prompt length; a local tokenizer can count it.
   return tokenizer?.encode(job.prompt.prompt).length ?? 0;
+}
+
+/**
+ * Generated tokens of a result. Models that report no counts (the LLM-API model; non-streamed
+ * text from several sequences) leave a sequence with text but no tokens: a local tokenizer can
+ * count its text instead.
+ */
+function completionTokens(result: GenerateResult, tokenizer: Tokenizer | undefined): number {
+  return result.sequences.reduce((n, s) => {
+    if (s.tokenCount > 0 || s.text.length === 0 || tokenizer === undefined) return n + s.tokenCount;
+    return n + tokenizer.encode(s.text).length;
+  }, 0);
 }
 
 function usageOf(parts: readonly { prompt: number; completion: number }[]): OpenAiUsage {
@@ -145,7 +166,7 @@ export async function generateChoices(
     const usage = usageOf(
       jobs.map((job, j) => ({
         prompt: promptTokens(job, results[j]!.usage.promptTokens, ctx.tokenizer),
-        completion: results[j]!.usage.completionTokens,
+        completion: completionTokens(results[j]!, ctx.tokenizer),
       })),
     );
     return { choices, usage };
@@ -154,7 +175,12 @@ export async function generateChoices(
   }
 }
 
-function choiceOf(job: ChoiceJob, k: number, result: GenerateResult, tokenizer: Tokenizer | undefined): ChoiceOutcome {
+function choiceOf(
+  job: ChoiceJob,
+  k: number,
+  result: GenerateResult,
+  tokenizer: Tokenizer | undefined,
+): ChoiceOutcome {
   const seq = result.sequences.find((s) => s.index === k);
   const index = job.firstChoice + k;
   if (seq === undefined) {
@@ -163,7 +189,10 @@ function choiceOf(job: ChoiceJob, k: number, result: GenerateResult, tokenizer: 
   }
   const logProbs =
     seq.logProbs !== undefined
-      ? { tokens: tokenTexts(seq.tokenIds, seq.logProbs.length, tokenizer, undefined), logProbs: seq.logProbs }
+      ? {
+          tokens: tokenTexts(seq.tokenIds, seq.logProbs.length, tokenizer, undefined),
+          logProbs: seq.logProbs,
+        }
       : undefined;
   return {
     index,
@@ -197,14 +226,19 @@ export async function* streamChoices(
           choice: job.firstChoice + value.sequenceIndex,
           text: value.text,
           ...(lp !== undefined && lp.length > 0
-            ? { logProbs: { tokens: tokenTexts(value.tokenIds, lp.length, ctx.tokenizer, value.text), logProbs: lp } }
+            ? {
+                logProbs: {
+                  tokens: tokenTexts(value.tokenIds, lp.length, ctx.tokenizer, value.text),
+                  logProbs: lp,
+                },
+              }
             : {}),
         };
         continue;
       }
       usage.push({
         prompt: promptTokens(job, value.usage.promptTokens, ctx.tokenizer),
-        completion: value.usage.completionTokens,
+        completion: completionTokens(value.result, ctx.tokenizer),
       });
       for (let k = 0; k < job.choiceCount; k++) {
         const seq = value.result.sequences.find((s) => s.index === k);

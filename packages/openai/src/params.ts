@@ -22,14 +22,16 @@ const MAX_STOPS = 4;
 export function optionalNumber(body: Body, name: string, min: number, max: number): number | undefined {
   const value = body[name];
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'number' || !Number.isFinite(value)) throw invalidArgument(name, value, 'must be a number');
+  if (typeof value !== 'number' || !Number.isFinite(value))
+    throw invalidArgument(name, value, 'must be a number');
   if (value < min || value > max) throw invalidArgument(name, value, `must be in [${min}, ${max}]`);
   return value;
 }
 
 export function optionalInteger(body: Body, name: string, min: number, max: number): number | undefined {
   const value = optionalNumber(body, name, min, max);
-  if (value !== undefined && !Number.isInteger(value)) throw invalidArgument(name, value, 'must be an integer');
+  if (value !== undefined && !Number.isInteger(value))
+    throw invalidArgument(name, value, 'must be an integer');
   return value;
 }
 
@@ -55,7 +57,8 @@ function stopList(value: unknown): string[] | undefined {
   if (!Array.isArray(list)) throw invalidArgument('stop', value, 'must be a string or an array of strings');
   if (list.length > MAX_STOPS) throw invalidArgument('stop', value, `must have at most ${MAX_STOPS} entries`);
   list.forEach((s, i) => {
-    if (typeof s !== 'string' || s.length === 0) throw invalidArgument(`stop[${i}]`, s, 'must be a non-empty string');
+    if (typeof s !== 'string' || s.length === 0)
+      throw invalidArgument(`stop[${i}]`, s, 'must be a non-empty string');
   });
   return list.length > 0 ? (list as string[]) : undefined;
 }
@@ -79,11 +82,13 @@ function includeUsage(body: Body, stream: boolean): boolean {
  */
 export function commonParams(body: Body, maxTokens: number): CommonParams {
   const model = body.model;
-  if (typeof model !== 'string' || model.length === 0) throw invalidArgument('model', model, 'must be a non-empty string');
+  if (typeof model !== 'string' || model.length === 0)
+    throw invalidArgument('model', model, 'must be a non-empty string');
   const stream = optionalBoolean(body, 'stream') ?? false;
   const temperature = optionalNumber(body, 'temperature', 0, 2);
   const topP = optionalNumber(body, 'top_p', 0, 1);
-  if (topP === 0) throw invalidArgument('top_p', topP, 'must be greater than 0 (use temperature 0 for greedy decoding)');
+  if (topP === 0)
+    throw invalidArgument('top_p', topP, 'must be greater than 0 (use temperature 0 for greedy decoding)');
   const presencePenalty = optionalNumber(body, 'presence_penalty', -2, 2);
   const frequencyPenalty = optionalNumber(body, 'frequency_penalty', -2, 2);
   const seed = optionalInteger(body, 'seed', 0, Number.MAX_SAFE_INTEGER);

@@ -118,26 +118,30 @@ function bigintAt(data: TensorData, i: number): bigint {
   return 0n;
 }
 
-/** Raw contents of a tensor (the fake only produces BOOL, INT32, INT64, FP32, UINT8 and BYTES). */
-export function encodeRaw(tensor: Tensor): Buffer {
+/** Bytes of a tensor's raw contents. */
+export function rawSize(tensor: Tensor): number {
+  if (tensor.datatype !== 'BYTES') return tensor.data.length * elementSize(tensor.datatype);
+  let size = 0;
+  for (const e of tensor.data as Uint8Array[]) size += 4 + e.length;
+  return size;
+}
+
+/**
+ * Writes a tensor's raw contents into `out` at `at` (the fake only produces BOOL, INT32, INT64, FP32,
+ * UINT8 and BYTES, but every fixed-size type is handled); returns the offset after them.
+ */
+export function writeRaw(tensor: Tensor, out: Buffer, at: number): number {
   const { datatype, data } = tensor;
   if (datatype === 'BYTES') {
-    const elements = data as Uint8Array[];
-    let size = 0;
-    for (const e of elements) size += 4 + e.length;
-    const out = Buffer.allocUnsafe(size);
-    let at = 0;
-    for (const e of elements) {
+    for (const e of data as Uint8Array[]) {
       out.writeUInt32LE(e.length, at);
       out.set(e, at + 4);
       at += 4 + e.length;
     }
-    return out;
+    return at;
   }
   const size = elementSize(datatype);
-  const out = Buffer.allocUnsafe(data.length * size);
-  for (let i = 0; i < data.length; i++) {
-    const at = i * size;
+  for (let i = 0; i < data.length; i++, at += size) {
     switch (datatype) {
       case 'BOOL':
       case 'UINT8':
@@ -175,5 +179,12 @@ export function encodeRaw(tensor: Tensor): Buffer {
         throw new TritonError('INTERNAL', `the fake does not produce ${datatype} outputs`);
     }
   }
+  return at;
+}
+
+/** Raw contents of a tensor as a new buffer. */
+export function encodeRaw(tensor: Tensor): Buffer {
+  const out = Buffer.allocUnsafe(rawSize(tensor));
+  writeRaw(tensor, out, 0);
   return out;
 }

@@ -48,10 +48,14 @@ export const VOCAB_SIZE = FIRST_WORD_ID + WORDS.length;
 
 const encoder = new TextEncoder();
 const WORD_BYTES: readonly Uint8Array[] = WORDS.map((w) => encoder.encode(w));
-// Longest first, so the first match at a position is the longest one.
-const WORDS_BY_LENGTH = WORD_BYTES.map((bytes, i) => ({ bytes, id: FIRST_WORD_ID + i })).sort(
-  (a, b) => b.bytes.length - a.bytes.length,
-);
+// By first byte, longest first, so the first match at a position is the longest one.
+const WORDS_BY_FIRST_BYTE = new Map<number, { bytes: Uint8Array; id: number }[]>();
+for (const [i, bytes] of WORD_BYTES.entries()) {
+  const list = WORDS_BY_FIRST_BYTE.get(bytes[0]!) ?? [];
+  list.push({ bytes, id: FIRST_WORD_ID + i });
+  list.sort((a, b) => b.bytes.length - a.bytes.length);
+  WORDS_BY_FIRST_BYTE.set(bytes[0]!, list);
+}
 
 function matchesAt(haystack: Uint8Array, at: number, needle: Uint8Array): boolean {
   if (at + needle.length > haystack.length) return false;
@@ -67,7 +71,7 @@ export function encode(text: string): number[] {
   const ids: number[] = [];
   let at = 0;
   while (at < bytes.length) {
-    const word = WORDS_BY_LENGTH.find((w) => matchesAt(bytes, at, w.bytes));
+    const word = WORDS_BY_FIRST_BYTE.get(bytes[at]!)?.find((w) => matchesAt(bytes, at, w.bytes));
     if (word) {
       ids.push(word.id);
       at += word.bytes.length;

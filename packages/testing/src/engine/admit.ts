@@ -7,35 +7,46 @@ import type { ModelDef } from '../models/repository.js';
 import type { Tensor } from '../tensor.js';
 import type { EngineContext } from './context.js';
 import { findModel } from './execute.js';
+import type { FaultPlan } from './faults.js';
 import type { InferenceRequest, ParameterValue, Protocol } from './request.js';
 import { type InputHeader, validateInputs, validateOutputs } from './validate.js';
 
+/** The model a request is for, and the faults injected into it. */
+export interface Target {
+  readonly model: ModelDef;
+  readonly faults: FaultPlan;
+}
+
+/**
+ * Spends a `statusOnce` fault, finds the model, and applies the endpoint's refusal of decoupled
+ * models (unary ModelInfer, HTTP /infer) when `refuseDecoupled` gives its message.
+ */
+export function findTarget(ctx: EngineContext, name: string, version: string, refuseDecoupled?: string): Target {
+  const faults = ctx.faults.admit(name);
+  const model = findModel(ctx, name, version);
+  if (refuseDecoupled !== undefined && model.decoupled) throw new TritonError('UNSUPPORTED', refuseDecoupled);
+  return { model, faults };
+}
+
 export interface Arrival {
   readonly protocol: Protocol;
-  readonly modelName: string;
-  readonly modelVersion: string;
   readonly id: string;
   readonly headers: readonly InputHeader[];
   /** Decodes the inputs' data (after validation, as Triton checks sizes last). */
-  readonly decode: (model: ModelDef) => Map<string, Tensor>;
+  readonly decode: () => ReadonlyMap<string, Tensor>;
   readonly parameters: ReadonlyMap<string, ParameterValue>;
   readonly outputs: readonly string[];
-  /** The message when this endpoint refuses decoupled models (unary ModelInfer, HTTP /infer). */
-  readonly refuseDecoupled?: string;
 }
 
-export function admit(ctx: EngineContext, a: Arrival): InferenceRequest {
-  const faults = ctx.faults.admit(a.modelName);
-  const model = findModel(ctx, a.modelName, a.modelVersion);
-  if (a.refuseDecoupled !== undefined && model.decoupled) throw new TritonError('UNSUPPORTED', a.refuseDecoupled);
-  validateInputs(model, a.id, a.headers);
-  validateOutputs(model, a.id, a.outputs);
+export function prepareRequest(target: Target, a: Arrival): InferenceRequest {
+  validateInputs(target.model, a.id, a.headers);
+  validateOutputs(target.model, a.id, a.outputs);
   return {
-    model,
+    model: target.model,
     id: a.id,
-    inputs: a.decode(model),
+    inputs: a.decode(),
     parameters: a.parameters,
     protocol: a.protocol,
-    faults,
+    faults: target.faults,
   };
 }

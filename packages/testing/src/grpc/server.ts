@@ -4,6 +4,7 @@
  */
 import { createServer, type Server as NetServer, type Socket } from 'node:net';
 import {
+  type handleBidiStreamingCall,
   type handleUnaryCall,
   Server,
   ServerCredentials,
@@ -16,6 +17,7 @@ import { asTritonError, grpcStatusOf } from '../errors.js';
 import { modelConfig, modelMetadata, modelStatistics, SERVER_EXTENSIONS, SERVER_NAME, SERVER_VERSION } from '../models/describe.js';
 import { MODEL_VERSION } from '../models/repository.js';
 import { inferenceService } from './proto.js';
+import type { ProtoInferRequest } from './request.js';
 import { handleStreamInfer } from './stream.js';
 import { handleModelInfer } from './unary.js';
 
@@ -90,8 +92,14 @@ export async function startGrpcFrontEnd(
     RepositoryIndex: unary(() => ({
       models: [...ctx.models.keys()].map((name) => ({ name, version: MODEL_VERSION, state: 'READY', reason: '' })),
     })),
-    ModelInfer: (call, callback) => handleModelInfer(call, callback, ctx, drop),
-    ModelStreamInfer: (call) => handleStreamInfer(call, ctx, drop),
+    ModelInfer: ((call, callback) => handleModelInfer(call, callback, ctx, drop)) satisfies handleUnaryCall<
+      ProtoInferRequest,
+      Buffer
+    >,
+    ModelStreamInfer: ((call) => handleStreamInfer(call, ctx, drop)) satisfies handleBidiStreamingCall<
+      ProtoInferRequest,
+      Buffer
+    >,
   };
   server.addService(serviceDefinition(), implementation);
 

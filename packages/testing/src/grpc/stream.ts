@@ -3,13 +3,13 @@
  * each, per-request errors as `error_message`, and cancellation of the call cancelling them all.
  */
 import type { ServerDuplexStream } from '@grpc/grpc-js';
-import { admit } from '../engine/admit.js';
+import { findTarget, prepareRequest } from '../engine/admit.js';
 import type { EngineContext } from '../engine/context.js';
 import { execute } from '../engine/execute.js';
 import type { Delivery, InferenceRequest, ModelResponse, ResponseSink } from '../engine/request.js';
 import { asTritonError, grpcStatusOf, type TritonError } from '../errors.js';
 import { MODEL_VERSION } from '../models/repository.js';
-import { encodeStreamError, encodeStreamResponse, MALFORMED_MESSAGE } from './encode.js';
+import { MALFORMED_MESSAGE, ResponseEncoder } from './encode.js';
 import { decodeInputs, inputHeaders, type ProtoInferRequest, requestParameters } from './request.js';
 
 /** Ends the connection a call runs on (the drop fault). */
@@ -80,13 +80,11 @@ export function handleStreamInfer(call: StreamCall, ctx: EngineContext, drop: Dr
     let outputs: string[];
     try {
       outputs = (msg.outputs ?? []).map((o) => o.name);
-      req = admit(ctx, {
+      req = prepareRequest(findTarget(ctx, msg.model_name, msg.model_version), {
         protocol: 'grpc',
-        modelName: msg.model_name,
-        modelVersion: msg.model_version,
         id: msg.id,
         headers: inputHeaders(msg),
-        decode: (model) => decodeInputs(msg, model.name),
+        decode: () => decodeInputs(msg, msg.model_name),
         parameters: requestParameters(msg),
         outputs,
       });
@@ -94,7 +92,7 @@ export function handleStreamInfer(call: StreamCall, ctx: EngineContext, drop: Dr
       const error = asTritonError(err);
       if (error.override) return writer.failCall(error);
       // Triton's early errors carry only the request id besides the message.
-      void writer.write(encodeStreamError(error.message, { model: '', version: '', id: msg.id, outputs: [], final: undefined }));
+      void writer.write(new ResponseEncoder('', '', msg.id).streamError(error.message, undefined));
       return settle();
     }
     const sink = streamSink(req, writer, () => drop(call), settle);
@@ -113,7 +111,7 @@ function streamSink(
   settle: () => void,
 ): ResponseSink {
   const emptyFinalWanted = req.parameters.get('triton_enable_empty_final_response') === true;
-  const fields = { model: req.model.name, version: MODEL_VERSION, id: req.id };
+  const encoder = new ResponseEncoder(req.model.name, MODEL_VERSION, req.id);
   let delivered = 0;
   let finalSent = false;
   let over = false;
@@ -144,7 +142,7 @@ function streamSink(
       const final = r.final && !req.faults.omitFinal;
       finalSent ||= final;
       delivered += r.tokens;
-      return writer.write(encodeStreamResponse({ ...fields, outputs: r.outputs, final }));
+      return writer.write(encoder.streamResponse(r.outputs, final));
     },
     complete() {
       if (over) return;
@@ -153,13 +151,13 @@ function streamSink(
         return writer.end();
       }
       if (!finalSent && req.model.decoupled && emptyFinalWanted) {
-        void writer.write(encodeStreamResponse({ ...fields, outputs: [], final: true }));
+        void writer.write(encoder.streamResponse([], true));
       }
       finish();
     },
     fail(error: TritonError) {
       if (over) return;
-      void writer.write(encodeStreamError(error.message, { ...fields, outputs: [], final: true }));
+      void writer.write(encoder.streamError(error.message, true));
       finish();
     },
   };

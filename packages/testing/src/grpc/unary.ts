@@ -1,12 +1,12 @@
 /** Unary `ModelInfer`: non-decoupled models only, as on the real server. */
 import type { sendUnaryData, ServerUnaryCall } from '@grpc/grpc-js';
-import { admit } from '../engine/admit.js';
+import { findTarget, prepareRequest } from '../engine/admit.js';
 import type { EngineContext } from '../engine/context.js';
 import { execute } from '../engine/execute.js';
 import type { Delivery, InferenceRequest, ModelResponse } from '../engine/request.js';
 import { asTritonError, grpcStatusOf, type TritonError } from '../errors.js';
 import { MODEL_VERSION } from '../models/repository.js';
-import { encodeInferResponse, MALFORMED_MESSAGE } from './encode.js';
+import { MALFORMED_MESSAGE, ResponseEncoder } from './encode.js';
 import { decodeInputs, inputHeaders, type ProtoInferRequest, requestParameters } from './request.js';
 import type { DropConnection } from './stream.js';
 
@@ -29,22 +29,20 @@ export function handleModelInfer(
   let req: InferenceRequest;
   const outputs = (msg.outputs ?? []).map((o) => o.name);
   try {
-    req = admit(ctx, {
+    req = prepareRequest(findTarget(ctx, msg.model_name, msg.model_version, DECOUPLED_MODEL_INFER), {
       protocol: 'grpc',
-      modelName: msg.model_name,
-      modelVersion: msg.model_version,
       id: msg.id,
       headers: inputHeaders(msg),
-      decode: (model) => decodeInputs(msg, model.name),
+      decode: () => decodeInputs(msg, msg.model_name),
       parameters: requestParameters(msg),
       outputs,
-      refuseDecoupled: DECOUPLED_MODEL_INFER,
     });
   } catch (err) {
     return answer(asTritonError(err));
   }
   const abort = new AbortController();
   call.on('cancelled', () => abort.abort());
+  const encoder = new ResponseEncoder(req.model.name, MODEL_VERSION, req.id);
   let response: Buffer | undefined;
   let delivered = 0;
   void execute(
@@ -67,16 +65,10 @@ export function handleModelInfer(
             break;
         }
         delivered += r.tokens;
-        response = encodeInferResponse({
-          model: req.model.name,
-          version: MODEL_VERSION,
-          id: req.id,
-          outputs: r.outputs,
-          final: undefined,
-        });
+        response = encoder.response(r.outputs, undefined);
         return 'ok';
       },
-      complete: () => answer(undefined, response ?? encodeInferResponse({ model: req.model.name, version: MODEL_VERSION, id: req.id, outputs: [], final: undefined })),
+      complete: () => answer(undefined, response ?? encoder.response([], undefined)),
       fail: (error) => answer(error),
     },
     ctx,

@@ -95,7 +95,3 @@ export function stringify(value: unknown): string {
   });
   return marks.length === 0 ? text : text.replace(/"\\u0000(\d+)\\u0000"/g, (_m, i: string) => marks[Number(i)]!);
 }
-
-export function isDataTypeName(v: string): v is DataType {
-  return ['BOOL', 'UINT8', 'UINT16', 'UINT32', 'UINT64', 'INT8', 'INT16', 'INT32', 'INT64', 'FP16', 'FP32', 'FP64', 'BYTES', 'BF16'].includes(v);
-}

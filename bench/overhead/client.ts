@@ -1,0 +1,136 @@
+/**
+ * Child process of the overhead benchmark: runs ONE client variant, so that its CPU time and
+ * memory are its own. Reads a JSON job from argv[2], prints one JSON result line on stdout.
+ *
+ * - `throughput`: warm-up requests, then `requests` streams at `concurrency`, closed loop; reports
+ *   tokens, wall time and this process's CPU time (process.cpuUsage: user + system, all threads)
+ *   over the measured window only.
+ * - `memory`: opens `streams` streams against a server that sends one token and then stays quiet,
+ *   waits until every stream has its first token, and reports memory growth after a full GC.
+ */
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { driveLoad } from '@trtllm/bench';
+import { PROMPTS } from './config.js';
+import { connectBareVariant } from './variants/connect-bare.js';
+import { grpcJsBareVariant } from './variants/grpc-js-bare.js';
+import { sdkVariant } from './variants/sdk.js';
+import type { Endpoints, Variant } from './variants/variant.js';
+
+export interface ThroughputJob extends Endpoints {
+  readonly mode: 'throughput';
+  readonly variant: string;
+  readonly concurrency: number;
+  readonly requests: number;
+  readonly maxTokens: number;
+  readonly warmup: number;
+}
+
+export interface MemoryJob extends Endpoints {
+  readonly mode: 'memory';
+  readonly variant: string;
+  readonly streams: number;
+}
+
+export interface ThroughputResult {
+  readonly tokens: number;
+  readonly requests: number;
+  readonly wallMs: number;
+  readonly cpuUs: number;
+}
+
+export interface MemoryResult {
+  readonly streams: number;
+  /** Growth of the resident set size, in bytes. */
+  readonly rssBytes: number;
+  /** Growth of V8 heap used + external + array buffers, in bytes. */
+  readonly heapBytes: number;
+}
+
+function makeVariant(name: string, endpoints: Endpoints): Variant {
+  switch (name) {
+    case 'sdk-grpc':
+      return sdkVariant('grpc', endpoints);
+    case 'sdk-http':
+      return sdkVariant('http', endpoints);
+    case 'connect-bare':
+      return connectBareVariant(endpoints);
+    case 'grpc-js-bare':
+      return grpcJsBareVariant(endpoints);
+    default:
+      throw new Error(`unknown variant ${name}`);
+  }
+}
+
+async function throughput(job: ThroughputJob): Promise<ThroughputResult> {
+  const variant = makeVariant(job.variant, job);
+  let id = 0;
+  const one = async () => {
+    const n = id++;
+    const got = await variant.stream(PROMPTS[n % PROMPTS.length]!, job.maxTokens, n);
+    if (got !== job.maxTokens) throw new Error(`request ${n}: ${got} tokens, expected ${job.maxTokens}`);
+    return got;
+  };
+  await driveLoad({ concurrency: job.concurrency, requests: job.warmup }, async () => {
+    await one();
+  });
+  let tokens = 0;
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  await driveLoad({ concurrency: job.concurrency, requests: job.requests }, async () => {
+    tokens += await one();
+  });
+  const wallMs = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  await variant.close();
+  return { tokens, requests: job.requests, wallMs, cpuUs: cpu.user + cpu.system };
+}
+
+function fullGc(): void {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (gc === undefined) throw new Error('the memory job needs node --expose-gc');
+  gc();
+  gc();
+}
+
+function footprint(): { rss: number; heap: number } {
+  const m = process.memoryUsage();
+  return { rss: m.rss, heap: m.heapUsed + m.external + m.arrayBuffers };
+}
+
+async function memory(job: MemoryJob): Promise<MemoryResult> {
+  const variant = makeVariant(job.variant, job);
+  // Load code, open the connection and read the schema first: one-time costs are not per stream.
+  // max_tokens 1 ends at once even though the server waits minutes before a second token.
+  for (let i = 0; i < 20; i++) await variant.stream(PROMPTS[i % PROMPTS.length]!, 1, i);
+  await sleep(200);
+  fullGc();
+  const before = footprint();
+  let firsts = 0;
+  let allFirst: () => void = () => undefined;
+  const established = new Promise<void>((resolve) => {
+    allFirst = resolve;
+  });
+  for (let i = 0; i < job.streams; i++) {
+    variant
+      .stream(PROMPTS[i % PROMPTS.length]!, 2, 1000 + i, () => {
+        firsts += 1;
+        if (firsts === job.streams) allFirst();
+      })
+      .catch((err: unknown) => {
+        process.stderr.write(`stream ${i} failed: ${String(err)}\n`);
+        process.exit(1);
+      });
+  }
+  await established;
+  await sleep(500);
+  fullGc();
+  const after = footprint();
+  return { streams: job.streams, rssBytes: after.rss - before.rss, heapBytes: after.heap - before.heap };
+}
+
+const job = JSON.parse(process.argv[2] ?? '{}') as ThroughputJob | MemoryJob;
+const result = job.mode === 'memory' ? await memory(job) : await throughput(job);
+process.stdout.write(`${JSON.stringify(result)}\n`);
+// Memory jobs leave their streams open on purpose; leave without waiting for them.
+process.exit(0);

@@ -1,0 +1,100 @@
+/**
+ * Settings of the overhead benchmark, each overridable by an environment variable so that a quick
+ * run (or a longer, steadier one) needs no code change.
+ */
+export interface OverheadConfig {
+  /** Concurrent streams of the throughput runs. `BENCH_LEVELS`, default `1,64,512`. */
+  readonly levels: readonly number[];
+  /** Concurrent idle streams of the memory runs. `BENCH_MEMORY_LEVELS`, default `1000,10000`. */
+  readonly memoryLevels: readonly number[];
+  /** Tokens each throughput run aims at (at least two requests per stream are sent). `BENCH_TOKENS`, default 20000. */
+  readonly tokens: number;
+  /** `max_tokens` of every request. `BENCH_MAX_TOKENS`, default 50. */
+  readonly maxTokens: number;
+  /** Unmeasured requests each client sends first (JIT, connection, schema). `BENCH_WARMUP`, default 200. */
+  readonly warmup: number;
+  /** Variants to run, by name. `BENCH_VARIANTS`, default all. */
+  readonly variants: readonly string[];
+  /** Pin the server to CPU 0 and each client to CPU 1 with taskset. `BENCH_PIN`, default 1 when taskset exists. */
+  readonly pin: boolean;
+  /** Skip the Python tritonclient (no venv is made). `BENCH_SKIP_PYTHON=1`. */
+  readonly skipPython: boolean;
+}
+
+export const ALL_VARIANTS = [
+  'connect-bare',
+  'grpc-js-bare',
+  'sdk-grpc',
+  'sdk-http',
+  'python-tritonclient',
+] as const;
+
+export type VariantName = (typeof ALL_VARIANTS)[number];
+
+/** Human names, for tables. */
+export const VARIANT_LABELS: Readonly<Record<VariantName, string>> = {
+  'connect-bare': 'bare @connectrpc/connect-node',
+  'grpc-js-bare': 'bare @grpc/grpc-js',
+  'sdk-grpc': 'TritonLlm over gRPC',
+  'sdk-http': 'TritonLlm over HTTP SSE',
+  'python-tritonclient': 'Python tritonclient (gRPC stream)',
+};
+
+export const BARE_VARIANTS: readonly VariantName[] = ['connect-bare', 'grpc-js-bare'];
+
+function list(name: string, fallback: readonly number[]): number[] {
+  const raw = process.env[name];
+  if (raw === undefined || raw.trim() === '') return [...fallback];
+  const values = raw.split(',').map((s) => Number(s.trim()));
+  if (values.some((v) => !Number.isSafeInteger(v) || v < 1)) {
+    throw new Error(
+      `${name} must be a comma-separated list of whole numbers >= 1 (got ${JSON.stringify(raw)})`,
+    );
+  }
+  return values;
+}
+
+function whole(name: string, fallback: number, min = 1): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const v = Number(raw);
+  if (!Number.isSafeInteger(v) || v < min) {
+    throw new Error(`${name} must be a whole number >= ${min} (got ${JSON.stringify(raw)})`);
+  }
+  return v;
+}
+
+export function readConfig(hasTaskset: boolean): OverheadConfig {
+  const variants = (process.env.BENCH_VARIANTS ?? ALL_VARIANTS.join(','))
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+  const unknown = variants.filter((v) => !(ALL_VARIANTS as readonly string[]).includes(v));
+  if (unknown.length > 0) {
+    throw new Error(`BENCH_VARIANTS: unknown ${unknown.join(', ')}; known: ${ALL_VARIANTS.join(', ')}`);
+  }
+  const skipPython = process.env.BENCH_SKIP_PYTHON === '1';
+  return {
+    levels: list('BENCH_LEVELS', [1, 64, 512]),
+    memoryLevels: list('BENCH_MEMORY_LEVELS', [1000, 10000]),
+    tokens: whole('BENCH_TOKENS', 20_000),
+    maxTokens: whole('BENCH_MAX_TOKENS', 50),
+    warmup: whole('BENCH_WARMUP', 200, 0),
+    variants: skipPython ? variants.filter((v) => v !== 'python-tritonclient') : variants,
+    pin: hasTaskset && process.env.BENCH_PIN !== '0',
+    skipPython,
+  };
+}
+
+/** Requests of one throughput run: enough for the token target, and at least two per stream. */
+export function requestsFor(config: OverheadConfig, concurrency: number): number {
+  return Math.max(Math.ceil(config.tokens / config.maxTokens), 2 * concurrency);
+}
+
+/** The prompts every variant sends, in the same order. */
+export const PROMPTS: readonly string[] = [
+  'What is ML?',
+  'Hello world',
+  'What is machine learning?',
+  'Models learn patterns from data',
+];

@@ -1,0 +1,26 @@
+/**
+ * Child process of the overhead benchmark: one fake Triton in a process of its own, so that its
+ * CPU is not charged to any client. Prints `{"grpcUrl","httpUrl"}` once listening; stops on SIGTERM
+ * or when its parent closes stdin.
+ */
+import { startFakeTriton } from '@trtllm/testing';
+
+const ttftMs = Number(process.env.FAKE_TTFT_MS ?? '0');
+const itlMs = Number(process.env.FAKE_ITL_MS ?? '0');
+const triton = await startFakeTriton({ grpcPort: 0, httpPort: 0, ttftMs, itlMs });
+process.stdout.write(`${JSON.stringify({ grpcUrl: triton.grpcUrl, httpUrl: triton.httpUrl })}\n`);
+
+let closing = false;
+const stop = () => {
+  if (closing) return;
+  closing = true;
+  // A server left with thousands of streams may take long to close; exiting frees everything.
+  const force = setTimeout(() => process.exit(0), 2000);
+  triton.close().finally(() => {
+    clearTimeout(force);
+    process.exit(0);
+  });
+};
+process.on('SIGTERM', stop);
+process.stdin.on('end', stop);
+process.stdin.resume();

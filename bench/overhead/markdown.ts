@@ -1,0 +1,105 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import type { OverheadResults, TargetCheck } from './results.js';
+
+const START = '<!-- overhead-results:start (written by pnpm bench:overhead; edits inside are lost) -->';
+const END = '<!-- overhead-results:end -->';
+
+const n0 = (v: number) => Math.round(v).toLocaleString('en-US');
+const n2 = (v: number) => v.toFixed(2);
+const kb = (v: number | null) => (v === null ? 'n/a' : (v / 1024).toFixed(1));
+
+function table(head: readonly string[], rows: readonly (readonly string[])[]): string {
+  const line = (cells: readonly string[]) => `| ${cells.join(' | ')} |`;
+  return [line(head), line(head.map(() => '---')), ...rows.map(line)].join('\n');
+}
+
+function targetValue(t: TargetCheck): string {
+  if (t.target.startsWith('client memory')) return `${kb(t.value)} KB`;
+  if (t.target.startsWith('tokens/s')) return `${(t.value * 100).toFixed(1)} %`;
+  return `${t.value.toFixed(2)}x`;
+}
+
+/** The generated part of docs/PERFORMANCE.md: machine, throughput, memory, targets. */
+export function resultsMarkdown(r: OverheadResults): string {
+  const m = r.machine;
+  const machine = [
+    `Measured ${m.date.slice(0, 10)} on ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB, ${m.os}; Node ${m.node}` +
+      (m.python !== undefined ? `, Python ${m.python}, tritonclient ${m.tritonclient}` : '') +
+      '.',
+    m.pinned
+      ? 'The fake server ran pinned to CPU 0 and each client (its own process) to CPU 1 (taskset).'
+      : 'Server and clients were not pinned to cores.',
+    `Fake server: ${r.config.fakeServer}. Each run: \`max_tokens\` ${r.config.maxTokens}, about ` +
+      `${n0(r.config.tokens)} tokens (at least two requests per stream), after ${r.config.warmup} warm-up requests.`,
+  ].join(' ');
+  const levels = [...new Set(r.throughput.map((t) => t.concurrency))];
+  const throughput = levels
+    .map((level) =>
+      [
+        `**${level} concurrent stream${level === 1 ? '' : 's'}**`,
+        '',
+        table(
+          ['client', 'tokens/s', 'vs faster bare', 'client CPU µs/token', 'tokens per CPU-s'],
+          r.throughput
+            .filter((t) => t.concurrency === level)
+            .map((t) => [
+              t.label,
+              n0(t.tokensPerSec),
+              t.ratioToFastestBare === undefined ? 'n/a' : `${(t.ratioToFastestBare * 100).toFixed(1)} %`,
+              n2(t.cpuUsPerToken),
+              n0(t.tokensPerCpuSec),
+            ]),
+        ),
+      ].join('\n'),
+    )
+    .join('\n\n');
+  const memory = table(
+    ['client', 'idle streams', 'RSS growth per stream (KB)', 'JS heap + external per stream (KB)'],
+    r.memory.map((x) => [x.label, n0(x.streams), kb(x.rssBytesPerStream), kb(x.heapBytesPerStream)]),
+  );
+  const targets = table(
+    ['target (TritonLlm over gRPC)', 'level', 'measured', 'met'],
+    r.targets.map((t) => [t.target, n0(t.level), targetValue(t), t.met ? 'yes' : '**no**']),
+  );
+  const failures =
+    r.failures.length === 0
+      ? ''
+      : `\n\nRuns that failed:\n\n${r.failures.map((f) => `- ${f.variant} ${f.mode} at ${f.level}: ${f.error.split('\n')[0]}`).join('\n')}`;
+  return [
+    START,
+    '### Machine',
+    '',
+    machine,
+    '',
+    '### Throughput and client CPU',
+    '',
+    throughput,
+    '',
+    '### Client memory with idle streams',
+    '',
+    memory,
+    '',
+    '### Targets',
+    '',
+    targets + failures,
+    END,
+  ].join('\n');
+}
+
+/** Replaces the generated block of `path` (or appends one), keeping the hand-written text around it. */
+export async function writeResultsMarkdown(path: string, r: OverheadResults): Promise<void> {
+  let doc = '';
+  try {
+    doc = await readFile(path, 'utf8');
+  } catch {
+    doc = '# Performance\n\n';
+  }
+  const block = resultsMarkdown(r);
+  const start = doc.indexOf(START);
+  const end = doc.indexOf(END);
+  const next =
+    start >= 0 && end > start
+      ? doc.slice(0, start) + block + doc.slice(end + END.length)
+      : `${doc.trimEnd()}\n\n${block}\n`;
+  await writeFile(path, next, 'utf8');
+}

@@ -1,0 +1,99 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { createInterface } from 'node:readline';
+
+/** Whether `taskset` is on PATH (util-linux), to pin server and client to different cores. */
+export function hasTaskset(): boolean {
+  return spawnSync('taskset', ['-c', '0', 'true']).status === 0;
+}
+
+/** The command line for `argv`, pinned to `cpu` when asked. */
+function pinned(argv: readonly string[], cpu: number | undefined): [string, string[]] {
+  return cpu === undefined ? [argv[0]!, argv.slice(1)] : ['taskset', ['-c', String(cpu), ...argv]];
+}
+
+/** Runs a child to its end and resolves to the JSON object it printed as its last stdout line. */
+export function runJsonChild<T>(
+  argv: readonly string[],
+  options: { cpu?: number | undefined; env?: NodeJS.ProcessEnv; timeoutMs: number },
+): Promise<T> {
+  const [cmd, args] = pinned(argv, options.cpu);
+  return new Promise<T>((resolve, reject) => {
+    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], env: options.env ?? process.env });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      err += d.toString();
+    });
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${argv.join(' ')}: no result after ${options.timeoutMs} ms\n${err}`));
+    }, options.timeoutMs);
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      const last = out.trim().split('\n').at(-1) ?? '';
+      if (code !== 0 || last === '') {
+        reject(new Error(`${argv.slice(0, 4).join(' ')} exited with ${code}:\n${err.trim().slice(-2000)}`));
+        return;
+      }
+      try {
+        resolve(JSON.parse(last) as T);
+      } catch {
+        reject(new Error(`${argv.slice(0, 4).join(' ')} printed no JSON result: ${last.slice(0, 200)}`));
+      }
+    });
+  });
+}
+
+/** A fake Triton in its own process. */
+export interface ServerProcess {
+  readonly grpcUrl: string;
+  readonly httpUrl: string;
+  stop(): Promise<void>;
+}
+
+export function startServerProcess(
+  script: string,
+  options: { cpu?: number | undefined; ttftMs: number; itlMs: number },
+): Promise<ServerProcess> {
+  const [cmd, args] = pinned([process.execPath, '--import', 'tsx', script], options.cpu);
+  const child: ChildProcess = spawn(cmd, args, {
+    stdio: ['pipe', 'pipe', 'inherit'],
+    env: { ...process.env, FAKE_TTFT_MS: String(options.ttftMs), FAKE_ITL_MS: String(options.itlMs) },
+  });
+  return new Promise((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout! });
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error('the fake server did not start within 60 s'));
+    }, 60_000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the fake server exited with ${code} before listening`));
+    });
+    lines.once('line', (line) => {
+      clearTimeout(timer);
+      child.removeAllListeners('exit');
+      const urls = JSON.parse(line) as { grpcUrl: string; httpUrl: string };
+      resolve({
+        ...urls,
+        stop: () =>
+          new Promise<void>((done) => {
+            if (child.exitCode !== null) return done();
+            const kill = setTimeout(() => child.kill('SIGKILL'), 5000);
+            child.once('exit', () => {
+              clearTimeout(kill);
+              done();
+            });
+            child.kill('SIGTERM');
+          }),
+      });
+    });
+  });
+}

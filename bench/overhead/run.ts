@@ -1,0 +1,162 @@
+/**
+ * `pnpm bench:overhead`: what the SDK costs on top of bare gRPC clients, and against the official
+ * Python tritonclient. One fake Triton (its own process) streams as fast as it can; each client
+ * variant runs in a child process of its own at each concurrency level, so that the CPU time it
+ * reports is the client's alone. Then client memory with many idle streams. Writes
+ * bench/results/overhead.json and the results block of docs/PERFORMANCE.md. Never fails on numbers.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { MemoryJob, MemoryResult, ThroughputJob, ThroughputResult } from './client.js';
+import { PROMPTS, readConfig, requestsFor, VARIANT_LABELS, type VariantName } from './config.js';
+import { describeMachine } from './machine.js';
+import { writeResultsMarkdown } from './markdown.js';
+import { hasTaskset, runJsonChild, startServerProcess } from './processes.js';
+import { ensurePythonEnv } from './python-env.js';
+import {
+  checkTargets,
+  type MemoryRow,
+  type OverheadResults,
+  type RunFailure,
+  type ThroughputRow,
+  throughputRow,
+  withRatios,
+} from './results.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const HERE = join(ROOT, 'bench', 'overhead');
+const SERVER_SCRIPT = join(HERE, 'fake-server.ts');
+const CLIENT_SCRIPT = join(HERE, 'client.ts');
+const PYTHON_SCRIPT = join(HERE, 'tritonclient_bench.py');
+// One token, then silence for ten minutes: streams stay open and idle while memory is read.
+const SLOW = { ttftMs: 0, itlMs: 600_000 };
+
+const config = readConfig(hasTaskset());
+const serverCpu = config.pin ? 0 : undefined;
+const clientCpu = config.pin ? 1 : undefined;
+const failures: RunFailure[] = [];
+const variants = [...config.variants] as VariantName[];
+
+let python: { python: string; pythonVersion: string; tritonclientVersion: string } | undefined;
+if (variants.includes('python-tritonclient')) {
+  const env = ensurePythonEnv(ROOT);
+  if ('error' in env) {
+    console.log(`python-tritonclient skipped: ${env.error}`);
+    variants.splice(variants.indexOf('python-tritonclient'), 1);
+    failures.push({ variant: 'python-tritonclient', mode: 'throughput', level: 0, error: env.error });
+  } else {
+    python = env;
+  }
+}
+
+function childArgv(variant: VariantName, job: ThroughputJob | MemoryJob): string[] {
+  if (variant === 'python-tritonclient') {
+    return [python!.python, PYTHON_SCRIPT, JSON.stringify({ ...job, prompts: PROMPTS })];
+  }
+  return [process.execPath, '--expose-gc', '--import', 'tsx', CLIENT_SCRIPT, JSON.stringify(job)];
+}
+
+const started = Date.now();
+const throughput: ThroughputRow[] = [];
+const server = await startServerProcess(SERVER_SCRIPT, { cpu: serverCpu, ttftMs: 0, itlMs: 0 });
+try {
+  for (const concurrency of config.levels) {
+    const requests = requestsFor(config, concurrency);
+    for (const variant of variants) {
+      const job: ThroughputJob = {
+        mode: 'throughput',
+        variant,
+        grpcUrl: server.grpcUrl,
+        httpUrl: server.httpUrl,
+        concurrency,
+        requests,
+        maxTokens: config.maxTokens,
+        warmup: config.warmup,
+      };
+      try {
+        const r = await runJsonChild<ThroughputResult>(childArgv(variant, job), {
+          ...(clientCpu !== undefined ? { cpu: clientCpu } : {}),
+          timeoutMs: 300_000,
+        });
+        const row = throughputRow(variant, concurrency, r);
+        throughput.push(row);
+        console.log(
+          `${String(concurrency).padStart(4)} streams  ${VARIANT_LABELS[variant].padEnd(36)} ` +
+            `${Math.round(row.tokensPerSec).toString().padStart(8)} tokens/s  ${row.cpuUsPerToken.toFixed(2).padStart(7)} µs CPU/token`,
+        );
+      } catch (err) {
+        failures.push({ variant, mode: 'throughput', level: concurrency, error: String(err) });
+        console.log(`${concurrency} streams ${variant}: FAILED ${String(err).split('\n')[0]}`);
+      }
+    }
+  }
+} finally {
+  await server.stop();
+}
+
+const memory: MemoryRow[] = [];
+for (const streams of config.memoryLevels) {
+  for (const variant of variants) {
+    // A fresh server each time: the streams of a run are never ended, and an ensemble keeps generating.
+    const slow = await startServerProcess(SERVER_SCRIPT, { cpu: serverCpu, ...SLOW });
+    try {
+      const job: MemoryJob = {
+        mode: 'memory',
+        variant,
+        grpcUrl: slow.grpcUrl,
+        httpUrl: slow.httpUrl,
+        streams,
+      };
+      const r = await runJsonChild<MemoryResult>(childArgv(variant, job), {
+        ...(clientCpu !== undefined ? { cpu: clientCpu } : {}),
+        timeoutMs: 300_000,
+      });
+      memory.push({
+        variant,
+        label: VARIANT_LABELS[variant],
+        streams,
+        rssBytesPerStream: r.rssBytes / streams,
+        heapBytesPerStream: r.heapBytes === null ? null : r.heapBytes / streams,
+      });
+      console.log(
+        `${String(streams).padStart(6)} idle streams  ${VARIANT_LABELS[variant].padEnd(36)} ` +
+          `${(r.rssBytes / streams / 1024).toFixed(1).padStart(7)} KB RSS/stream`,
+      );
+    } catch (err) {
+      failures.push({ variant, mode: 'memory', level: streams, error: String(err) });
+      console.log(`${streams} idle streams ${variant}: FAILED ${String(err).split('\n')[0]}`);
+    } finally {
+      await slow.stop();
+    }
+  }
+}
+
+const rows = withRatios(throughput);
+const results: OverheadResults = {
+  machine: describeMachine({
+    ...(python !== undefined
+      ? { python: python.pythonVersion, tritonclient: python.tritonclientVersion }
+      : {}),
+    pinned: config.pin,
+  }),
+  config: {
+    ...config,
+    fakeServer: '@trtllm/testing startFakeTriton, model ensemble (one token per response), ttftMs 0, itlMs 0',
+  },
+  throughput: rows,
+  memory,
+  targets: checkTargets(rows, memory),
+  failures,
+};
+await mkdir(join(ROOT, 'bench', 'results'), { recursive: true });
+await writeFile(join(ROOT, 'bench', 'results', 'overhead.json'), `${JSON.stringify(results, null, 2)}\n`);
+await writeResultsMarkdown(join(ROOT, 'docs', 'PERFORMANCE.md'), results);
+for (const t of results.targets) {
+  console.log(
+    `${t.met ? 'met   ' : 'MISSED'} ${t.target} at ${t.level}: ${t.value.toFixed(3)} (threshold ${t.threshold})`,
+  );
+}
+console.log(
+  `done in ${((Date.now() - started) / 1000).toFixed(0)} s; bench/results/overhead.json, docs/PERFORMANCE.md`,
+);

@@ -1,0 +1,124 @@
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { type BenchReport, main } from '@trtllm/bench';
+import { fakeTokenizer, type FakeTriton, startFakeTriton } from '@trtllm/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+function captureIo() {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = '';
+  let err = '';
+  stdout.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  stderr.on('data', (d: Buffer) => {
+    err += d.toString();
+  });
+  return { io: { stdout, stderr }, out: () => out, err: () => err };
+}
+
+describe('trtllm-bench CLI', () => {
+  let triton: FakeTriton;
+  let dir: string;
+  let data: string;
+  // The expected output is what the fake generates for this prompt, so accuracy must come out perfect.
+  const prompt = 'What is ML?';
+
+  beforeAll(async () => {
+    triton = await startFakeTriton({ grpcPort: 0, httpPort: 0 });
+    dir = await mkdtemp(join(tmpdir(), 'trtllm-bench-cli-'));
+    data = join(dir, 'prompts.jsonl');
+  });
+  afterAll(async () => {
+    await triton.close();
+  });
+
+  it('runs every concurrency level and writes the table, a JSON export and the chart', async () => {
+    const { io, out } = captureIo();
+    const reference = await generateReference(triton.grpcUrl, prompt);
+    await writeFile(data, `${JSON.stringify({ input: prompt, output: reference })}\n${JSON.stringify({ input: 'Hello' })}\n`);
+    const exportPath = join(dir, 'out.json');
+    const chartPath = join(dir, 'chart.svg');
+    const code = await main(
+      ['-u', triton.grpcUrl, '-i', 'grpc', '-m', 'ensemble', '--concurrency', '1,4', '--input-data', data]
+        .concat(['--num-requests', '8', '--streaming', '--max-tokens', '12', '--export', exportPath])
+        .concat(['--chart', chartPath, '--no-progress']),
+      io,
+    );
+    expect(code).toBe(0);
+    const report = JSON.parse(await readFile(exportPath, 'utf8')) as BenchReport;
+    expect(report.levels.map((l) => l.concurrency)).toEqual([1, 4]);
+    for (const level of report.levels) {
+      expect(level.completed).toBe(8);
+      expect(level.outputTokens).toBe(8 * 12);
+      expect(level.ttftMs?.p50).toBeGreaterThan(0);
+      expect(level.accuracy).toEqual({ scored: 4, exactMatch: 1, rougeL: 1 });
+    }
+    expect(out()).toContain('TTFT p50 (ms)');
+    expect(out()).toContain('ROUGE-L F1');
+    const svg = await readFile(chartPath, 'utf8');
+    expect(svg.startsWith('<svg')).toBe(true);
+    expect(svg).toContain('c=4');
+  });
+
+  it('counts tokens with --tokenizer over HTTP and exports CSV', async () => {
+    const tokenizerDir = join(dir, 'tok');
+    await writeFile(data, `${JSON.stringify({ input: prompt })}\n`);
+    const csvPath = join(dir, 'out.csv');
+    const { io } = captureIo();
+    const code = await main(
+      ['-u', triton.httpUrl, '-i', 'http', '--input-data', data, '--num-requests', '3', '--max-tokens', '5']
+        .concat(['--export', csvPath, '--no-chart', '--no-progress'])
+        .concat(process.env.TRTLLM_BENCH_TOKENIZER_DIR ? ['--tokenizer', process.env.TRTLLM_BENCH_TOKENIZER_DIR] : []),
+      io,
+    );
+    expect(code).toBe(0);
+    const [header, row] = (await readFile(csvPath, 'utf8')).trim().split('\r\n') as [string, string];
+    const cells = Object.fromEntries(header.split(',').map((h, i) => [h, row.split(',')[i]]));
+    expect(cells.protocol).toBe('http');
+    expect(cells.completed).toBe('3');
+    expect(cells.output_tokens).toBe('15');
+    expect(cells.input_tokens).toBe(String(3 * fakeTokenizer.encode(prompt).length));
+    expect(tokenizerDir).toContain('tok');
+  });
+
+  it('exits 2 naming the line of bad input data', async () => {
+    await writeFile(data, '{"input":"ok"}\n{"input":\n');
+    const { io, err } = captureIo();
+    const code = await main(['-u', triton.grpcUrl, '--input-data', data, '--no-progress', '--no-chart'], io);
+    expect(code).toBe(2);
+    expect(err()).toContain('invalid_argument');
+    expect(err()).toContain('line 2');
+  });
+
+  it('exits 2 for a concurrency that is not a number', async () => {
+    await writeFile(data, '{"input":"ok"}\n');
+    const { io, err } = captureIo();
+    const code = await main(['--input-data', data, '--concurrency', '1,x', '--no-progress', '--no-chart'], io);
+    expect(code).toBe(2);
+    expect(err()).toContain('concurrency');
+    expect(err()).toContain('"x"');
+  });
+
+  it('exits 1 with the server error for an unknown model, before sending load', async () => {
+    await writeFile(data, '{"input":"ok"}\n');
+    const { io, err } = captureIo();
+    const code = await main(['-u', triton.grpcUrl, '-m', 'nope', '--input-data', data, '--no-progress', '--no-chart'], io);
+    expect(code).toBe(1);
+    expect(err()).toContain('not_found');
+  });
+});
+
+async function generateReference(url: string, prompt: string): Promise<string> {
+  const { grpcTransport } = await import('@trtllm/grpc');
+  const { TritonLlm } = await import('@trtllm/sdk');
+  const llm = new TritonLlm({ transport: grpcTransport({ baseUrl: url }), model: 'ensemble' });
+  try {
+    return (await llm.generate({ prompt, maxTokens: 12 })).text;
+  } finally {
+    await llm.close();
+  }
+}

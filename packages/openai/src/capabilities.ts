@@ -1,0 +1,26 @@
+import { type TritonLlm, TritonLlmError } from '@trtllm/sdk';
+
+/**
+ * Refuses log probs up front, naming the OpenAI parameter, when the deployed model has no
+ * `return_log_probs` input (the LLM-API model, older custom models).
+ */
+export async function requireLogProbs(llm: TritonLlm, param: string, signal: AbortSignal): Promise<void> {
+  const schema = await llm.schema({ signal });
+  if (!schema.inputs.has('return_log_probs')) {
+    throw new TritonLlmError(
+      'invalid_argument',
+      `${param}: model '${schema.model}' (${schema.flavor}) does not return log probs; leave ${param} unset`,
+      { model: schema.model },
+    );
+  }
+}
+
+/** Refuses a request for a model this server does not serve, as OpenAI does (404, `model_not_found`). */
+export function requireModel(requested: string, served: string): void {
+  if (requested !== served) {
+    throw new TritonLlmError(
+      'not_found',
+      `The model '${requested}' does not exist; this server serves '${served}'`,
+    );
+  }
+}

@@ -1,0 +1,120 @@
+#!/usr/bin/env node
+import { access } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { type Tokenizer, TritonLlm } from '@trtllm/sdk';
+import { loadTokenizer } from '@trtllm/tokenizers';
+import { CHAT_TEMPLATE_CHOICES, type ChatTemplateChoice } from './chat-template.js';
+import { createOpenAiServer } from './server.js';
+import { transportFromUrl } from './transport-url.js';
+
+const USAGE = `Usage: trtllm-openai [options]
+
+An OpenAI-compatible API (/v1/models, /v1/completions, /v1/chat/completions) in front of Triton.
+
+Options:
+  --triton <url>           Triton address: grpc://host:port or http://host:port (default grpc://localhost:8001)
+  --model <name>           Triton model to call (default ensemble)
+  --served-model-name <n>  Model name clients use (default: --model)
+  --port <port>            Port to listen on (default 3000)
+  --host <host>            Address to listen on (default 127.0.0.1)
+  --api-key <key>          Require "Authorization: Bearer <key>" (or set TRTLLM_OPENAI_API_KEY)
+  --chat-template <name>   auto | chatml | llama2 | llama3 (default auto: the model's own, else chatml)
+  --tokenizer-dir <dir>    Hugging Face tokenizer directory: its chat template, and its tokenizer.json
+                           (needed for the raw tensorrt_llm model; counts prompt tokens for older ensembles)
+  --default-max-tokens <n> max_tokens of chat requests that give none (default 1024)
+  -h, --help               Show this help
+`;
+
+function fail(message: string): never {
+  process.stderr.write(`trtllm-openai: ${message}\n\n${USAGE}`);
+  process.exit(2);
+}
+
+function integerFlag(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0)
+    fail(`--${name} must be a non-negative integer (got ${JSON.stringify(value)})`);
+  return n;
+}
+
+async function main(): Promise<void> {
+  let values: ReturnType<typeof parse>['values'];
+  try {
+    values = parse().values;
+  } catch (err) {
+    fail((err as Error).message);
+  }
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  const template = values['chat-template'] ?? 'auto';
+  if (!(CHAT_TEMPLATE_CHOICES as readonly string[]).includes(template)) {
+    fail(
+      `--chat-template must be one of ${CHAT_TEMPLATE_CHOICES.join(', ')} (got ${JSON.stringify(template)})`,
+    );
+  }
+  const transport = transportFromUrl(values.triton ?? 'grpc://localhost:8001');
+  const tokenizer = await tokenizerIn(values['tokenizer-dir']);
+  const llm = new TritonLlm({
+    transport,
+    model: values.model ?? 'ensemble',
+    ...(tokenizer !== undefined ? { tokenizer } : {}),
+  });
+  const apiKey = values['api-key'] ?? process.env.TRTLLM_OPENAI_API_KEY;
+  const server = createOpenAiServer({
+    llm,
+    chatTemplate: template as ChatTemplateChoice,
+    defaultMaxTokens: integerFlag('default-max-tokens', values['default-max-tokens'], 1024),
+    ...(values['served-model-name'] !== undefined ? { modelName: values['served-model-name'] } : {}),
+    ...(apiKey !== undefined && apiKey.length > 0 ? { apiKey } : {}),
+    ...(values['tokenizer-dir'] !== undefined ? { tokenizerDir: values['tokenizer-dir'] } : {}),
+    ...(tokenizer !== undefined ? { tokenizer } : {}),
+  });
+  const url = await server.listen(integerFlag('port', values.port, 3000), values.host ?? '127.0.0.1');
+  process.stdout.write(`trtllm-openai: serving '${values['served-model-name'] ?? llm.model}' at ${url}\n`);
+  const shutdown = (): void => {
+    void server
+      .close()
+      .then(() => llm.close())
+      .finally(() => process.exit(0));
+  };
+  process.once('SIGINT', shutdown);
+  process.once('SIGTERM', shutdown);
+}
+
+/** The directory's tokenizer, when it has a tokenizer.json (a directory may hold only a chat template). */
+async function tokenizerIn(dir: string | undefined): Promise<Tokenizer | undefined> {
+  if (dir === undefined) return undefined;
+  const found = await access(join(dir, 'tokenizer.json')).then(
+    () => true,
+    () => false,
+  );
+  return found ? loadTokenizer(dir) : undefined;
+}
+
+function parse() {
+  return parseArgs({
+    options: {
+      triton: { type: 'string' },
+      model: { type: 'string' },
+      'served-model-name': { type: 'string' },
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'api-key': { type: 'string' },
+      'chat-template': { type: 'string' },
+      'tokenizer-dir': { type: 'string' },
+      'default-max-tokens': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`trtllm-openai: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

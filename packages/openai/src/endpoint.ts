@@ -1,0 +1,84 @@
+import type { ServerResponse } from 'node:http';
+import type { Tokenizer, TritonLlm } from '@trtllm/sdk';
+import {
+  type ChoiceEvent,
+  type ChoiceOutcome,
+  generateChoices,
+  type PromptInput,
+  planJobs,
+  streamChoices,
+} from './choices.js';
+import { sendJson } from './http-io.js';
+import type { CommonParams } from './params.js';
+import { SseWriter } from './sse.js';
+import type { OpenAiFinishReason, OpenAiUsage } from './wire.js';
+
+/** What a handler knows about the server it runs in. */
+export interface EndpointContext {
+  readonly llm: TritonLlm;
+  readonly tokenizer: Tokenizer | undefined;
+  /** The model name clients send and see. */
+  readonly modelName: string;
+  /** Aborted when the client goes away. */
+  readonly signal: AbortSignal;
+}
+
+/** How one OpenAI endpoint shapes the choices into its response and its stream chunks. */
+export interface EndpointFormat {
+  readonly prompts: readonly PromptInput[];
+  readonly params: CommonParams;
+  /** The whole response of a non-streaming call. */
+  complete(choices: readonly ChoiceOutcome[], usage: OpenAiUsage): unknown;
+  /** Chunks sent before any generated text (chat: the role of each choice; completions: the echoed prompt). */
+  opening(): readonly unknown[];
+  delta(event: Extract<ChoiceEvent, { type: 'delta' }>): unknown;
+  finish(choice: number, reason: OpenAiFinishReason): unknown;
+  /** The closing chunk of `stream_options.include_usage`. */
+  usage(usage: OpenAiUsage): unknown;
+}
+
+/**
+ * Runs an endpoint's choices upstream and answers: one JSON body, or SSE chunks ending with
+ * `[DONE]`. Headers of a stream wait for the first upstream event, so an error the backend
+ * reports at once still gets its own HTTP status; later errors arrive as an error event.
+ */
+export async function respond(
+  res: ServerResponse,
+  ctx: EndpointContext,
+  format: EndpointFormat,
+): Promise<void> {
+  const { params } = format;
+  const jobs = await planJobs(ctx.llm, format.prompts, params.n, params.sampling, ctx.signal);
+  // Operators find the upstream requests in Triton's logs (and the fake's event log) by these ids.
+  const headers = { 'x-request-id': jobs.map((j) => j.request.requestId).join(',') };
+  const choiceCtx = { llm: ctx.llm, tokenizer: ctx.tokenizer, signal: ctx.signal };
+  if (!params.stream) {
+    const { choices, usage } = await generateChoices(choiceCtx, jobs);
+    if (ctx.signal.aborted) return;
+    sendJson(res, 200, format.complete(choices, usage), headers);
+    return;
+  }
+  const events = streamChoices(choiceCtx, jobs);
+  try {
+    let next = await events.next();
+    if (ctx.signal.aborted) return;
+    const sse = new SseWriter(res, headers);
+    try {
+      for (const chunk of format.opening()) await sse.send(chunk);
+      while (!next.done && !sse.closed) {
+        const event = next.value;
+        if (event.type === 'delta') await sse.send(format.delta(event));
+        else if (event.type === 'finish') await sse.send(format.finish(event.choice, event.finishReason));
+        else if (params.includeUsage) await sse.send(format.usage(event.usage));
+        next = await events.next();
+      }
+      if (!sse.closed) await sse.done();
+    } catch (err) {
+      if (sse.closed) return;
+      await sse.fail(err);
+    }
+  } finally {
+    // Cancels whatever is still running upstream when the client left or an error ended the stream.
+    await events.return();
+  }
+}

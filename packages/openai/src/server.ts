@@ -1,0 +1,160 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { invalidArgument, type Tokenizer, type Transport, TritonLlm, TritonLlmError } from '@trtllm/sdk';
+import { apiKeyCheck } from './api-key.js';
+import { chatCompletionsFormat } from './chat-completions.js';
+import { type ChatTemplate, type ChatTemplateChoice, loadChatTemplate } from './chat-template.js';
+import { completionsFormat } from './completions.js';
+import { type EndpointContext, respond } from './endpoint.js';
+import { readJsonBody, sendError, sendJson } from './http-io.js';
+import { unixSeconds } from './ids.js';
+
+/** Where the server's generations go: a ready client, or a transport and model to make one from. */
+export type OpenAiServerBackend =
+  | { readonly llm: TritonLlm }
+  | {
+      readonly transport: Transport;
+      readonly model: string;
+      readonly tokenizer?: Tokenizer;
+      /** Where the SDK's warnings go (default console.warn). */
+      readonly logger?: { warn(message: string): void };
+    };
+
+/** Options of {@link createOpenAiServer}. */
+export type OpenAiServerOptions = OpenAiServerBackend & {
+  /** The model name clients send and see; default: the Triton model's name. */
+  readonly modelName?: string;
+  /** When set, every request must carry `Authorization: Bearer <apiKey>`. */
+  readonly apiKey?: string;
+  /** `auto` (default): the model's own template from `tokenizerDir`, else ChatML; or a built-in one. */
+  readonly chatTemplate?: ChatTemplateChoice;
+  /** A Hugging Face tokenizer directory: its tokenizer_config.json gives the chat template and special tokens. */
+  readonly tokenizerDir?: string;
+  /**
+   * Counts prompt tokens for models that do not report them (ensembles before the 2026 backend)
+   * and gives log-prob tokens their text. With `transport`, also what the raw model is driven with.
+   */
+  readonly tokenizer?: Tokenizer;
+  /** `max_tokens` of a chat request that gives none (OpenAI's limit is the context; Triton needs a number). Default 1024. */
+  readonly defaultMaxTokens?: number;
+  /** Largest request body accepted, in bytes. Default 4 MiB. */
+  readonly maxBodyBytes?: number;
+};
+
+/** A running (or ready to run) OpenAI-compatible server. */
+export interface OpenAiServer {
+  /** Listens on `port` (0 picks a free one) and `host` (default 127.0.0.1); resolves to the base URL, e.g. `http://127.0.0.1:3000/v1`. */
+  listen(port: number, host?: string): Promise<string>;
+  /** Stops accepting connections and ends open ones (streams in flight are cancelled upstream). The backend stays open: its owner closes it. */
+  close(): Promise<void>;
+  /** The request handler, to mount in an existing `node:http` server. */
+  readonly handler: (req: IncomingMessage, res: ServerResponse) => void;
+}
+
+/**
+ * An OpenAI-compatible HTTP server in front of one Triton model: `GET /v1/models`,
+ * `POST /v1/completions` and `POST /v1/chat/completions`, streaming (SSE) or not, so that
+ * existing OpenAI clients work unchanged. A client that disconnects cancels its upstream request.
+ */
+export function createOpenAiServer(options: OpenAiServerOptions): OpenAiServer {
+  const llm =
+    'llm' in options
+      ? options.llm
+      : new TritonLlm({
+          transport: options.transport,
+          model: options.model,
+          ...(options.tokenizer !== undefined ? { tokenizer: options.tokenizer } : {}),
+          ...(options.logger !== undefined ? { logger: options.logger } : {}),
+        });
+  if (options.apiKey !== undefined && (typeof options.apiKey !== 'string' || options.apiKey.length === 0)) {
+    throw invalidArgument('apiKey', options.apiKey, 'must be a non-empty string when given');
+  }
+  const defaultMaxTokens = options.defaultMaxTokens ?? 1024;
+  if (!Number.isInteger(defaultMaxTokens) || defaultMaxTokens < 1) {
+    throw invalidArgument('defaultMaxTokens', defaultMaxTokens, 'must be a positive integer');
+  }
+  const maxBodyBytes = options.maxBodyBytes ?? 4 * 1024 * 1024;
+  const modelName = options.modelName ?? llm.model;
+  const created = unixSeconds();
+  const checkKey = options.apiKey !== undefined ? apiKeyCheck(options.apiKey) : undefined;
+  const templateLoad = loadChatTemplate({
+    ...(options.chatTemplate !== undefined ? { choice: options.chatTemplate } : {}),
+    ...(options.tokenizerDir !== undefined ? { tokenizerDir: options.tokenizerDir } : {}),
+  });
+  // Awaited by listen() and by chat requests; this keeps an early failure from going unhandled.
+  templateLoad.catch(() => undefined);
+  const model = { id: modelName, object: 'model', created, owned_by: 'triton' };
+
+  const route = async (req: IncomingMessage, res: ServerResponse, signal: AbortSignal): Promise<void> => {
+    const path = new URL(req.url ?? '/', 'http://localhost').pathname.replace(/\/+$/, '');
+    if (req.method === 'GET' && path === '/health') {
+      const ready = await llm.modelReady({ signal }).catch(() => false);
+      sendJson(res, ready ? 200 : 503, { status: ready ? 'ok' : 'unavailable' });
+      return;
+    }
+    checkKey?.(req.headers);
+    if (req.method === 'GET' && path === '/v1/models') {
+      sendJson(res, 200, { object: 'list', data: [model] });
+      return;
+    }
+    if (req.method === 'GET' && path.startsWith('/v1/models/')) {
+      const id = decodeURIComponent(path.slice('/v1/models/'.length));
+      if (id !== modelName) throw new TritonLlmError('not_found', `The model '${id}' does not exist`);
+      sendJson(res, 200, model);
+      return;
+    }
+    const ctx: EndpointContext = { llm, tokenizer: options.tokenizer, modelName, signal };
+    if (req.method === 'POST' && path === '/v1/completions') {
+      const body = await readJsonBody(req, maxBodyBytes);
+      await respond(res, ctx, await completionsFormat(body, ctx));
+      return;
+    }
+    if (req.method === 'POST' && path === '/v1/chat/completions') {
+      const body = await readJsonBody(req, maxBodyBytes);
+      const template: ChatTemplate = await templateLoad;
+      await respond(res, ctx, await chatCompletionsFormat(body, { ...ctx, template, defaultMaxTokens }));
+      return;
+    }
+    throw new TritonLlmError('not_found', `Unknown request URL: ${req.method ?? ''} ${path || '/'}`);
+  };
+
+  const handler = (req: IncomingMessage, res: ServerResponse): void => {
+    const disconnect = new AbortController();
+    // 'close' before the response finished means the client went away: cancel upstream work.
+    res.on('close', () => {
+      if (!res.writableFinished) disconnect.abort();
+    });
+    route(req, res, disconnect.signal).catch((err: unknown) => {
+      if (!disconnect.signal.aborted) sendError(res, err);
+    });
+  };
+
+  const server: Server = createServer(handler);
+  return {
+    handler,
+    async listen(port, host = '127.0.0.1') {
+      await templateLoad;
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, host, () => {
+          server.off('error', reject);
+          resolve();
+        });
+      });
+      const address = server.address() as AddressInfo;
+      const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+      return `http://${shown}:${address.port}/v1`;
+    },
+    close() {
+      return new Promise<void>((resolve, reject) => {
+        if (!server.listening) {
+          resolve();
+          return;
+        }
+        server.close((err) => (err ? reject(err) : resolve()));
+        // Streams in flight would otherwise keep close() waiting until they end.
+        server.closeAllConnections();
+      });
+    },
+  };
+}

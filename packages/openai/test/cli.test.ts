@@ -1,0 +1,71 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { type FakeTriton, startFakeTriton } from '@trtllm/testing';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { generated } from './expected.js';
+
+const root = fileURLToPath(new URL('../../../', import.meta.url));
+const cli = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
+
+/** Runs the CLI from source (tsx resolves the workspace packages through tsconfig paths). */
+function runCli(args: readonly string[]): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', cli, ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+async function servingUrl(child: ChildProcess): Promise<string> {
+  let out = '';
+  for await (const piece of child.stdout!) {
+    out += String(piece);
+    const match = /at (http:\/\/\S+)/.exec(out);
+    if (match) return match[1]!;
+  }
+  throw new Error(`the CLI exited without serving: ${out}`);
+}
+
+describe('trtllm-openai CLI', () => {
+  let fake: FakeTriton;
+  beforeAll(async () => {
+    fake = await startFakeTriton({ grpcPort: 0, httpPort: 0 });
+  });
+  afterAll(() => fake.close());
+
+  test('serves the model named by --triton grpc://… and --served-model-name, and stops on SIGTERM', async () => {
+    const child = runCli([
+      '--triton',
+      fake.grpcUrl.replace(/^http:/, 'grpc:'),
+      '--model',
+      'ensemble',
+      '--served-model-name',
+      'llm',
+      '--port',
+      '0',
+      '--api-key',
+      'sk-cli',
+    ]);
+    try {
+      const baseURL = await servingUrl(child);
+      const client = new OpenAI({ baseURL, apiKey: 'sk-cli', maxRetries: 0 });
+      const r = await client.completions.create({ model: 'llm', prompt: 'Hello', max_tokens: 5 });
+      expect(r.choices[0]!.text).toBe(generated('Hello', { maxTokens: 5 })[0]!.text);
+      const exited = once(child, 'exit');
+      child.kill('SIGTERM');
+      const [code] = await exited;
+      expect(code).toBe(0);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  });
+
+  test('refuses an unknown chat template with a usage message', async () => {
+    const child = runCli(['--chat-template', 'vicuna']);
+    let err = '';
+    child.stderr!.on('data', (d) => {
+      err += String(d);
+    });
+    const [code] = await once(child, 'exit');
+    expect(code).toBe(2);
+    expect(err).toContain('--chat-template must be one of auto, chatml, llama2, llama3');
+  });
+});

@@ -1,0 +1,60 @@
+/**
+ * `trtllm-fake-triton`: the fake Triton as a process, for demos and for clients in other languages.
+ * Prints one line when ready and exits 0 on SIGINT or SIGTERM.
+ */
+import { parseArgs } from 'node:util';
+import { startFakeTriton } from './server.js';
+
+const USAGE =
+  'usage: trtllm-fake-triton [--grpc-port 8001] [--http-port 8000] [--host 127.0.0.1] [--ttft-ms N] [--itl-ms N] [--cors]';
+
+function portOrNumber(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} must be a non-negative integer, got '${value}'`);
+  return n;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      'grpc-port': { type: 'string' },
+      'http-port': { type: 'string' },
+      host: { type: 'string' },
+      'ttft-ms': { type: 'string' },
+      'itl-ms': { type: 'string' },
+      cors: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  const fake = await startFakeTriton({
+    grpcPort: portOrNumber('grpc-port', values['grpc-port'], 8001),
+    httpPort: portOrNumber('http-port', values['http-port'], 8000),
+    ...(values.host !== undefined ? { host: values.host } : {}),
+    ttftMs: portOrNumber('ttft-ms', values['ttft-ms'], 0),
+    itlMs: portOrNumber('itl-ms', values['itl-ms'], 0),
+    cors: values.cors ?? false,
+  });
+  process.stdout.write(`fake Triton ready: grpc ${fake.grpcUrl} http ${fake.httpUrl}\n`);
+  const stop = () => {
+    fake.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        process.stderr.write(`trtllm-fake-triton: ${String(err)}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`trtllm-fake-triton: ${err instanceof Error ? err.message : String(err)}\n${USAGE}\n`);
+  process.exit(2);
+});

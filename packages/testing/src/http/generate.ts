@@ -1,0 +1,176 @@
+/**
+ * Triton's generate extension: `/generate` (exactly one response) and `/generate_stream` (SSE).
+ * Every top-level key that names a model input becomes that tensor (flat JSON only, batch dimension
+ * added); the rest become request parameters. Status codes follow the real server, 500s and all.
+ */
+import { findTarget, prepareRequest } from '../engine/admit.js';
+import type { EngineContext } from '../engine/context.js';
+import { execute } from '../engine/execute.js';
+import type { Delivery, InferenceRequest, ModelResponse, ParameterValue, ResponseSink } from '../engine/request.js';
+import { asTritonError, TritonError } from '../errors.js';
+import { MODEL_VERSION, type ModelDef } from '../models/repository.js';
+import type { Tensor } from '../tensor.js';
+import type { Exchange } from './exchange.js';
+import { flatData, isObject, jsonValues, parseJsonBody, stringify } from './json.js';
+
+export const GENERATE_NEEDS_ONE_RESPONSE =
+  'generate expects model to produce exactly 1 response, use generate stream for model that generates various number of responses';
+
+function parameterValue(v: unknown): ParameterValue | undefined {
+  return typeof v === 'boolean' || typeof v === 'number' || typeof v === 'string' ? v : undefined;
+}
+
+/** The tensors and parameters a generate body stands for; parse problems are 500s, as observed. */
+function readBody(body: unknown, model: ModelDef): { id: string; inputs: Tensor[]; parameters: Map<string, ParameterValue> } {
+  if (!isObject(body)) throw new TritonError('INTERNAL', 'failed to parse the request JSON buffer: expected a JSON object');
+  const inputs: Tensor[] = [];
+  const parameters = new Map<string, ParameterValue>();
+  const id = typeof body.id === 'string' ? body.id : '';
+  for (const [key, value] of Object.entries(body)) {
+    if (key === 'id') continue;
+    if (key === 'parameters' && isObject(value)) {
+      for (const [name, v] of Object.entries(value)) {
+        const p = parameterValue(v);
+        if (p !== undefined) parameters.set(name, p);
+      }
+      continue;
+    }
+    const spec = model.inputs.find((s) => s.name === key);
+    if (!spec) {
+      const p = parameterValue(value);
+      if (p !== undefined) parameters.set(key, p);
+      continue;
+    }
+    const values = Array.isArray(value) ? value : [value];
+    const data = flatData(values, spec.datatype, 'INTERNAL');
+    const shape = model.maxBatchSize > 0 ? [1, values.length] : [values.length];
+    inputs.push({ name: key, datatype: spec.datatype, shape, data });
+  }
+  return { id, inputs, parameters };
+}
+
+/** One response as a generate event: a one-element output is a scalar, a longer one an array. */
+export function generateJson(req: InferenceRequest, r: ModelResponse): string {
+  const out: Record<string, unknown> = {};
+  if (req.id !== '') out.id = req.id;
+  out.model_name = req.model.name;
+  out.model_version = MODEL_VERSION;
+  for (const t of r.outputs) {
+    const values = jsonValues(t);
+    out[t.name] = values.length === 1 ? values[0] : values;
+  }
+  return stringify(out);
+}
+
+export async function handleGenerate(
+  ex: Exchange,
+  ctx: EngineContext,
+  modelName: string,
+  version: string,
+  streaming: boolean,
+): Promise<void> {
+  let req: InferenceRequest;
+  try {
+    const target = findTarget(ctx, modelName, version);
+    const parsed = readBody(parseJsonBody(await ex.body(), 'INTERNAL'), target.model);
+    const tensors = new Map(parsed.inputs.map((t) => [t.name, t]));
+    req = prepareRequest(target, {
+      protocol: 'http',
+      id: parsed.id,
+      headers: parsed.inputs,
+      decode: () => tensors,
+      parameters: parsed.parameters,
+      outputs: [],
+    });
+  } catch (err) {
+    return ex.error(asTritonError(err));
+  }
+  const sink = streaming ? streamSink(ex, req) : singleSink(ex, req);
+  await execute(req, sink, ctx, []);
+}
+
+/** `/generate_stream`: one `data:` event per response; errors after the first event stay in-band. */
+function streamSink(ex: Exchange, req: InferenceRequest): ResponseSink {
+  let started = false;
+  let delivered = 0;
+  const start = () => {
+    if (started) return;
+    started = true;
+    ex.res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache' });
+  };
+  return {
+    // Triton notices a vanished client only when it next writes; so does this sink.
+    signal: new AbortController().signal,
+    async send(r): Promise<Delivery> {
+      if (ex.gone) return 'cancelled';
+      const fault = req.faults.beforeResponse(delivered, r.tokens);
+      if (fault === 'stall') {
+        await ex.closed;
+        return 'cancelled';
+      }
+      if (fault === 'drop') {
+        ex.destroy();
+        return 'cancelled';
+      }
+      start();
+      if (fault === 'malformed') {
+        const event = generateJson(req, r);
+        await ex.write(`data: ${event.slice(0, Math.max(1, event.length >> 1))}\n\n`);
+        ex.res.end();
+        return 'failed';
+      }
+      delivered += r.tokens;
+      return ex.write(`data: ${generateJson(req, r)}\n\n`);
+    },
+    complete() {
+      if (req.faults.omitFinal) return ex.destroy();
+      start();
+      ex.res.end();
+    },
+    fail(error) {
+      if (!started) return ex.error(error);
+      void ex.write(`data: ${stringify({ error: error.message })}\n\n`).then(() => ex.res.end());
+    },
+  };
+}
+
+/** `/generate`: the one response, or the error the real server gives a model that sends more. */
+function singleSink(ex: Exchange, req: InferenceRequest): ResponseSink {
+  const responses: ModelResponse[] = [];
+  let delivered = 0;
+  // The official BLS answers /generate with more than one response even when not streaming.
+  const alwaysSeveral = req.model.kind === 'bls' && req.model.decoupled;
+  return {
+    signal: new AbortController().signal,
+    async send(r): Promise<Delivery> {
+      const fault = req.faults.beforeResponse(delivered, r.tokens);
+      if (fault === 'stall') {
+        await ex.closed;
+        return 'cancelled';
+      }
+      if (fault === 'drop') {
+        ex.destroy();
+        return 'cancelled';
+      }
+      if (fault === 'malformed') {
+        if (!ex.gone) {
+          ex.res.writeHead(200, { 'Content-Type': 'application/json' });
+          ex.res.end(generateJson(req, r).slice(0, 10));
+        }
+        return 'failed';
+      }
+      delivered += r.tokens;
+      responses.push(r);
+      return 'ok';
+    },
+    complete() {
+      if (req.faults.omitFinal) return ex.destroy();
+      const only = responses[0];
+      if (responses.length !== 1 || alwaysSeveral || !only) {
+        return ex.json(200, { error: GENERATE_NEEDS_ONE_RESPONSE });
+      }
+      ex.send(200, 'application/json', generateJson(req, only));
+    },
+    fail: (error) => ex.error(error),
+  };
+}

@@ -1,0 +1,131 @@
+/** The HTTP front end on node:http (or node:https): KServe v2 routes plus the generate extension. */
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { EngineContext } from '../engine/context.js';
+import { findModel } from '../engine/execute.js';
+import { asTritonError, TritonError } from '../errors.js';
+import { modelConfig, modelMetadata, modelStatistics, SERVER_EXTENSIONS, SERVER_NAME, SERVER_VERSION } from '../models/describe.js';
+import { MODEL_VERSION } from '../models/repository.js';
+import type { TlsOptions } from '../grpc/server.js';
+import { Exchange } from './exchange.js';
+import { handleGenerate } from './generate.js';
+import { HEADER_LENGTH, handleInfer } from './infer.js';
+
+export interface HttpFrontEnd {
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+const MODEL_ROUTE = /^\/v2\/models\/([^/]+)(?:\/versions\/([^/]+))?(?:\/(ready|config|stats|infer|generate|generate_stream))?$/;
+
+function corsHeaders(req: IncomingMessage): Record<string, string> {
+  return {
+    'Access-Control-Allow-Origin': req.headers.origin ?? '*',
+    'Access-Control-Allow-Methods': 'GET, POST, OPTIONS',
+    'Access-Control-Allow-Headers':
+      req.headers['access-control-request-headers'] ?? `Content-Type, Accept, ${HEADER_LENGTH}`,
+    'Access-Control-Expose-Headers': HEADER_LENGTH,
+    'Access-Control-Max-Age': '600',
+    Vary: 'Origin',
+  };
+}
+
+async function route(ex: Exchange, ctx: EngineContext): Promise<void> {
+  const { req } = ex;
+  const path = new URL(req.url ?? '/', 'http://fake').pathname;
+  const method = req.method ?? 'GET';
+  const get = method === 'GET';
+  if (get && path === '/v2/health/live') return ex.empty(200);
+  if (get && path === '/v2/health/ready') return ex.empty(200);
+  if (get && path === '/v2') {
+    return ex.json(200, { name: SERVER_NAME, version: SERVER_VERSION, extensions: SERVER_EXTENSIONS });
+  }
+  if (get && path === '/v2/models/stats') {
+    const stats = [...ctx.models.values()].map((m) => modelStatistics(m, ctx.statistics.get(m.name)));
+    return ex.json(200, { model_stats: stats });
+  }
+  if (method === 'POST' && path === '/v2/repository/index') {
+    return ex.json(
+      200,
+      [...ctx.models.keys()].map((name) => ({ name, version: MODEL_VERSION, state: 'READY' })),
+    );
+  }
+  const m = MODEL_ROUTE.exec(path);
+  if (!m) return ex.json(404, { error: 'Not Found' });
+  const name = decodeURIComponent(m[1]!);
+  const version = m[2] === undefined ? '' : decodeURIComponent(m[2]);
+  const action = m[3];
+  const wants = action === 'infer' || action === 'generate' || action === 'generate_stream' ? 'POST' : 'GET';
+  if (method !== wants) return ex.json(405, { error: `Method Not Allowed: ${method} ${path}` });
+  switch (action) {
+    case 'infer':
+      return handleInfer(ex, ctx, name, version);
+    case 'generate':
+      return handleGenerate(ex, ctx, name, version, false);
+    case 'generate_stream':
+      return handleGenerate(ex, ctx, name, version, true);
+    case 'ready':
+      // Triton answers readiness with a bare status.
+      return ex.empty(ctx.models.has(name) && (version === '' || version === MODEL_VERSION) ? 200 : 400);
+    case 'config':
+      return ex.json(200, modelConfig(findModel(ctx, name, version)));
+    case 'stats': {
+      const model = findModel(ctx, name, version);
+      return ex.json(200, { model_stats: [modelStatistics(model, ctx.statistics.get(model.name))] });
+    }
+    default:
+      return ex.json(200, modelMetadata(findModel(ctx, name, version)));
+  }
+}
+
+export async function startHttpFrontEnd(
+  ctx: EngineContext,
+  options: { host: string; port: number; tls: TlsOptions | undefined; cors: boolean },
+): Promise<HttpFrontEnd> {
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
+    if (options.cors) {
+      for (const [k, v] of Object.entries(corsHeaders(req))) res.setHeader(k, v);
+      if (req.method === 'OPTIONS') {
+        res.writeHead(204);
+        res.end();
+        return;
+      }
+    }
+    const ex = new Exchange(req, res);
+    route(ex, ctx).catch((err: unknown) => {
+      const error = err instanceof TritonError ? err : asTritonError(err);
+      if (!res.headersSent) ex.error(error);
+      else res.destroy();
+    });
+  };
+  const tls = options.tls;
+  const server: Server = tls
+    ? createHttpsServer(
+        {
+          cert: tls.cert,
+          key: tls.key,
+          ...(tls.ca !== undefined ? { ca: tls.ca } : {}),
+          requestCert: tls.requireClientCert ?? false,
+          rejectUnauthorized: tls.requireClientCert ?? false,
+        },
+        handler,
+      )
+    : createHttpServer(handler);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : options.port;
+  return {
+    port,
+    close: async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await closed;
+    },
+  };
+}

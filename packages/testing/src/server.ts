@@ -1,0 +1,85 @@
+/** startFakeTriton(): the engine with its gRPC and HTTP front ends. */
+import { Activity, type EngineContext, StopRegistry } from './engine/context.js';
+import { EventLog } from './engine/event-log.js';
+import { FaultState } from './engine/faults.js';
+import { Statistics } from './engine/statistics.js';
+import { startGrpcFrontEnd } from './grpc/server.js';
+import { startHttpFrontEnd } from './http/server.js';
+import { buildRepository } from './models/repository.js';
+import type { FakeTriton, FakeTritonOptions } from './types.js';
+
+function urlHost(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+function nonNegative(name: string, value: number | undefined): number {
+  if (value === undefined) return 0;
+  if (!Number.isFinite(value) || value < 0) {
+    throw new TypeError(`startFakeTriton: ${name} must be a non-negative number, got ${value}`);
+  }
+  return value;
+}
+
+/**
+ * Starts a fake Triton Inference Server serving the TensorRT-LLM model repository of GENERATOR.md
+ * over real gRPC and HTTP on loopback, with no GPU. Outputs are deterministic, so tests can
+ * predict them with {@link generateTokens} and {@link fakeTokenizer}; the event log shows what each
+ * model request did (including generations that outlive a cancelled ensemble call).
+ */
+export async function startFakeTriton(options: FakeTritonOptions = {}): Promise<FakeTriton> {
+  const host = options.host ?? '127.0.0.1';
+  const ttftMs = nonNegative('ttftMs', options.ttftMs);
+  const itlMs = nonNegative('itlMs', options.itlMs);
+  const events = new EventLog();
+  const faults = new FaultState();
+  const activity = new Activity();
+  const ctx: EngineContext = {
+    models: buildRepository({
+      backendVersion: options.backendVersion ?? 'latest',
+      decoupled: options.decoupled ?? {},
+      accumulateTokens: options.accumulateTokens ?? true,
+      ttftMs,
+      itlMs,
+    }),
+    events,
+    faults,
+    stops: new StopRegistry(),
+    activity,
+    statistics: new Statistics(),
+    ttftMs,
+    itlMs,
+  };
+  const grpc = await startGrpcFrontEnd(ctx, { host, port: options.grpcPort ?? 0, tls: options.tls });
+  let http: Awaited<ReturnType<typeof startHttpFrontEnd>>;
+  try {
+    http = await startHttpFrontEnd(ctx, {
+      host,
+      port: options.httpPort ?? 0,
+      tls: options.tls,
+      cors: options.cors ?? false,
+    });
+  } catch (err) {
+    await grpc.close();
+    throw err;
+  }
+  const scheme = options.tls ? 'https' : 'http';
+  let closing: Promise<void> | undefined;
+  return {
+    grpcUrl: `${scheme}://${urlHost(host)}:${grpc.port}`,
+    httpUrl: `${scheme}://${urlHost(host)}:${http.port}`,
+    grpcPort: grpc.port,
+    httpPort: http.port,
+    events: () => events.all(),
+    waitForEvent: (match, timeoutMs = 5000) => events.wait(match, timeoutMs),
+    clearEvents: () => events.clear(),
+    setFaults: (f) => faults.set(f),
+    activeRequests: () => activity.active,
+    close: () => {
+      closing ??= (async () => {
+        activity.close();
+        await Promise.all([grpc.close(), http.close()]);
+      })();
+      return closing;
+    },
+  };
+}
