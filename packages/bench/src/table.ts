@@ -37,7 +37,7 @@ export function renderTable(report: BenchReport): string {
   const table = new Table({
     head: ['concurrency', ...report.levels.map((l) => String(l.concurrency))],
     colAligns: ['left', ...report.levels.map(() => 'right' as const)],
-    style: { head: [], border: [] },
+    style: { head: [], border: [], compact: true },
   });
   const rows = report.levels.some((l) => l.accuracy !== undefined) ? [...ROWS, ...ACCURACY_ROWS] : ROWS;
   for (const [label, read] of rows) table.push([label, ...report.levels.map(read)]);

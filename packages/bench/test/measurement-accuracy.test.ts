@@ -9,7 +9,9 @@ const ITL_MS = 10;
 const tolerance = (injected: number) => Math.max(0.02 * injected, 0.2);
 
 const prompts = parsePrompts(
-  ['What is ML?', 'Hello world', 'Models learn patterns from data'].map((input) => JSON.stringify({ input })).join('\n'),
+  ['What is ML?', 'Hello world', 'Models learn patterns from data']
+    .map((input) => JSON.stringify({ input }))
+    .join('\n'),
 );
 
 describe.each(['grpc', 'http'] as const)('measurements over %s', (protocol) => {

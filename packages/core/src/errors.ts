@@ -111,21 +111,15 @@ export class TritonLlmError extends Error {
     return new TritonLlmError(code, message, { ...options, cause: err });
   }
 
-  /** A copy with request id and model filled in where they were unknown to the layer that threw. */
-  withContext(context: { requestId?: string; model?: string }): TritonLlmError {
-    if (
-      (this.requestId !== undefined || context.requestId === undefined) &&
-      (this.model !== undefined || context.model === undefined)
-    ) {
-      return this;
-    }
-    const copy = new TritonLlmError(this.code, this.message, {
-      ...this.options(),
-      ...(this.requestId === undefined && context.requestId !== undefined
-        ? { requestId: context.requestId }
-        : {}),
+  /** A copy with request id, model and early-stop report filled in where the layer that threw did not know them. */
+  withContext(context: { requestId?: string; model?: string; earlyStop?: EarlyStopReport }): TritonLlmError {
+    const add = {
+      ...(this.requestId === undefined && context.requestId !== undefined ? { requestId: context.requestId } : {}),
       ...(this.model === undefined && context.model !== undefined ? { model: context.model } : {}),
-    });
+      ...(this.earlyStop === undefined && context.earlyStop !== undefined ? { earlyStop: context.earlyStop } : {}),
+    };
+    if (Object.keys(add).length === 0) return this;
+    const copy = new TritonLlmError(this.code, this.message, { ...this.options(), ...add });
     if (this.stack !== undefined) copy.stack = this.stack;
     return copy;
   }

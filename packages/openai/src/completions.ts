@@ -9,6 +9,8 @@ import type { OpenAiUsage } from './wire.js';
 
 /** OpenAI's documented default of `max_tokens` for `/v1/completions`. */
 const DEFAULT_MAX_TOKENS = 16;
+/** Prompts times `n` become concurrent upstream requests; this bounds one call's fan-out. */
+const MAX_CHOICES = 256;
 
 function isIdList(value: unknown): value is number[] {
   return Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === 'number');
@@ -35,6 +37,13 @@ export async function completionsFormat(body: Body, ctx: EndpointContext): Promi
   const params = commonParams(body, maxTokens);
   requireModel(params.model, ctx.modelName);
   const prompts = promptsOf(body.prompt);
+  if (prompts.length * params.n > MAX_CHOICES) {
+    throw invalidArgument(
+      'prompt',
+      `${prompts.length} prompts with n ${params.n}`,
+      `must ask for at most ${MAX_CHOICES} choices in all`,
+    );
+  }
   refuseNonEmpty(body, 'suffix', 'is not supported (no fill-in-the-middle on this backend)');
   const bestOf = optionalInteger(body, 'best_of', 1, 128);
   if (bestOf !== undefined && bestOf !== params.n) {

@@ -2,12 +2,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { invalidArgument, TritonLlmError } from '@trtllm/sdk';
 import { toOpenAiError } from './api-error.js';
 
-/** Reads a JSON object body, refusing bodies over `limit` bytes before buffering them whole. */
+/**
+ * Reads a JSON object body, refusing bodies over `limit` bytes before buffering them whole. The
+ * content type is not checked: `curl -d` sends form encoding for what is JSON.
+ */
 export async function readJsonBody(req: IncomingMessage, limit: number): Promise<Record<string, unknown>> {
-  const type = req.headers['content-type'] ?? '';
-  if (!/^application\/json\b/i.test(type)) {
-    throw invalidArgument('content-type', type, 'must be application/json');
-  }
   const parts: Buffer[] = [];
   let size = 0;
   for await (const part of req as AsyncIterable<Buffer>) {

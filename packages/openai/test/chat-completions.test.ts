@@ -20,7 +20,8 @@ describe('POST /v1/chat/completions', () => {
       max_completion_tokens: 10,
       seed: 3,
     });
-    const prompt = '<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nWhat is ML?<|im_end|>\n<|im_start|>assistant\n';
+    const prompt =
+      '<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nWhat is ML?<|im_end|>\n<|im_start|>assistant\n';
     const [want] = generated(prompt, { maxTokens: 10, seed: 3 });
     expect(r.object).toBe('chat.completion');
     expect(r.choices[0]!.message).toMatchObject({ role: 'assistant', content: want!.text });
@@ -31,7 +32,15 @@ describe('POST /v1/chat/completions', () => {
   test('takes content as text parts and the deprecated max_tokens', async () => {
     const r = await stack.client.chat.completions.create({
       model: 'ensemble',
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'Hello' }, { type: 'text', text: ' world' }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'Hello' },
+            { type: 'text', text: ' world' },
+          ],
+        },
+      ],
       max_tokens: 5,
     });
     const prompt = '<|im_start|>user\nHello world<|im_end|>\n<|im_start|>assistant\n';

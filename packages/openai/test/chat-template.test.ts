@@ -79,7 +79,9 @@ describe("the model's own chat template", () => {
         messages: [{ role: 'user', content: 'Hello' }],
         max_tokens: 6,
       });
-      expect(r.choices[0]!.message.content).toBe(generated('<B>[USER] Hello\n[BOT]', { maxTokens: 6 })[0]!.text);
+      expect(r.choices[0]!.message.content).toBe(
+        generated('<B>[USER] Hello\n[BOT]', { maxTokens: 6 })[0]!.text,
+      );
       const err = await stack.client.chat.completions
         .create({ model: 'ensemble', messages: [{ role: 'assistant', content: 'x' }], max_tokens: 2 })
         .catch((e: unknown) => e);

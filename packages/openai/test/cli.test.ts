@@ -11,7 +11,10 @@ const cli = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
 
 /** Runs the CLI from source (tsx resolves the workspace packages through tsconfig paths). */
 function runCli(args: readonly string[]): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', cli, ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  return spawn(process.execPath, ['--import', 'tsx', cli, ...args], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
 }
 
 async function servingUrl(child: ChildProcess): Promise<string> {

@@ -40,7 +40,12 @@ describe.each(['grpc', 'http'] as const)('POST /v1/completions over %s', (protoc
   });
 
   test('echo puts the prompt before the generated text', async () => {
-    const r = await stack.client.completions.create({ model: 'ensemble', prompt: 'Hi', max_tokens: 4, echo: true });
+    const r = await stack.client.completions.create({
+      model: 'ensemble',
+      prompt: 'Hi',
+      max_tokens: 4,
+      echo: true,
+    });
     expect(r.choices[0]!.text).toBe(`Hi${generated('Hi', { maxTokens: 4 })[0]!.text}`);
   });
 });

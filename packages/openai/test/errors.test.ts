@@ -48,11 +48,24 @@ describe('error mapping', () => {
       [{ messages: [{ role: 'user', content: 'x' }], logit_bias: { '5': 10 } }, 'logit_bias'],
     ];
     for (const [extra, param] of cases) {
-      const body = { model: 'ensemble', max_tokens: 2, ...extra } as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming;
+      const body = {
+        model: 'ensemble',
+        max_tokens: 2,
+        ...extra,
+      } as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming;
       const err = await failure(stack.client.chat.completions.create(body));
       expect(err, param).toBeInstanceOf(BadRequestError);
       expect((err as BadRequestError).param).toBe(param);
     }
+  });
+
+  test('a body that is not JSON is a 400 in OpenAI error JSON', async () => {
+    const res = await fetch(`${stack.baseURL}/chat/completions`, { method: 'POST', body: '{"model": ' });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { error: { type: string; param: string | null; message: string } };
+    expect(body.error.type).toBe('invalid_request_error');
+    expect(body.error.param).toBe('body');
+    expect(body.error.message).toContain('not valid JSON');
   });
 
   test('an unknown URL is a 404', async () => {
@@ -62,7 +75,9 @@ describe('error mapping', () => {
 
   test('Triton saying resource exhausted becomes 429', async () => {
     stack.fake.setFaults({ statusOnce: { grpc: 8, http: 429, message: 'queue is full' } });
-    const err = await failure(stack.client.completions.create({ model: 'ensemble', prompt: 'Hi', max_tokens: 4 }));
+    const err = await failure(
+      stack.client.completions.create({ model: 'ensemble', prompt: 'Hi', max_tokens: 4 }),
+    );
     expect(err).toBeInstanceOf(RateLimitError);
     expect((err as RateLimitError).message).toContain('queue is full');
   });
@@ -138,6 +153,8 @@ describe('API key', () => {
     }
     const none = await fetch(`${stack.baseURL}/models`);
     expect(none.status).toBe(401);
-    expect(((await none.json()) as { error: { message: string } }).error.message).toContain('missing API key');
+    expect(((await none.json()) as { error: { message: string } }).error.message).toContain(
+      'missing API key',
+    );
   });
 });

@@ -17,7 +17,8 @@ describe('mergeAsync', () => {
         fc.array(fc.integer({ min: 0, max: 2 }), { maxLength: 4 }),
         async (lists, delays) => {
           const seen: number[][] = lists.map(() => []);
-          for await (const { source: s, value } of mergeAsync(lists.map((l) => source(l, delays)))) seen[s]!.push(value);
+          for await (const { source: s, value } of mergeAsync(lists.map((l) => source(l, delays))))
+            seen[s]!.push(value);
           expect(seen).toEqual(lists);
         },
       ),

@@ -49,7 +49,12 @@ describe('n > 1', () => {
 
   test('runs n upstream requests where the model has no num_return_sequences (LLM-API model)', async () => {
     stack = await startStack({ model: 'llmapi', server: { tokenizer: fakeTokenizer } });
-    const r = await stack.client.completions.create({ model: 'llmapi', prompt: 'Hello', max_tokens: 4, n: 3 });
+    const r = await stack.client.completions.create({
+      model: 'llmapi',
+      prompt: 'Hello',
+      max_tokens: 4,
+      n: 3,
+    });
     const one = generated('Hello', { maxTokens: 4 })[0]!.text;
     expect(r.choices.map((c) => [c.index, c.text])).toEqual([
       [0, one],

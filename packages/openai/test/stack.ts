@@ -1,6 +1,6 @@
+import { createOpenAiServer, type OpenAiServerOptions, transportFromUrl } from '@trtllm/openai';
 import { type FakeTriton, type FakeTritonOptions, startFakeTriton } from '@trtllm/testing';
 import OpenAI from 'openai';
-import { createOpenAiServer, type OpenAiServerOptions, transportFromUrl } from '@trtllm/openai';
 
 /** The fake Triton, this package's server in front of it, and the official OpenAI client pointed at it. */
 export interface Stack {
@@ -10,7 +10,10 @@ export interface Stack {
   close(): Promise<void>;
 }
 
-type ServerExtras = Omit<Extract<OpenAiServerOptions, { readonly transport: unknown }>, 'transport' | 'model'>;
+type ServerExtras = Omit<
+  Extract<OpenAiServerOptions, { readonly transport: unknown }>,
+  'transport' | 'model'
+>;
 
 /** Starts the three; `protocol` picks how the server reaches Triton (through the CLI's URL mapping). */
 export async function startStack(

@@ -17,7 +17,13 @@ describe('stop sequences', () => {
   const full = generated(prompt, { maxTokens, seed, stopWords: [encode(' data')] })[0]!.text;
 
   test('a stop string ends the completion before it, with finish reason stop', async () => {
-    const r = await stack.client.completions.create({ model: 'ensemble', prompt, max_tokens: maxTokens, seed, stop: ' data' });
+    const r = await stack.client.completions.create({
+      model: 'ensemble',
+      prompt,
+      max_tokens: maxTokens,
+      seed,
+      stop: ' data',
+    });
     const want = cutAtStop(full, [' data']);
     expect(want.stopped).toBe(true);
     expect(r.choices[0]!.text).toBe(want.text);
@@ -32,7 +38,11 @@ describe('stop sequences', () => {
       const learn = t.indexOf(' learn');
       return learn > 0 && learn < t.indexOf(' data') && isAscii(t.slice(0, learn));
     });
-    const text = generated(chatPrompt, { maxTokens, seed: chatSeed, stopWords: stops.map((s) => encode(s)) })[0]!.text;
+    const text = generated(chatPrompt, {
+      maxTokens,
+      seed: chatSeed,
+      stopWords: stops.map((s) => encode(s)),
+    })[0]!.text;
     const want = cutAtStop(text, stops);
     expect(want.stopped).toBe(true);
     const stream = await stack.client.chat.completions.create({

@@ -17,7 +17,12 @@ describe.each([
   afterEach(() => stack?.close());
 
   test('ends the upstream Triton request before max_tokens', async () => {
-    stack = await startStack({ model, protocol, fake: { itlMs: 5 }, server: { tokenizer: fakeTokenizer, logger: quiet } });
+    stack = await startStack({
+      model,
+      protocol,
+      fake: { itlMs: 5 },
+      server: { tokenizer: fakeTokenizer, logger: quiet },
+    });
     const abort = new AbortController();
     const { data: stream, response } = await stack.client.chat.completions
       .create(
@@ -41,8 +46,8 @@ describe.each([
       10_000,
     );
     expect(ended.tokens).toBeLessThan(5000);
-    expect(stack.fake.events().some((e) => e.id === requestId && e.model === model && e.event === 'completed')).toBe(
-      false,
-    );
+    expect(
+      stack.fake.events().some((e) => e.id === requestId && e.model === model && e.event === 'completed'),
+    ).toBe(false);
   });
 });

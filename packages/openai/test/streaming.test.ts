@@ -53,7 +53,9 @@ describe.each(['grpc', 'http'] as const)('streaming over %s', (protocol) => {
     const chunks = [];
     for await (const chunk of stream) chunks.push(chunk);
     expect(chunks.length).toBeGreaterThan(2);
-    expect(chunks.map((c) => c.choices[0]!.text).join('')).toBe(generated(prompt, { maxTokens: 7, seed })[0]!.text);
+    expect(chunks.map((c) => c.choices[0]!.text).join('')).toBe(
+      generated(prompt, { maxTokens: 7, seed })[0]!.text,
+    );
     expect(chunks.at(-1)!.choices[0]!.finish_reason).toBe('length');
     expect(chunks.every((c) => c.usage === undefined)).toBe(true);
   });

@@ -34,7 +34,7 @@ export function useFake(options: FakeTritonOptions = {}): Harness {
 export function post(fake: FakeTriton, path: string, body: unknown, init: RequestInit = {}): Promise<Response> {
   return fetch(`${fake.httpUrl}${path}`, {
     method: 'POST',
-    body: typeof body === 'string' ? body : JSON.stringify(body),
+    body: typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body),
     ...init,
   });
 }
