@@ -78,7 +78,9 @@ async function throughput(job: ThroughputJob): Promise<ThroughputResult> {
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   await driveLoad({ concurrency: job.concurrency, requests: job.requests }, async () => {
-    tokens += await one();
+    // Not `tokens += await one()`: that reads `tokens` before the await and loses concurrent updates.
+    const got = await one();
+    tokens += got;
   });
   const wallMs = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);

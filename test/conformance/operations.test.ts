@@ -4,6 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { CASES, useServer } from './servers.js';
 
 const PROMPT = 'What is ML?';
+// Its 60-token continuation holds Chinese and an emoji and ends on a whole character.
+const PROMPT_CJK = 'Hello world';
 const expected = (prompt: string, maxTokens: number, extra: object = {}): string =>
   fakeTokenizer.decode(generateTokens(fakeTokenizer.encode(prompt), { maxTokens, ...extra })[0]!.tokens);
 
@@ -55,17 +57,19 @@ describe.each(CASES)('conformance: %s Triton over %s', (kind, protocol) => {
   });
 
   it('streams correct BLS text (accumulate_tokens) including Chinese and emoji', async () => {
-    const out = await text(llm('tensorrt_llm_bls').stream({ prompt: PROMPT, maxTokens: 70 }));
-    expect(out).toBe(expected(PROMPT, 70));
+    const out = await text(llm('tensorrt_llm_bls').stream({ prompt: PROMPT_CJK, maxTokens: 60 }));
+    expect(out).toBe(expected(PROMPT_CJK, 60));
     expect(out).toMatch(/机器学习.*🤖/u);
+    expect(out).not.toContain('\uFFFD');
   });
 
   it('streams the raw model as text through a tokenizer, byte for byte equal to generate', async () => {
     const c = llm('tensorrt_llm', true);
-    const streamed = await text(c.stream({ prompt: PROMPT, maxTokens: 70 }));
-    const whole = await c.generate({ prompt: PROMPT, maxTokens: 70 });
+    const streamed = await text(c.stream({ prompt: PROMPT_CJK, maxTokens: 60 }));
+    const whole = await c.generate({ prompt: PROMPT_CJK, maxTokens: 60 });
     expect(new TextEncoder().encode(streamed)).toEqual(new TextEncoder().encode(whole.text));
-    expect(streamed).toBe(expected(PROMPT, 70));
+    expect(streamed).toBe(expected(PROMPT_CJK, 60));
+    expect(streamed).toMatch(/机器学习.*🤖/u);
     expect(streamed).not.toContain('\uFFFD');
   });
 
@@ -79,14 +83,27 @@ describe.each(CASES)('conformance: %s Triton over %s', (kind, protocol) => {
 
   it('honours stop words and bad words on the server', async () => {
     const dataId = fakeTokenizer.encode(' data');
-    const stop = await llm('tensorrt_llm').generate({ inputIds: [259], maxTokens: 300, stopWordIds: [dataId] });
-    expect(stop.sequences[0]?.tokenIds).toEqual(generateTokens([259], { maxTokens: 300, stopWords: [dataId] })[0]?.tokens);
-    expect(stop.finishReason).toBe('stop');
     const learning = fakeTokenizer.encode(' learning');
-    const bad = await llm('tensorrt_llm').generate({ inputIds: [259], maxTokens: 40, badWordIds: [learning] });
-    expect(bad.sequences[0]?.tokenIds).not.toContain(learning[0]);
+    if (protocol === 'grpc') {
+      const stop = await llm('tensorrt_llm').generate({ inputIds: [259], maxTokens: 300, stopWordIds: [dataId] });
+      expect(stop.sequences[0]?.tokenIds).toEqual(generateTokens([259], { maxTokens: 300, stopWords: [dataId] })[0]?.tokens);
+      expect(stop.finishReason).toBe('stop');
+      const bad = await llm('tensorrt_llm').generate({ inputIds: [259], maxTokens: 40, badWordIds: [learning] });
+      expect(bad.sequences[0]?.tokenIds).not.toContain(learning[0]);
+    } else {
+      // The generate extension has no way to send the raw model's [1, 2, N] word lists: a clear refusal, nothing sent.
+      const before = server().events().length;
+      const err = await llm('tensorrt_llm')
+        .generate({ inputIds: [259], maxTokens: 300, stopWordIds: [dataId] })
+        .catch((e: unknown) => e);
+      expect((err as TritonLlmError).code).toBe('unimplemented');
+      expect((err as TritonLlmError).message).toContain('stop_words_list');
+      expect(server().events().length).toBe(before);
+    }
     const ens = await llm('ensemble').generate({ prompt: PROMPT, maxTokens: 300, stopWords: [' data'] });
     expect(ens.text).toBe(expected(PROMPT, 300).split(' data')[0]);
+    const banned = await llm('ensemble').generate({ prompt: PROMPT, maxTokens: 40, badWords: [' learning'] });
+    expect(banned.text).not.toContain(' learning');
   });
 
   it('returns distinct beams and returned sequences', async () => {

@@ -310,11 +310,13 @@ export class Generation implements AsyncIterable<StreamChunk> {
     const sendInBand =
       stream !== undefined && schema.supportsStop && (graceful || transport.protocol === 'http');
     if (sendInBand) {
+      // Recorded before the await: the stream may reach its final response while the stop is in flight.
+      via.push('in_band_stop');
       try {
         await stream.sendStop(encodeStopRequest(schema, this.requestId));
-        via.push('in_band_stop');
       } catch {
-        // Fall through to cancelling the call: the stop could not be delivered.
+        // The stop could not be delivered: cancelling the call below is all that is left.
+        via.splice(via.indexOf('in_band_stop'), 1);
       }
     }
     if (!graceful || !via.includes('in_band_stop')) {

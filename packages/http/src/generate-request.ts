@@ -39,8 +39,11 @@ function tensorJson(tensor: Tensor, field: string): string {
     throw notExpressible(tensor, `its batch dimension is ${shape[0]}; the generate extension takes one`);
   }
   const dims = shape.length >= 2 ? shape.slice(1) : shape;
-  if (dims.filter((d) => d !== 1).length > 1) {
-    throw notExpressible(tensor, 'it has more than one dimension longer than 1');
+  // The extension turns a JSON array into a 1-D tensor: a tensor of higher rank (the raw model's
+  // [1, 2, N] word lists, a prompt table) would reach the model with another shape, even where a
+  // lenient server accepts it, so it is refused whatever its sizes.
+  if (dims.length > 1) {
+    throw notExpressible(tensor, `it has ${dims.length} dimensions besides the batch dimension`);
   }
   const values = elementsJson(tensor, field);
   if (values.length !== count) {

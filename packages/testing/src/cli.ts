@@ -11,7 +11,8 @@ const USAGE =
 function portOrNumber(name: string, value: string | undefined, fallback: number): number {
   if (value === undefined) return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} must be a non-negative integer, got '${value}'`);
+  if (!Number.isInteger(n) || n < 0)
+    throw new Error(`--${name} must be a non-negative integer, got '${value}'`);
   return n;
 }
 

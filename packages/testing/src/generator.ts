@@ -2,7 +2,7 @@
  * The deterministic generator of GENERATOR.md, as pure functions: tests compute the outputs they
  * expect from the same rules the fake (and the real Triton's Python stand-in) follow.
  */
-import { encode, END_ID } from './vocabulary.js';
+import { END_ID, encode } from './vocabulary.js';
 
 /** The text the generator walks through; every output is a window of its token ids. */
 export const CORPUS =
@@ -115,7 +115,8 @@ export class SequenceGenerator {
       if (bad) continue;
       if (this.tokens.length >= minTokens && tok === endId) return this.finish('stop');
       this.tokens.push(tok);
-      if (this.tokens.length >= minTokens && stopWords.some((w) => endsWith(this.tokens, w))) this.finished = 'stop';
+      if (this.tokens.length >= minTokens && stopWords.some((w) => endsWith(this.tokens, w)))
+        this.finished = 'stop';
       else if (this.tokens.length >= maxTokens) this.finished = 'length';
       return { done: false, token: tok, logProb: this.options.returnLogProbs ? tokenLogProb(tok) : 0 };
     }

@@ -1,4 +1,13 @@
-export { CORPUS, CORPUS_IDS, type FinishReason, type GeneratedSequence, type GenerateOptions, generateTokens, sequenceCount, tokenLogProb } from './generator.js';
+export {
+  CORPUS,
+  CORPUS_IDS,
+  type FinishReason,
+  type GeneratedSequence,
+  type GenerateOptions,
+  generateTokens,
+  sequenceCount,
+  tokenLogProb,
+} from './generator.js';
 export { startFakeTriton } from './server.js';
 export type { FakeEvent, FakeFaults, FakeTriton, FakeTritonOptions } from './types.js';
-export { decode, encode, END_ID, fakeTokenizer, PAD_ID, VOCAB_SIZE, WORDS } from './vocabulary.js';
+export { decode, END_ID, encode, fakeTokenizer, PAD_ID, VOCAB_SIZE, WORDS } from './vocabulary.js';

@@ -28,12 +28,18 @@ function decodeBytesElements(bytes: Uint8Array, name: string): Uint8Array[] {
   let at = 0;
   while (at < bytes.length) {
     if (at + 4 > bytes.length) {
-      throw new TritonError('INVALID_ARG', `element byte size indicator exceeds the end of the buffer for '${name}'`);
+      throw new TritonError(
+        'INVALID_ARG',
+        `element byte size indicator exceeds the end of the buffer for '${name}'`,
+      );
     }
     const len = view.getUint32(at, true);
     at += 4;
     if (at + len > bytes.length) {
-      throw new TritonError('INVALID_ARG', `element byte size indicator exceeds the end of the buffer for '${name}'`);
+      throw new TritonError(
+        'INVALID_ARG',
+        `element byte size indicator exceeds the end of the buffer for '${name}'`,
+      );
     }
     out.push(bytes.subarray(at, at + len));
     at += len;

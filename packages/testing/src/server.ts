@@ -8,6 +8,9 @@ import { startHttpFrontEnd } from './http/server.js';
 import { buildRepository } from './models/repository.js';
 import type { FakeTriton, FakeTritonOptions } from './types.js';
 
+// Everything is aborted at once; this only bounds close() should some request fail to notice.
+const CLOSE_GRACE_MS = 2000;
+
 function urlHost(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
 }
@@ -76,8 +79,9 @@ export async function startFakeTriton(options: FakeTritonOptions = {}): Promise<
     activeRequests: () => activity.active,
     close: () => {
       closing ??= (async () => {
-        activity.close();
+        const ended = activity.close(CLOSE_GRACE_MS);
         await Promise.all([grpc.close(), http.close()]);
+        await ended;
       })();
       return closing;
     },

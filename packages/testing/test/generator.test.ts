@@ -1,6 +1,15 @@
+import {
+  CORPUS,
+  CORPUS_IDS,
+  decode,
+  encode,
+  generateTokens,
+  sequenceCount,
+  tokenLogProb,
+  VOCAB_SIZE,
+} from '@trtllm/testing';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CORPUS, CORPUS_IDS, decode, encode, generateTokens, sequenceCount, tokenLogProb, VOCAB_SIZE } from '@trtllm/testing';
 
 const ids = fc.array(fc.integer({ min: 3, max: VOCAB_SIZE - 1 }), { maxLength: 12 });
 const word = fc.array(fc.constantFrom(...new Set(CORPUS_IDS)), { minLength: 1, maxLength: 3 });
@@ -55,12 +64,17 @@ describe('the generator', () => {
 
   it('stops before end_id once min_tokens are out, and emits end_id before that', () => {
     fc.assert(
-      fc.property(ids, fc.constantFrom(...CORPUS_IDS), fc.integer({ min: 0, max: 20 }), (input, endId, minTokens) => {
-        const [seq] = generateTokens(input, { maxTokens: 300, endId, minTokens });
-        const after = seq!.tokens.slice(minTokens);
-        expect(after).not.toContain(endId);
-        if (seq!.tokens.length < 300) expect(seq!.finishReason).toBe('stop');
-      }),
+      fc.property(
+        ids,
+        fc.constantFrom(...CORPUS_IDS),
+        fc.integer({ min: 0, max: 20 }),
+        (input, endId, minTokens) => {
+          const [seq] = generateTokens(input, { maxTokens: 300, endId, minTokens });
+          const after = seq!.tokens.slice(minTokens);
+          expect(after).not.toContain(endId);
+          if (seq!.tokens.length < 300) expect(seq!.finishReason).toBe('stop');
+        },
+      ),
     );
   });
 

@@ -1,6 +1,7 @@
-import { status, type ServiceError } from '@grpc/grpc-js';
-import { describe, expect, it } from 'vitest';
+import { type ServiceError, status } from '@grpc/grpc-js';
 import { encode, generateTokens } from '@trtllm/testing';
+import { describe, expect, it } from 'vitest';
+import { useFake } from './support/fake.js';
 import {
   bool,
   type InferResponseObject,
@@ -12,7 +13,6 @@ import {
   text,
   textInputs,
 } from './support/grpc-client.js';
-import { useFake } from './support/fake.js';
 
 const h = useFake();
 
@@ -41,7 +41,9 @@ describe('gRPC errors, as the real Triton 2.51 answers', () => {
   it('names missing inputs', async () => {
     const err = await inferError('ensemble_unary', [text('text_input', ['Hi'])]);
     expect(err.code).toBe(status.INVALID_ARGUMENT);
-    expect(err.details).toMatch(/expected number of inputs between 2 and \d+ but got 1 inputs for model 'ensemble_unary'/);
+    expect(err.details).toMatch(
+      /expected number of inputs between 2 and \d+ but got 1 inputs for model 'ensemble_unary'/,
+    );
     expect(err.details).toContain("missing required input(s) ['max_tokens']");
   });
 
@@ -59,8 +61,13 @@ describe('gRPC errors, as the real Triton 2.51 answers', () => {
   it('refuses an input the model does not have, and a wrong shape', async () => {
     const unknown = await inferError('ensemble_unary', [...textInputs('Hi', 2), text('nonsense', ['x'])]);
     expect(unknown.details).toMatch(/unexpected inference input 'nonsense' for model 'ensemble_unary'/);
-    const shape = await inferError('ensemble_unary', [text('text_input', ['Hi']), { name: 'max_tokens', datatype: 'INT32', shape: [1, 2], data: [1, 2] }]);
-    expect(shape.details).toMatch(/unexpected shape for input 'max_tokens' for model 'ensemble_unary'. Expected \[-1,1\], got \[1,2\]/);
+    const shape = await inferError('ensemble_unary', [
+      text('text_input', ['Hi']),
+      { name: 'max_tokens', datatype: 'INT32', shape: [1, 2], data: [1, 2] },
+    ]);
+    expect(shape.details).toMatch(
+      /unexpected shape for input 'max_tokens' for model 'ensemble_unary'. Expected \[-1,1\], got \[1,2\]/,
+    );
   });
 
   it('refuses streaming on a model that is not decoupled', async () => {
@@ -71,7 +78,12 @@ describe('gRPC errors, as the real Triton 2.51 answers', () => {
 
   it('runs ModelInfer on a non-decoupled model', async () => {
     const ids = encode('Hello');
-    const r = await h.grpc.unary<InferResponseObject>('ModelInfer', inferRequest('tensorrt_llm_unary', rawInputs(ids, 4, [bool('exclude_input_in_output', true)]), { id: 'u1' }));
+    const r = await h.grpc.unary<InferResponseObject>(
+      'ModelInfer',
+      inferRequest('tensorrt_llm_unary', rawInputs(ids, 4, [bool('exclude_input_in_output', true)]), {
+        id: 'u1',
+      }),
+    );
     expect(r.id).toBe('u1');
     expect(output(r, 'output_ids').values).toEqual(generateTokens(ids, { maxTokens: 4 })[0]!.tokens);
   });
@@ -82,12 +94,17 @@ describe('gRPC errors, as the real Triton 2.51 answers', () => {
     expect(await h.grpc.unary('ModelReady', { name: 'llmapi' })).toEqual({ ready: true });
     expect(await h.grpc.unary('ModelReady', { name: 'nope' })).toEqual({ ready: false });
     expect(await h.grpc.unary('ServerMetadata', {})).toMatchObject({ name: 'triton', version: '2.51.0' });
-    const meta = await h.grpc.unary<{ platform: string; inputs: { name: string; shape: string[] }[] }>('ModelMetadata', {
-      name: 'ensemble',
-    });
+    const meta = await h.grpc.unary<{ platform: string; inputs: { name: string; shape: string[] }[] }>(
+      'ModelMetadata',
+      {
+        name: 'ensemble',
+      },
+    );
     expect(meta.platform).toBe('ensemble');
     expect(meta.inputs.find((i) => i.name === 'max_tokens')?.shape).toEqual(['-1', '1']);
-    const { config } = await h.grpc.unary<{ config: Record<string, unknown> }>('ModelConfig', { name: 'tensorrt_llm_bls' });
+    const { config } = await h.grpc.unary<{ config: Record<string, unknown> }>('ModelConfig', {
+      name: 'tensorrt_llm_bls',
+    });
     expect(config).toMatchObject({
       max_batch_size: 64,
       model_transaction_policy: { decoupled: true },
@@ -95,11 +112,26 @@ describe('gRPC errors, as the real Triton 2.51 answers', () => {
     });
     const index = await h.grpc.unary<{ models: { name: string; state: string }[] }>('RepositoryIndex', {});
     expect(index.models.map((m) => m.name).sort()).toEqual(
-      ['ensemble', 'ensemble_unary', 'llmapi', 'postprocessing', 'preprocessing', 'tensorrt_llm', 'tensorrt_llm_bls', 'tensorrt_llm_bls_per_token', 'tensorrt_llm_unary'].sort(),
+      [
+        'ensemble',
+        'ensemble_unary',
+        'llmapi',
+        'postprocessing',
+        'preprocessing',
+        'tensorrt_llm',
+        'tensorrt_llm_bls',
+        'tensorrt_llm_bls_per_token',
+        'tensorrt_llm_unary',
+      ].sort(),
     );
-    await expect(h.grpc.unary('ModelConfig', { name: 'nope' })).rejects.toMatchObject({ code: status.NOT_FOUND });
+    await expect(h.grpc.unary('ModelConfig', { name: 'nope' })).rejects.toMatchObject({
+      code: status.NOT_FOUND,
+    });
     await streamAll(h.grpc, [inferRequest('ensemble', textInputs('Hi', 2), { id: 's' })]);
-    const stats = await h.grpc.unary<{ model_stats: { name: string; inference_count: string }[] }>('ModelStatistics', { name: 'ensemble' });
+    const stats = await h.grpc.unary<{ model_stats: { name: string; inference_count: string }[] }>(
+      'ModelStatistics',
+      { name: 'ensemble' },
+    );
     expect(Number(stats.model_stats[0]!.inference_count)).toBeGreaterThan(0);
   });
 });

@@ -1,5 +1,6 @@
-import { describe, expect, it } from 'vitest';
 import { decode, encode, generateTokens } from '@trtllm/testing';
+import { describe, expect, it } from 'vitest';
+import { uniqueId, useFake } from './support/fake.js';
 import {
   bool,
   inferRequest,
@@ -10,7 +11,6 @@ import {
   streamAll,
   textInputs,
 } from './support/grpc-client.js';
-import { uniqueId, useFake } from './support/fake.js';
 
 const h = useFake();
 
@@ -54,7 +54,9 @@ describe('ModelStreamInfer', () => {
   });
 
   it('answers a non-decoupled model with exactly one response, flagged final', async () => {
-    const { messages } = await streamAll(h.grpc, [inferRequest('ensemble_unary', textInputs('What is ML?', 5))]);
+    const { messages } = await streamAll(h.grpc, [
+      inferRequest('ensemble_unary', textInputs('What is ML?', 5)),
+    ]);
     expect(messages).toHaveLength(1);
     const r = messages[0]!.infer_response!;
     expect(isFinal(r)).toBe(true);
@@ -77,7 +79,10 @@ describe('ModelStreamInfer', () => {
   it('accepts typed contents as well as raw contents', async () => {
     const ids = encode('Hi');
     const { messages } = await streamAll(h.grpc, [
-      inferRequest('tensorrt_llm', rawInputs(ids, 3, [bool('streaming', false)]), { typed: true, id: uniqueId() }),
+      inferRequest('tensorrt_llm', rawInputs(ids, 3, [bool('streaming', false)]), {
+        typed: true,
+        id: uniqueId(),
+      }),
     ]);
     const r = messages[0]!.infer_response!;
     const expected = generateTokens(ids, { maxTokens: 3 })[0]!.tokens;

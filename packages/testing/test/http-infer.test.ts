@@ -1,12 +1,12 @@
-import { describe, expect, it } from 'vitest';
 import { decode, encode, generateTokens } from '@trtllm/testing';
+import { describe, expect, it } from 'vitest';
 import { post, useFake } from './support/fake.js';
 
 const h = useFake();
 
 function int32s(values: readonly number[]): Buffer {
   const b = Buffer.alloc(values.length * 4);
-  values.forEach((v, i) => b.writeInt32LE(v, i * 4));
+  for (const [i, v] of values.entries()) b.writeInt32LE(v, i * 4);
   return b;
 }
 
@@ -28,11 +28,17 @@ describe('HTTP /infer', () => {
       outputs: [{ name: 'text_output' }, { name: 'cum_log_probs' }],
     });
     expect(res.status).toBe(200);
-    const body = (await res.json()) as { id: string; outputs: { name: string; data: unknown[]; shape: number[] }[] };
+    const body = (await res.json()) as {
+      id: string;
+      outputs: { name: string; data: unknown[]; shape: number[] }[];
+    };
     const tokens = generateTokens(encode('What is ML?'), { maxTokens: 4 })[0]!.tokens;
     expect(body.id).toBe('j1');
     expect(body.outputs.map((o) => o.name)).toEqual(['text_output', 'cum_log_probs']);
-    expect(body.outputs[0]).toMatchObject({ shape: [1, 1], data: [decode([...encode('What is ML?'), ...tokens])] });
+    expect(body.outputs[0]).toMatchObject({
+      shape: [1, 1],
+      data: [decode([...encode('What is ML?'), ...tokens])],
+    });
   });
 
   it('takes binary inputs and returns binary outputs (Inference-Header-Content-Length)', async () => {
@@ -40,21 +46,39 @@ describe('HTTP /infer', () => {
     const header = Buffer.from(
       JSON.stringify({
         inputs: [
-          { name: 'input_ids', shape: [1, ids.length], datatype: 'INT32', parameters: { binary_data_size: ids.length * 4 } },
+          {
+            name: 'input_ids',
+            shape: [1, ids.length],
+            datatype: 'INT32',
+            parameters: { binary_data_size: ids.length * 4 },
+          },
           { name: 'input_lengths', shape: [1, 1], datatype: 'INT32', parameters: { binary_data_size: 4 } },
           { name: 'request_output_len', shape: [1, 1], datatype: 'INT32', data: [5] },
         ],
         outputs: [{ name: 'output_ids', parameters: { binary_data: true } }, { name: 'sequence_length' }],
       }),
     );
-    const res = await post(h.fake, '/v2/models/tensorrt_llm_unary/infer', Buffer.concat([header, int32s(ids), int32s([ids.length])]), {
-      headers: { 'Content-Type': 'application/octet-stream', 'Inference-Header-Content-Length': String(header.length) },
-    });
+    const res = await post(
+      h.fake,
+      '/v2/models/tensorrt_llm_unary/infer',
+      Buffer.concat([header, int32s(ids), int32s([ids.length])]),
+      {
+        headers: {
+          'Content-Type': 'application/octet-stream',
+          'Inference-Header-Content-Length': String(header.length),
+        },
+      },
+    );
     expect(res.status).toBe(200);
     const payload = Buffer.from(await res.arrayBuffer());
     const jsonLength = Number(res.headers.get('inference-header-content-length'));
     const json = JSON.parse(payload.subarray(0, jsonLength).toString()) as {
-      outputs: { name: string; shape: number[]; data?: number[]; parameters?: { binary_data_size: number } }[];
+      outputs: {
+        name: string;
+        shape: number[];
+        data?: number[];
+        parameters?: { binary_data_size: number };
+      }[];
     };
     const [ids_, lengths] = json.outputs;
     expect(lengths).toMatchObject({ name: 'sequence_length', data: [ids.length + 5] });
@@ -68,15 +92,25 @@ describe('HTTP /infer', () => {
     const header = Buffer.from(
       JSON.stringify({
         inputs: [
-          { name: 'QUERY', shape: [1, 1], datatype: 'BYTES', parameters: { binary_data_size: bytesTensor(' data').length } },
+          {
+            name: 'QUERY',
+            shape: [1, 1],
+            datatype: 'BYTES',
+            parameters: { binary_data_size: bytesTensor(' data').length },
+          },
           { name: 'REQUEST_OUTPUT_LEN', shape: [1, 1], datatype: 'INT32', data: [7] },
         ],
         parameters: { binary_data_output: true },
       }),
     );
-    const res = await post(h.fake, '/v2/models/preprocessing/infer', Buffer.concat([header, bytesTensor(' data')]), {
-      headers: { 'Inference-Header-Content-Length': String(header.length) },
-    });
+    const res = await post(
+      h.fake,
+      '/v2/models/preprocessing/infer',
+      Buffer.concat([header, bytesTensor(' data')]),
+      {
+        headers: { 'Inference-Header-Content-Length': String(header.length) },
+      },
+    );
     expect(res.status).toBe(200);
     const payload = Buffer.from(await res.arrayBuffer());
     const jsonLength = Number(res.headers.get('inference-header-content-length'));

@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
 import { decode, encode, generateTokens } from '@trtllm/testing';
+import { describe, expect, it } from 'vitest';
 import { post, sseEvents, useFake } from './support/fake.js';
 
 const h = useFake();
@@ -32,17 +32,24 @@ describe('HTTP status codes, as the real Triton 2.51 answers', () => {
   });
 
   it('answers a missing required input with 400 naming it', async () => {
-    const res = await post(h.fake, '/v2/models/tensorrt_llm/generate_stream', { input_ids: [5], input_lengths: 1 });
+    const res = await post(h.fake, '/v2/models/tensorrt_llm/generate_stream', {
+      input_ids: [5],
+      input_lengths: 1,
+    });
     expect(res.status).toBe(400);
     const { error } = (await res.json()) as { error: string };
-    expect(error).toMatch(/^\[request id: <id_unknown>\] expected number of inputs between 2 and \d+ but got 2 inputs/);
+    expect(error).toMatch(
+      /^\[request id: <id_unknown>\] expected number of inputs between 2 and \d+ but got 2 inputs/,
+    );
     expect(error).toContain("missing required input(s) ['request_output_len']");
   });
 
   it('answers a body that is not JSON with 500', async () => {
     const res = await post(h.fake, '/v2/models/ensemble/generate', 'not json');
     expect(res.status).toBe(500);
-    expect(((await res.json()) as { error: string }).error).toMatch(/^failed to parse the request JSON buffer: /);
+    expect(((await res.json()) as { error: string }).error).toMatch(
+      /^failed to parse the request JSON buffer: /,
+    );
   });
 
   it('answers a value of the wrong JSON type with 500', async () => {
@@ -64,7 +71,11 @@ describe('HTTP status codes, as the real Triton 2.51 answers', () => {
   });
 
   it('answers /generate on a decoupled model that sends several responses with 200 and an error body', async () => {
-    const res = await post(h.fake, '/v2/models/ensemble/generate', { text_input: 'Hi', max_tokens: 3, stream: true });
+    const res = await post(h.fake, '/v2/models/ensemble/generate', {
+      text_input: 'Hi',
+      max_tokens: 3,
+      stream: true,
+    });
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({
       error:
@@ -73,14 +84,27 @@ describe('HTTP status codes, as the real Triton 2.51 answers', () => {
   });
 
   it('answers /generate on the decoupled BLS model with that error too, and works on the ensemble', async () => {
-    const bls = await post(h.fake, '/v2/models/tensorrt_llm_bls/generate', { text_input: 'Hi', max_tokens: 3 });
+    const bls = await post(h.fake, '/v2/models/tensorrt_llm_bls/generate', {
+      text_input: 'Hi',
+      max_tokens: 3,
+    });
     expect(bls.status).toBe(200);
-    expect(((await bls.json()) as { error: string }).error).toMatch(/^generate expects model to produce exactly 1/);
-    const ens = await post(h.fake, '/v2/models/ensemble/generate', { text_input: 'Hi', max_tokens: 3, id: '42' });
+    expect(((await bls.json()) as { error: string }).error).toMatch(
+      /^generate expects model to produce exactly 1/,
+    );
+    const ens = await post(h.fake, '/v2/models/ensemble/generate', {
+      text_input: 'Hi',
+      max_tokens: 3,
+      id: '42',
+    });
     expect(ens.status).toBe(200);
     const body = (await ens.json()) as Record<string, unknown>;
     const tokens = generateTokens(encode('Hi'), { maxTokens: 3 })[0]!.tokens;
-    expect(body).toMatchObject({ id: '42', model_name: 'ensemble', text_output: decode([...encode('Hi'), ...tokens]) });
+    expect(body).toMatchObject({
+      id: '42',
+      model_name: 'ensemble',
+      text_output: decode([...encode('Hi'), ...tokens]),
+    });
   });
 
   it('answers /infer on a decoupled model with 501', async () => {
@@ -96,7 +120,11 @@ describe('HTTP status codes, as the real Triton 2.51 answers', () => {
   it('sends a mid-stream model error as a data event under the 200 already sent', async () => {
     h.fake.setFaults({ errorAfterTokens: 2 });
     try {
-      const res = await post(h.fake, '/v2/models/ensemble/generate_stream', { text_input: 'Hi', max_tokens: 5, stream: true });
+      const res = await post(h.fake, '/v2/models/ensemble/generate_stream', {
+        text_input: 'Hi',
+        max_tokens: 5,
+        stream: true,
+      });
       expect(res.status).toBe(200);
       const events = sseEvents(await res.text());
       expect(events).toHaveLength(3);

@@ -1,7 +1,16 @@
-import { describe, expect, it } from 'vitest';
 import { CORPUS_IDS, decode, encode, generateTokens } from '@trtllm/testing';
-import { bool, inferRequest, int32, isFinal, output, streamAll, text, textInputs } from './support/grpc-client.js';
+import { describe, expect, it } from 'vitest';
 import { post, sseEvents, useFake } from './support/fake.js';
+import {
+  bool,
+  inferRequest,
+  int32,
+  isFinal,
+  output,
+  streamAll,
+  text,
+  textInputs,
+} from './support/grpc-client.js';
 
 const h = useFake();
 
@@ -10,7 +19,9 @@ const PROMPT = 'What is ML?';
 const TOKENS = generateTokens(encode(PROMPT), { maxTokens: 12 })[0]!.tokens;
 
 async function streamedTexts(model: string): Promise<string[]> {
-  const { messages } = await streamAll(h.grpc, [inferRequest(model, textInputs(PROMPT, 12, [bool('stream', true)]))]);
+  const { messages } = await streamAll(h.grpc, [
+    inferRequest(model, textInputs(PROMPT, 12, [bool('stream', true)])),
+  ]);
   return messages
     .map((m) => m.infer_response!)
     .filter((r) => !isFinal(r))
@@ -40,9 +51,11 @@ describe('streamed text', () => {
   it('returns the correct text without streaming, prompt first unless excluded', async () => {
     const [withPrompt, without] = await Promise.all(
       [false, true].map((exclude) =>
-        post(h.fake, '/v2/models/ensemble/generate', { text_input: PROMPT, max_tokens: 12, exclude_input_in_output: exclude }).then(
-          (r) => r.json() as Promise<{ text_output: string }>,
-        ),
+        post(h.fake, '/v2/models/ensemble/generate', {
+          text_input: PROMPT,
+          max_tokens: 12,
+          exclude_input_in_output: exclude,
+        }).then((r) => r.json() as Promise<{ text_output: string }>),
       ),
     );
     expect(withPrompt!.text_output).toBe(decode([...encode(PROMPT), ...TOKENS]));
@@ -50,7 +63,11 @@ describe('streamed text', () => {
   });
 
   it('streams U+FFFD per token over HTTP as well', async () => {
-    const res = await post(h.fake, '/v2/models/ensemble/generate_stream', { text_input: PROMPT, max_tokens: 12, stream: true });
+    const res = await post(h.fake, '/v2/models/ensemble/generate_stream', {
+      text_input: PROMPT,
+      max_tokens: 12,
+      stream: true,
+    });
     expect(sseEvents(await res.text()).map((e) => e.text_output)).toEqual(TOKENS.map((t) => decode([t])));
   });
 
@@ -73,7 +90,10 @@ describe('streamed text', () => {
   it('returns beams in one response and separate sequences one response each', async () => {
     const ids = encode(PROMPT);
     const beams = await streamAll(h.grpc, [
-      inferRequest('ensemble', textInputs(PROMPT, 4, [int32('beam_width', [3]), bool('exclude_input_in_output', true)])),
+      inferRequest(
+        'ensemble',
+        textInputs(PROMPT, 4, [int32('beam_width', [3]), bool('exclude_input_in_output', true)]),
+      ),
     ]);
     const r = beams.messages[0]!.infer_response!;
     expect(output(r, 'text_output')).toMatchObject({
@@ -81,7 +101,10 @@ describe('streamed text', () => {
       values: generateTokens(ids, { maxTokens: 4, beamWidth: 3 }).map((s) => decode(s.tokens)),
     });
     const seqs = await streamAll(h.grpc, [
-      inferRequest('ensemble', textInputs(PROMPT, 4, [int32('num_return_sequences', [2]), bool('exclude_input_in_output', true)])),
+      inferRequest(
+        'ensemble',
+        textInputs(PROMPT, 4, [int32('num_return_sequences', [2]), bool('exclude_input_in_output', true)]),
+      ),
     ]);
     const data = seqs.messages.map((m) => m.infer_response!).filter((x) => !isFinal(x));
     expect(data.map((x) => output(x, 'sequence_index').values[0])).toEqual([0, 1]);
@@ -92,7 +115,10 @@ describe('streamed text', () => {
 
   it('returns log probs when asked', async () => {
     const { messages } = await streamAll(h.grpc, [
-      inferRequest('ensemble', textInputs(PROMPT, 5, [bool('return_log_probs', true), bool('exclude_input_in_output', true)])),
+      inferRequest(
+        'ensemble',
+        textInputs(PROMPT, 5, [bool('return_log_probs', true), bool('exclude_input_in_output', true)]),
+      ),
     ]);
     const r = messages[0]!.infer_response!;
     const [seq] = generateTokens(encode(PROMPT), { maxTokens: 5, returnLogProbs: true });
@@ -102,11 +128,16 @@ describe('streamed text', () => {
 
   it('gives the seed a say in where the output starts', async () => {
     const run = (seed: number) =>
-      post(h.fake, '/v2/models/ensemble/generate', { text_input: PROMPT, max_tokens: 6, seed, exclude_input_in_output: true }).then(
-        (r) => r.json() as Promise<{ text_output: string }>,
-      );
+      post(h.fake, '/v2/models/ensemble/generate', {
+        text_input: PROMPT,
+        max_tokens: 6,
+        seed,
+        exclude_input_in_output: true,
+      }).then((r) => r.json() as Promise<{ text_output: string }>);
     const seeded = await run(11);
-    expect(seeded.text_output).toBe(decode(generateTokens(encode(PROMPT), { maxTokens: 6, seed: 11 })[0]!.tokens));
+    expect(seeded.text_output).toBe(
+      decode(generateTokens(encode(PROMPT), { maxTokens: 6, seed: 11 })[0]!.tokens),
+    );
     expect(seeded.text_output).not.toBe((await run(0)).text_output);
   });
 

@@ -21,7 +21,12 @@ export interface Target {
  * Spends a `statusOnce` fault, finds the model, and applies the endpoint's refusal of decoupled
  * models (unary ModelInfer, HTTP /infer) when `refuseDecoupled` gives its message.
  */
-export function findTarget(ctx: EngineContext, name: string, version: string, refuseDecoupled?: string): Target {
+export function findTarget(
+  ctx: EngineContext,
+  name: string,
+  version: string,
+  refuseDecoupled?: string,
+): Target {
   const faults = ctx.faults.admit(name);
   const model = findModel(ctx, name, version);
   if (refuseDecoupled !== undefined && model.decoupled) throw new TritonError('UNSUPPORTED', refuseDecoupled);

@@ -33,11 +33,11 @@ export class StopRegistry {
 
 /** Counts running work (so tests can wait for it) and lets close() end all of it. */
 export class Activity {
-  private count = 0;
+  private readonly running = new Set<Promise<unknown>>();
   private readonly shutdown = new AbortController();
 
   get active(): number {
-    return this.count;
+    return this.running.size;
   }
 
   /** Aborted by close(): every sleep and wait of every execution ends. */
@@ -47,12 +47,23 @@ export class Activity {
 
   /** Counts `work` as one running request until it settles. */
   track(work: Promise<unknown>): void {
-    this.count++;
-    work.finally(() => this.count--).catch(() => {});
+    const settled = work.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.running.add(settled);
+    void settled.then(() => this.running.delete(settled));
   }
 
-  close(): void {
+  /** Aborts everything; resolves when it has ended (or after `graceMs`, should something hang). */
+  async close(graceMs: number): Promise<void> {
     this.shutdown.abort();
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, graceMs);
+    });
+    await Promise.race([Promise.all(this.running), grace]);
+    clearTimeout(timer);
   }
 }
 

@@ -19,7 +19,8 @@ export class FaultPlan {
       transport.push({ kind: 'drop', after: faults.dropConnectionAfterTokens });
     if (faults?.malformedAfterTokens !== undefined)
       transport.push({ kind: 'malformed', after: faults.malformedAfterTokens });
-    if (faults?.stallAfterTokens !== undefined) transport.push({ kind: 'stall', after: faults.stallAfterTokens });
+    if (faults?.stallAfterTokens !== undefined)
+      transport.push({ kind: 'stall', after: faults.stallAfterTokens });
     this.transport = transport.sort((a, b) => a.after - b.after);
   }
 

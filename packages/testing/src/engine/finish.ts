@@ -4,7 +4,12 @@ import type { EngineContext } from './context.js';
 import type { InferenceRequest, ResponseSink } from './request.js';
 
 /** A model refusing a request it received: logged as received then error, and sent to the client. */
-export function refuse(req: InferenceRequest, sink: ResponseSink, ctx: EngineContext, error: TritonError): void {
+export function refuse(
+  req: InferenceRequest,
+  sink: ResponseSink,
+  ctx: EngineContext,
+  error: TritonError,
+): void {
   const base = { model: req.model.name, id: req.id, tokens: 0, protocol: req.protocol } as const;
   ctx.events.record({ ...base, event: 'received' });
   ctx.events.record({ ...base, event: 'error' });

@@ -86,7 +86,13 @@ export class Generation {
   async run(deliver: (round: readonly TokenStep[]) => Promise<Delivery>): Promise<GenerationOutcome> {
     const { spec, ctx } = this;
     const log = (event: 'received' | 'completed' | 'cancelled' | 'stopped' | 'error') =>
-      ctx.events.record({ model: spec.model, id: spec.id, event, tokens: this.delivered, protocol: spec.protocol });
+      ctx.events.record({
+        model: spec.model,
+        id: spec.id,
+        event,
+        tokens: this.delivered,
+        protocol: spec.protocol,
+      });
     log('received');
     const unregister = spec.stoppable
       ? ctx.stops.register(spec.model, spec.id, () => {
@@ -116,7 +122,9 @@ export class Generation {
     });
   }
 
-  private async loop(deliver: (round: readonly TokenStep[]) => Promise<Delivery>): Promise<GenerationOutcome> {
+  private async loop(
+    deliver: (round: readonly TokenStep[]) => Promise<Delivery>,
+  ): Promise<GenerationOutcome> {
     const { spec, ctx } = this;
     const gens = this.sequences.map((_, k) => new SequenceGenerator(spec.inputIds, spec.options, k));
     // One step of lookahead tells whether a token is its sequence's last.
@@ -151,7 +159,13 @@ export class Generation {
         seq.tokens.push(p.token);
         seq.logProbs.push(p.logProb);
         seq.cumLogProb += p.logProb;
-        steps.push({ k, token: p.token, logProb: p.logProb, last: next.done, reason: next.done ? next.reason : undefined });
+        steps.push({
+          k,
+          token: p.token,
+          logProb: p.logProb,
+          last: next.done,
+          reason: next.done ? next.reason : undefined,
+        });
       });
       this.delivered += steps.length;
       const now = nowNs();

@@ -4,17 +4,22 @@ import { fp32Tensor, int32Tensor, type Tensor } from '../tensor.js';
 import { END_ID } from '../vocabulary.js';
 import type { EngineContext } from './context.js';
 import { answerEmpty, refuse } from './finish.js';
-import { excludesInput, sharedOptions } from './generator-options.js';
 import { Generation, type GenerationOutcome, type TokenStep } from './generation.js';
+import { excludesInput, sharedOptions } from './generator-options.js';
 import { boolInput, intInput, intsInput, wordListInput } from './inputs.js';
 import { type ExtraOutputs, modelOutputs, sequenceIndexTensor } from './outputs.js';
 import type { Delivery, InferenceRequest, ResponseSink } from './request.js';
 
-export const STREAMING_NEEDS_DECOUPLED = 'Streaming is only supported if model is deployed using decoupled mode.';
+export const STREAMING_NEEDS_DECOUPLED =
+  'Streaming is only supported if model is deployed using decoupled mode.';
 export const NO_BEAMS_WHEN_STREAMING = 'Beam search (beam_width > 1) is not supported with streaming.';
 
 /** The checks the generator itself makes before it starts. */
-export function generatorRefusal(decoupled: boolean, streaming: boolean, beamWidth: number): TritonError | undefined {
+export function generatorRefusal(
+  decoupled: boolean,
+  streaming: boolean,
+  beamWidth: number,
+): TritonError | undefined {
   if (streaming && !decoupled) return new TritonError('INVALID_ARG', STREAMING_NEEDS_DECOUPLED);
   if (streaming && beamWidth > 1) return new TritonError('INVALID_ARG', NO_BEAMS_WHEN_STREAMING);
   return undefined;
@@ -30,7 +35,11 @@ function padRows(rows: readonly (readonly number[])[], pad: number): { width: nu
   return { width, flat };
 }
 
-export async function executeGenerator(req: InferenceRequest, sink: ResponseSink, ctx: EngineContext): Promise<void> {
+export async function executeGenerator(
+  req: InferenceRequest,
+  sink: ResponseSink,
+  ctx: EngineContext,
+): Promise<void> {
   const { inputs, model } = req;
   if (boolInput(inputs, 'stop') === true) {
     ctx.stops.stop(model.name, req.id);

@@ -38,7 +38,7 @@ export function intsInput(inputs: Inputs, name: string): number[] | undefined {
 
 export function textsInput(inputs: Inputs, name: string): string[] | undefined {
   const t = inputs.get(name);
-  if (!t || t.datatype !== 'BYTES') return undefined;
+  if (t?.datatype !== 'BYTES') return undefined;
   return (t.data as Uint8Array[]).map((b) => utf8.decode(b));
 }
 

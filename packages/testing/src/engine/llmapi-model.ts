@@ -8,8 +8,8 @@ import { fp32Tensor, type Tensor, textTensor } from '../tensor.js';
 import { decode, encode, incompleteTailLength, tokenBytes } from '../vocabulary.js';
 import type { EngineContext } from './context.js';
 import { answerEmpty, refuse } from './finish.js';
-import { finishGeneration } from './generator-model.js';
 import { Generation } from './generation.js';
+import { finishGeneration } from './generator-model.js';
 import { bigintInput, boolInput, intInput, textsInput } from './inputs.js';
 import type { InferenceRequest, ModelResponse, ResponseSink } from './request.js';
 
@@ -22,7 +22,11 @@ function textSoFar(tokens: readonly number[]): string {
   return utf8.decode(bytes.subarray(0, bytes.length - incompleteTailLength(bytes)));
 }
 
-export async function executeLlmApi(req: InferenceRequest, sink: ResponseSink, ctx: EngineContext): Promise<void> {
+export async function executeLlmApi(
+  req: InferenceRequest,
+  sink: ResponseSink,
+  ctx: EngineContext,
+): Promise<void> {
   const { inputs, model } = req;
   if (boolInput(inputs, 'stop') === true) {
     ctx.stops.stop(model.name, req.id);
@@ -40,7 +44,12 @@ export async function executeLlmApi(req: InferenceRequest, sink: ResponseSink, c
   };
   const streaming = boolInput(inputs, 'streaming') ?? false;
   if (streaming && !model.decoupled) {
-    return refuse(req, sink, ctx, new TritonError('INTERNAL', 'Streaming is only supported in decoupled mode.'));
+    return refuse(
+      req,
+      sink,
+      ctx,
+      new TritonError('INTERNAL', 'Streaming is only supported in decoupled mode.'),
+    );
   }
   const prefix = boolInput(inputs, 'sampling_param_exclude_input_from_output') === false ? prompt : '';
   const wants = {

@@ -59,7 +59,11 @@ export function modelOutputs(
   return out;
 }
 
-function extraOutput(name: string, generation: Generation | undefined, extra: ExtraOutputs): Tensor | undefined {
+function extraOutput(
+  name: string,
+  generation: Generation | undefined,
+  extra: ExtraOutputs,
+): Tensor | undefined {
   if (name === 'num_input_tokens' && extra.numInputTokens !== undefined)
     return int32Tensor(name, ONE, [extra.numInputTokens]);
   if (name === 'num_output_tokens' && extra.numOutputTokens !== undefined)

@@ -9,9 +9,9 @@ import { fp32Tensor, type Tensor, textTensor } from '../tensor.js';
 import { decode, encode } from '../vocabulary.js';
 import type { EngineContext } from './context.js';
 import { refuse } from './finish.js';
-import { excludesInput, sharedOptions } from './generator-options.js';
 import { Generation, type GenerationOutcome, type TokenStep } from './generation.js';
 import { generatorRefusal } from './generator-model.js';
+import { excludesInput, sharedOptions } from './generator-options.js';
 import { boolInput, intInput, textsInput } from './inputs.js';
 import { type ExtraOutputs, modelOutputs, sequenceIndexTensor } from './outputs.js';
 import type { Delivery, InferenceRequest, ModelResponse, ResponseSink } from './request.js';
@@ -74,7 +74,11 @@ class OuterRequest {
   }
 }
 
-export async function executeTextModel(req: InferenceRequest, sink: ResponseSink, ctx: EngineContext): Promise<void> {
+export async function executeTextModel(
+  req: InferenceRequest,
+  sink: ResponseSink,
+  ctx: EngineContext,
+): Promise<void> {
   const { model, inputs } = req;
   const inner: ModelDef | undefined = ctx.models.get(model.generator ?? '');
   if (!inner) return refuse(req, sink, ctx, new TritonError('INTERNAL', `no generator for '${model.name}'`));
@@ -125,13 +129,20 @@ export async function executeTextModel(req: InferenceRequest, sink: ResponseSink
       output_log_probs: fp32Tensor('output_log_probs', [1, 1, 1], [step.logProb]),
       sequence_index: sequenceIndexTensor(step.k),
     };
-    return { outputs: modelOutputs(model, values, generation, extraFor(seq.tokens.length)), tokens: 1, final: false };
+    return {
+      outputs: modelOutputs(model, values, generation, extraFor(seq.tokens.length)),
+      tokens: 1,
+      final: false,
+    };
   };
 
   const whole = (ks: readonly number[], final: boolean): ModelResponse => {
     const seqs = ks.map((k) => generation.sequences[k]!);
     const width = Math.max(0, ...seqs.map((s) => s.logProbs.length));
-    const logProbs = seqs.flatMap((s) => [...s.logProbs, ...Array<number>(width - s.logProbs.length).fill(0)]);
+    const logProbs = seqs.flatMap((s) => [
+      ...s.logProbs,
+      ...Array<number>(width - s.logProbs.length).fill(0),
+    ]);
     const values: Record<string, Tensor> = {
       text_output: textTensor(
         'text_output',

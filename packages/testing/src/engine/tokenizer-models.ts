@@ -1,9 +1,9 @@
 /** `preprocessing` and `postprocessing`, the tokenizer steps of the ensemble, callable on their own. */
 import { int32Tensor, type Tensor, textTensor } from '../tensor.js';
-import { decode, encode, END_ID, PAD_ID } from '../vocabulary.js';
+import { decode, END_ID, encode, PAD_ID } from '../vocabulary.js';
 import type { EngineContext } from './context.js';
 import { intInput, intsInput, textsInput } from './inputs.js';
-import { type InferenceRequest, type ResponseSink } from './request.js';
+import type { InferenceRequest, ResponseSink } from './request.js';
 
 /** The raw model's `[1, 2, N]` word list of `words` (row 0 padded with 0, row 1 with -1). */
 export function wordListTensor(name: string, words: readonly string[]): Tensor {

@@ -41,7 +41,10 @@ export function validateInputs(model: ModelDef, id: string, inputs: readonly Inp
   for (const input of inputs) {
     const spec = model.inputs.find((s) => s.name === input.name);
     if (!spec) {
-      throw new TritonError('INVALID_ARG', `${prefix}unexpected inference input '${input.name}' for model '${model.name}'`);
+      throw new TritonError(
+        'INVALID_ARG',
+        `${prefix}unexpected inference input '${input.name}' for model '${model.name}'`,
+      );
     }
     if (input.datatype !== spec.datatype) {
       throw new TritonError(

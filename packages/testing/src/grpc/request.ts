@@ -1,7 +1,8 @@
 /** From a decoded `ModelInferRequest` (proto-loader objects) to the engine's inputs and parameters. */
-import { TritonError } from '../errors.js';
+
 import type { ParameterValue } from '../engine/request.js';
 import type { InputHeader } from '../engine/validate.js';
+import { TritonError } from '../errors.js';
 import { type DataType, isDataType } from '../models/tensor-spec.js';
 import { decodeRaw } from '../raw-tensor.js';
 import { elementCount, type Tensor, type TensorData } from '../tensor.js';
@@ -115,7 +116,8 @@ export function decodeInputs(req: ProtoInferRequest, model: string): Map<string,
   const out = new Map<string, Tensor>();
   inputs.forEach((input, i) => {
     const datatype = input.datatype;
-    if (!isDataType(datatype)) throw new TritonError('INVALID_ARG', `invalid datatype '${datatype}' for input '${input.name}'`);
+    if (!isDataType(datatype))
+      throw new TritonError('INVALID_ARG', `invalid datatype '${datatype}' for input '${input.name}'`);
     const shape = input.shape.map(Number);
     const count = elementCount(shape);
     let data: TensorData | undefined;
@@ -130,7 +132,10 @@ export function decodeInputs(req: ProtoInferRequest, model: string): Map<string,
     } else {
       data = input.contents ? typedContents(datatype, input.contents) : undefined;
       if (data === undefined && (datatype === 'FP16' || datatype === 'BF16')) {
-        throw new TritonError('INVALID_ARG', `${datatype} input '${input.name}' must be sent in raw_input_contents`);
+        throw new TritonError(
+          'INVALID_ARG',
+          `${datatype} input '${input.name}' must be sent in raw_input_contents`,
+        );
       }
       data ??= [];
       if (data.length !== count) {

@@ -11,10 +11,18 @@ import {
   type ServiceDefinition,
   type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
+import { destroyAfterFlush } from '../drop.js';
 import type { EngineContext } from '../engine/context.js';
 import { findModel } from '../engine/execute.js';
 import { asTritonError, grpcStatusOf } from '../errors.js';
-import { modelConfig, modelMetadata, modelStatistics, SERVER_EXTENSIONS, SERVER_NAME, SERVER_VERSION } from '../models/describe.js';
+import {
+  modelConfig,
+  modelMetadata,
+  modelStatistics,
+  SERVER_EXTENSIONS,
+  SERVER_NAME,
+  SERVER_VERSION,
+} from '../models/describe.js';
 import { MODEL_VERSION } from '../models/repository.js';
 import { inferenceService } from './proto.js';
 import type { ProtoInferRequest } from './request.js';
@@ -76,13 +84,19 @@ export async function startGrpcFrontEnd(
     'grpc.max_send_message_length': -1,
   });
   const sockets = new Map<string, Socket>();
-  const drop = (call: { getPeer(): string }) => sockets.get(call.getPeer())?.destroy();
+  const drop = (call: { getPeer(): string }) => destroyAfterFlush(sockets.get(call.getPeer()));
 
   const implementation: UntypedServiceImplementation = {
     ServerLive: unary(() => ({ live: true })),
     ServerReady: unary(() => ({ ready: true })),
-    ModelReady: unary((r: Named) => ({ ready: ctx.models.has(r.name) && (r.version === '' || r.version === MODEL_VERSION) })),
-    ServerMetadata: unary(() => ({ name: SERVER_NAME, version: SERVER_VERSION, extensions: SERVER_EXTENSIONS })),
+    ModelReady: unary((r: Named) => ({
+      ready: ctx.models.has(r.name) && (r.version === '' || r.version === MODEL_VERSION),
+    })),
+    ServerMetadata: unary(() => ({
+      name: SERVER_NAME,
+      version: SERVER_VERSION,
+      extensions: SERVER_EXTENSIONS,
+    })),
     ModelMetadata: unary((r: Named) => modelMetadata(findModel(ctx, r.name, r.version))),
     ModelConfig: unary((r: Named) => ({ config: modelConfig(findModel(ctx, r.name, r.version)) })),
     ModelStatistics: unary((r: Named) => {
@@ -90,7 +104,12 @@ export async function startGrpcFrontEnd(
       return { model_stats: models.map((m) => modelStatistics(m, ctx.statistics.get(m.name))) };
     }),
     RepositoryIndex: unary(() => ({
-      models: [...ctx.models.keys()].map((name) => ({ name, version: MODEL_VERSION, state: 'READY', reason: '' })),
+      models: [...ctx.models.keys()].map((name) => ({
+        name,
+        version: MODEL_VERSION,
+        state: 'READY',
+        reason: '',
+      })),
     })),
     ModelInfer: ((call, callback) => handleModelInfer(call, callback, ctx, drop)) satisfies handleUnaryCall<
       ProtoInferRequest,

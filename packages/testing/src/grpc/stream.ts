@@ -12,8 +12,8 @@ import { MODEL_VERSION } from '../models/repository.js';
 import { MALFORMED_MESSAGE, ResponseEncoder } from './encode.js';
 import { decodeInputs, inputHeaders, type ProtoInferRequest, requestParameters } from './request.js';
 
-/** Ends the connection a call runs on (the drop fault). */
-export type DropConnection = (call: { getPeer(): string }) => void;
+/** Ends the connection a call runs on (the drop fault) once what was sent has left. */
+export type DropConnection = (call: { getPeer(): string }) => Promise<void>;
 
 type StreamCall = ServerDuplexStream<ProtoInferRequest, Buffer>;
 
@@ -21,6 +21,8 @@ type StreamCall = ServerDuplexStream<ProtoInferRequest, Buffer>;
 class CallWriter {
   readonly abort = new AbortController();
   private ended = false;
+  /** Settles when the last write has been handed to HTTP/2. */
+  private lastWrite: Promise<void> = Promise.resolve();
   private readonly call: StreamCall;
 
   constructor(call: StreamCall) {
@@ -37,7 +39,11 @@ class CallWriter {
 
   async write(bytes: Buffer): Promise<Delivery> {
     if (!this.open) return 'cancelled';
-    if (this.call.write(bytes)) return 'ok';
+    let written!: () => void;
+    this.lastWrite = new Promise((resolve) => {
+      written = resolve;
+    });
+    if (this.call.write(bytes, () => written())) return 'ok';
     await new Promise<void>((resolve) => {
       const done = () => {
         this.call.off('drain', done);
@@ -48,6 +54,16 @@ class CallWriter {
       this.abort.signal.addEventListener('abort', done, { once: true });
     });
     return this.open ? 'ok' : 'cancelled';
+  }
+
+  /** Resolves once everything written so far has been handed to HTTP/2 (or the call is gone). */
+  flushed(): Promise<void> {
+    return Promise.race([
+      this.lastWrite,
+      new Promise<void>((resolve) =>
+        this.abort.signal.addEventListener('abort', () => resolve(), { once: true }),
+      ),
+    ]);
   }
 
   /** Ends the call with OK. */
@@ -61,7 +77,10 @@ class CallWriter {
   failCall(error: TritonError): void {
     if (!this.open) return;
     this.ended = true;
-    this.call.emit('error', Object.assign(new Error(error.message), { code: grpcStatusOf(error), details: error.message }));
+    this.call.emit(
+      'error',
+      Object.assign(new Error(error.message), { code: grpcStatusOf(error), details: error.message }),
+    );
   }
 }
 
@@ -95,7 +114,15 @@ export function handleStreamInfer(call: StreamCall, ctx: EngineContext, drop: Dr
       void writer.write(new ResponseEncoder('', '', msg.id).streamError(error.message, undefined));
       return settle();
     }
-    const sink = streamSink(req, writer, () => drop(call), settle);
+    const sink = streamSink(
+      req,
+      writer,
+      async () => {
+        await writer.flushed();
+        await drop(call);
+      },
+      settle,
+    );
     void execute(req, sink, ctx, outputs);
   });
   call.on('end', () => {
@@ -107,7 +134,7 @@ export function handleStreamInfer(call: StreamCall, ctx: EngineContext, drop: Dr
 function streamSink(
   req: InferenceRequest,
   writer: CallWriter,
-  dropConnection: () => void,
+  dropConnection: () => Promise<void>,
   settle: () => void,
 ): ResponseSink {
   const emptyFinalWanted = req.parameters.get('triton_enable_empty_final_response') === true;
@@ -127,10 +154,12 @@ function streamSink(
       if (over || !writer.open) return 'cancelled';
       switch (req.faults.beforeResponse(delivered, r.tokens)) {
         case 'stall':
-          await new Promise((resolve) => writer.abort.signal.addEventListener('abort', resolve, { once: true }));
+          await new Promise((resolve) =>
+            writer.abort.signal.addEventListener('abort', resolve, { once: true }),
+          );
           return 'cancelled';
         case 'drop':
-          dropConnection();
+          await dropConnection();
           return 'cancelled';
         case 'malformed':
           await writer.write(MALFORMED_MESSAGE);

@@ -1,5 +1,5 @@
 /** Unary `ModelInfer`: non-decoupled models only, as on the real server. */
-import type { sendUnaryData, ServerUnaryCall } from '@grpc/grpc-js';
+import type { ServerUnaryCall, sendUnaryData } from '@grpc/grpc-js';
 import { findTarget, prepareRequest } from '../engine/admit.js';
 import type { EngineContext } from '../engine/context.js';
 import { execute } from '../engine/execute.js';
@@ -10,7 +10,8 @@ import { MALFORMED_MESSAGE, ResponseEncoder } from './encode.js';
 import { decodeInputs, inputHeaders, type ProtoInferRequest, requestParameters } from './request.js';
 import type { DropConnection } from './stream.js';
 
-export const DECOUPLED_MODEL_INFER = "ModelInfer RPC doesn't support models with decoupled transaction policy";
+export const DECOUPLED_MODEL_INFER =
+  "ModelInfer RPC doesn't support models with decoupled transaction policy";
 
 export function handleModelInfer(
   call: ServerUnaryCall<ProtoInferRequest, Buffer>,
@@ -38,7 +39,8 @@ export function handleModelInfer(
       outputs,
     });
   } catch (err) {
-    return answer(asTritonError(err));
+    answer(asTritonError(err));
+    return;
   }
   const abort = new AbortController();
   call.on('cancelled', () => abort.abort());
@@ -56,7 +58,7 @@ export function handleModelInfer(
             await new Promise((resolve) => abort.signal.addEventListener('abort', resolve, { once: true }));
             return 'cancelled';
           case 'drop':
-            drop(call);
+            await drop(call);
             return 'cancelled';
           case 'malformed':
             answer(undefined, MALFORMED_MESSAGE);

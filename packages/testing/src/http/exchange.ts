@@ -1,5 +1,6 @@
 /** One HTTP request and its response, with Triton's error bodies and write backpressure. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { destroyAfterFlush } from '../drop.js';
 import type { Delivery } from '../engine/request.js';
 import { httpStatusOf, type TritonError } from '../errors.js';
 import { stringify } from './json.js';
@@ -55,8 +56,8 @@ export class Exchange {
     return this.gone ? 'cancelled' : 'ok';
   }
 
-  /** Cuts the connection without finishing the response. */
-  destroy(): void {
-    this.req.socket.destroy();
+  /** Cuts the connection without finishing the response, once what was written has left. */
+  destroy(): Promise<void> {
+    return destroyAfterFlush(this.req.socket);
   }
 }

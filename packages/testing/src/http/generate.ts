@@ -6,7 +6,13 @@
 import { findTarget, prepareRequest } from '../engine/admit.js';
 import type { EngineContext } from '../engine/context.js';
 import { execute } from '../engine/execute.js';
-import type { Delivery, InferenceRequest, ModelResponse, ParameterValue, ResponseSink } from '../engine/request.js';
+import type {
+  Delivery,
+  InferenceRequest,
+  ModelResponse,
+  ParameterValue,
+  ResponseSink,
+} from '../engine/request.js';
 import { asTritonError, TritonError } from '../errors.js';
 import { MODEL_VERSION, type ModelDef } from '../models/repository.js';
 import type { Tensor } from '../tensor.js';
@@ -21,8 +27,12 @@ function parameterValue(v: unknown): ParameterValue | undefined {
 }
 
 /** The tensors and parameters a generate body stands for; parse problems are 500s, as observed. */
-function readBody(body: unknown, model: ModelDef): { id: string; inputs: Tensor[]; parameters: Map<string, ParameterValue> } {
-  if (!isObject(body)) throw new TritonError('INTERNAL', 'failed to parse the request JSON buffer: expected a JSON object');
+function readBody(
+  body: unknown,
+  model: ModelDef,
+): { id: string; inputs: Tensor[]; parameters: Map<string, ParameterValue> } {
+  if (!isObject(body))
+    throw new TritonError('INTERNAL', 'failed to parse the request JSON buffer: expected a JSON object');
   const inputs: Tensor[] = [];
   const parameters = new Map<string, ParameterValue>();
   const id = typeof body.id === 'string' ? body.id : '';
@@ -96,7 +106,10 @@ function streamSink(ex: Exchange, req: InferenceRequest): ResponseSink {
   const start = () => {
     if (started) return;
     started = true;
-    ex.res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache' });
+    ex.res.writeHead(200, {
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-cache',
+    });
   };
   return {
     // Triton notices a vanished client only when it next writes; so does this sink.
@@ -109,7 +122,7 @@ function streamSink(ex: Exchange, req: InferenceRequest): ResponseSink {
         return 'cancelled';
       }
       if (fault === 'drop') {
-        ex.destroy();
+        await ex.destroy();
         return 'cancelled';
       }
       start();
@@ -123,7 +136,7 @@ function streamSink(ex: Exchange, req: InferenceRequest): ResponseSink {
       return ex.write(`data: ${generateJson(req, r)}\n\n`);
     },
     complete() {
-      if (req.faults.omitFinal) return ex.destroy();
+      if (req.faults.omitFinal) return void ex.destroy();
       start();
       ex.res.end();
     },
@@ -149,7 +162,7 @@ function singleSink(ex: Exchange, req: InferenceRequest): ResponseSink {
         return 'cancelled';
       }
       if (fault === 'drop') {
-        ex.destroy();
+        await ex.destroy();
         return 'cancelled';
       }
       if (fault === 'malformed') {
@@ -164,7 +177,7 @@ function singleSink(ex: Exchange, req: InferenceRequest): ResponseSink {
       return 'ok';
     },
     complete() {
-      if (req.faults.omitFinal) return ex.destroy();
+      if (req.faults.omitFinal) return void ex.destroy();
       const only = responses[0];
       if (responses.length !== 1 || alwaysSeveral || !only) {
         return ex.json(200, { error: GENERATE_NEEDS_ONE_RESPONSE });

@@ -13,7 +13,15 @@ import { isDataType } from '../models/tensor-spec.js';
 import { decodeRaw, encodeRaw } from '../raw-tensor.js';
 import { elementCount, type Tensor } from '../tensor.js';
 import type { Exchange } from './exchange.js';
-import { flatData, flattenNested, isObject, jsonValues, parseJsonBody, shapeMismatch, stringify } from './json.js';
+import {
+  flatData,
+  flattenNested,
+  isObject,
+  jsonValues,
+  parseJsonBody,
+  shapeMismatch,
+  stringify,
+} from './json.js';
 
 export const DECOUPLED_HTTP_INFER = "HTTP end point doesn't support models with decoupled transaction policy";
 export const HEADER_LENGTH = 'inference-header-content-length';
@@ -42,7 +50,12 @@ function readInferBody(json: unknown): InferBody {
   }
   if (!Array.isArray(json.inputs)) throw invalid("Unable to find 'inputs' in the request JSON");
   const inputs = json.inputs.map((i: unknown) => {
-    if (!isObject(i) || typeof i.name !== 'string' || typeof i.datatype !== 'string' || !Array.isArray(i.shape)) {
+    if (
+      !isObject(i) ||
+      typeof i.name !== 'string' ||
+      typeof i.datatype !== 'string' ||
+      !Array.isArray(i.shape)
+    ) {
       throw invalid("each input needs 'name', 'datatype' and 'shape'");
     }
     const size = isObject(i.parameters) ? i.parameters.binary_data_size : undefined;
@@ -56,7 +69,10 @@ function readInferBody(json: unknown): InferBody {
   });
   const outputs = (Array.isArray(json.outputs) ? json.outputs : []).filter(isObject).map((o) => ({
     name: String(o.name),
-    binary: isObject(o.parameters) && typeof o.parameters.binary_data === 'boolean' ? o.parameters.binary_data : undefined,
+    binary:
+      isObject(o.parameters) && typeof o.parameters.binary_data === 'boolean'
+        ? o.parameters.binary_data
+        : undefined,
   }));
   return { id: typeof json.id === 'string' ? json.id : '', inputs, outputs, binaryOutput, parameters };
 }
@@ -65,13 +81,22 @@ function decodeInferInputs(body: InferBody, blobs: Buffer, model: string): Map<s
   const out = new Map<string, Tensor>();
   let at = 0;
   for (const input of body.inputs) {
-    if (!isDataType(input.datatype)) throw invalid(`invalid datatype '${input.datatype}' for input '${input.name}'`);
+    if (!isDataType(input.datatype))
+      throw invalid(`invalid datatype '${input.datatype}' for input '${input.name}'`);
     const count = elementCount(input.shape);
     if (input.binarySize !== undefined) {
       if (at + input.binarySize > blobs.length) {
-        throw invalid(`unexpected total byte size for input '${input.name}': the body ends before its binary data`);
+        throw invalid(
+          `unexpected total byte size for input '${input.name}': the body ends before its binary data`,
+        );
       }
-      const data = decodeRaw(input.datatype, blobs.subarray(at, at + input.binarySize), count, input.name, model);
+      const data = decodeRaw(
+        input.datatype,
+        blobs.subarray(at, at + input.binarySize),
+        count,
+        input.name,
+        model,
+      );
       at += input.binarySize;
       out.set(input.name, { name: input.name, datatype: input.datatype, shape: input.shape, data });
       continue;
@@ -84,7 +109,11 @@ function decodeInferInputs(body: InferBody, blobs: Buffer, model: string): Map<s
   return out;
 }
 
-function inferResponse(req: InferenceRequest, body: InferBody, r: ModelResponse): { header: string; blobs: Buffer[] } {
+function inferResponse(
+  req: InferenceRequest,
+  body: InferBody,
+  r: ModelResponse,
+): { header: string; blobs: Buffer[] } {
   const blobs: Buffer[] = [];
   const outputs = r.outputs.map((t) => {
     const asked = body.outputs.find((o) => o.name === t.name);
@@ -104,7 +133,12 @@ function inferResponse(req: InferenceRequest, body: InferBody, r: ModelResponse)
   return { header: stringify(json), blobs };
 }
 
-export async function handleInfer(ex: Exchange, ctx: EngineContext, modelName: string, version: string): Promise<void> {
+export async function handleInfer(
+  ex: Exchange,
+  ctx: EngineContext,
+  modelName: string,
+  version: string,
+): Promise<void> {
   let req: InferenceRequest;
   let body: InferBody;
   try {
@@ -140,7 +174,7 @@ export async function handleInfer(ex: Exchange, ctx: EngineContext, modelName: s
           return 'cancelled';
         }
         if (fault === 'drop') {
-          ex.destroy();
+          await ex.destroy();
           return 'cancelled';
         }
         if (fault === 'malformed') {
@@ -155,9 +189,13 @@ export async function handleInfer(ex: Exchange, ctx: EngineContext, modelName: s
         return 'ok';
       },
       complete() {
-        if (req.faults.omitFinal) return ex.destroy();
+        if (req.faults.omitFinal) return void ex.destroy();
         if (ex.gone) return;
-        const { header, blobs } = inferResponse(req, body, response ?? { outputs: [], tokens: 0, final: true });
+        const { header, blobs } = inferResponse(
+          req,
+          body,
+          response ?? { outputs: [], tokens: 0, final: true },
+        );
         if (blobs.length === 0) return ex.send(200, 'application/json', header);
         const headerBytes = Buffer.from(header, 'utf8');
         const payload = Buffer.concat([headerBytes, ...blobs]);

@@ -2,7 +2,7 @@
  * JSON in and out of the HTTP front end, the way Triton's (RapidJSON-based) parser reports
  * problems, and tensors as the generate and infer endpoints print them.
  */
-import { TritonError, type TritonCode } from '../errors.js';
+import { type TritonCode, TritonError } from '../errors.js';
 import type { DataType } from '../models/tensor-spec.js';
 import type { Tensor, TensorData } from '../tensor.js';
 
@@ -44,11 +44,15 @@ function element(v: unknown, datatype: DataType, code: TritonCode): TensorData[n
     case 'INT32':
       return typeof v === 'number' && Number.isInteger(v) ? v : fail('signed-integer', 'signed-integer');
     case 'INT64':
-      return typeof v === 'number' && Number.isInteger(v) ? BigInt(v) : fail('signed-integer', 'signed-integer');
+      return typeof v === 'number' && Number.isInteger(v)
+        ? BigInt(v)
+        : fail('signed-integer', 'signed-integer');
     case 'UINT8':
     case 'UINT16':
     case 'UINT32':
-      return typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : fail('unsigned-integer', 'unsigned-integer');
+      return typeof v === 'number' && Number.isInteger(v) && v >= 0
+        ? v
+        : fail('unsigned-integer', 'unsigned-integer');
     case 'UINT64':
       return typeof v === 'number' && Number.isInteger(v) && v >= 0
         ? BigInt(v)
@@ -93,5 +97,7 @@ export function stringify(value: unknown): string {
     marks.push(v.toString());
     return `\u0000${marks.length - 1}\u0000`;
   });
-  return marks.length === 0 ? text : text.replace(/"\\u0000(\d+)\\u0000"/g, (_m, i: string) => marks[Number(i)]!);
+  return marks.length === 0
+    ? text
+    : text.replace(/"\\u0000(\d+)\\u0000"/g, (_m, i: string) => marks[Number(i)]!);
 }

@@ -1,12 +1,24 @@
 /** The HTTP front end on node:http (or node:https): KServe v2 routes plus the generate extension. */
-import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { EngineContext } from '../engine/context.js';
 import { findModel } from '../engine/execute.js';
 import { asTritonError, TritonError } from '../errors.js';
-import { modelConfig, modelMetadata, modelStatistics, SERVER_EXTENSIONS, SERVER_NAME, SERVER_VERSION } from '../models/describe.js';
-import { MODEL_VERSION } from '../models/repository.js';
 import type { TlsOptions } from '../grpc/server.js';
+import {
+  modelConfig,
+  modelMetadata,
+  modelStatistics,
+  SERVER_EXTENSIONS,
+  SERVER_NAME,
+  SERVER_VERSION,
+} from '../models/describe.js';
+import { MODEL_VERSION } from '../models/repository.js';
 import { Exchange } from './exchange.js';
 import { handleGenerate } from './generate.js';
 import { HEADER_LENGTH, handleInfer } from './infer.js';
@@ -16,7 +28,8 @@ export interface HttpFrontEnd {
   close(): Promise<void>;
 }
 
-const MODEL_ROUTE = /^\/v2\/models\/([^/]+)(?:\/versions\/([^/]+))?(?:\/(ready|config|stats|infer|generate|generate_stream))?$/;
+const MODEL_ROUTE =
+  /^\/v2\/models\/([^/]+)(?:\/versions\/([^/]+))?(?:\/(ready|config|stats|infer|generate|generate_stream))?$/;
 
 function corsHeaders(req: IncomingMessage): Record<string, string> {
   return {

@@ -67,8 +67,7 @@ function draft(
   name: string,
   kind: ModelKind,
   defaultDecoupled: boolean,
-  parts: Partial<Omit<Draft, 'name' | 'kind' | 'defaultDecoupled'>> &
-    Pick<Draft, 'inputs' | 'outputs'>,
+  parts: Partial<Omit<Draft, 'name' | 'kind' | 'defaultDecoupled'>> & Pick<Draft, 'inputs' | 'outputs'>,
 ): Draft {
   return {
     name,

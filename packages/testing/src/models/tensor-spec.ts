@@ -71,7 +71,12 @@ interface RowFlags {
 }
 
 /** A table row; inputs are optional unless `opt: false`. */
-export function row(name: string, datatype: DataType, dims: readonly number[], flags: RowFlags = {}): TableRow {
+export function row(
+  name: string,
+  datatype: DataType,
+  dims: readonly number[],
+  flags: RowFlags = {},
+): TableRow {
   return {
     name,
     datatype,

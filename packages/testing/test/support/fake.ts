@@ -1,6 +1,7 @@
 /** One fake Triton per test file (or describe block), closed afterwards. */
-import { afterAll, beforeAll } from 'vitest';
+
 import { type FakeTriton, type FakeTritonOptions, startFakeTriton } from '@trtllm/testing';
+import { afterAll, beforeAll } from 'vitest';
 import { connect, type TestClient } from './grpc-client.js';
 
 export interface Harness {
@@ -31,10 +32,15 @@ export function useFake(options: FakeTritonOptions = {}): Harness {
 }
 
 /** POSTs JSON to the fake's HTTP front end. */
-export function post(fake: FakeTriton, path: string, body: unknown, init: RequestInit = {}): Promise<Response> {
+export function post(
+  fake: FakeTriton,
+  path: string,
+  body: unknown,
+  init: RequestInit = {},
+): Promise<Response> {
   return fetch(`${fake.httpUrl}${path}`, {
     method: 'POST',
-    body: typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body),
+    body: typeof body === 'string' || body instanceof Uint8Array ? (body as BodyInit) : JSON.stringify(body),
     ...init,
   });
 }

@@ -3,7 +3,12 @@
  * top of it). Tensors are packed here independently of the fake's own code.
  */
 import { fileURLToPath } from 'node:url';
-import { type ClientDuplexStream, credentials, loadPackageDefinition, type ServiceError } from '@grpc/grpc-js';
+import {
+  type ClientDuplexStream,
+  credentials,
+  loadPackageDefinition,
+  type ServiceError,
+} from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 
 const PROTO_DIR = fileURLToPath(new URL('../../../../proto', import.meta.url));
@@ -28,7 +33,7 @@ export interface TestTensor {
 }
 
 export function pack(t: TestTensor): Buffer {
-  const parts = t.data.map((v) => {
+  const parts = t.data.map((v): Buffer => {
     switch (t.datatype) {
       case 'INT32': {
         const b = Buffer.alloc(4);
@@ -63,6 +68,8 @@ export function pack(t: TestTensor): Buffer {
         len.writeUInt32LE(s.length);
         return Buffer.concat([len, s]);
       }
+      default:
+        throw new Error(`test client cannot pack ${String(t.datatype)}`);
     }
   });
   return Buffer.concat(parts);
@@ -147,7 +154,8 @@ export function outputsOf(r: InferResponseObject): Map<string, OutputTensor> {
 
 export function output(r: InferResponseObject, name: string): OutputTensor {
   const t = outputsOf(r).get(name);
-  if (!t) throw new Error(`response has no output '${name}' (has ${r.outputs.map((o) => o.name).join(', ')})`);
+  if (!t)
+    throw new Error(`response has no output '${name}' (has ${r.outputs.map((o) => o.name).join(', ')})`);
   return t;
 }
 
@@ -170,9 +178,7 @@ export function inferRequest(model: string, inputs: readonly TestTensor[], optio
     model_version: '',
     id: options.id ?? '',
     parameters:
-      options.emptyFinal === false
-        ? {}
-        : { triton_enable_empty_final_response: { bool_param: true } },
+      options.emptyFinal === false ? {} : { triton_enable_empty_final_response: { bool_param: true } },
     inputs: inputs.map((t) => ({
       name: t.name,
       datatype: t.datatype,
@@ -256,7 +262,11 @@ export function text(name: string, values: readonly string[], shape = [1, values
 }
 
 /** Inputs of a raw `tensorrt_llm` request for `ids`. */
-export function rawInputs(ids: readonly number[], maxTokens: number, extra: readonly TestTensor[] = []): TestTensor[] {
+export function rawInputs(
+  ids: readonly number[],
+  maxTokens: number,
+  extra: readonly TestTensor[] = [],
+): TestTensor[] {
   return [
     int32('input_ids', ids),
     int32('input_lengths', [ids.length]),
@@ -266,6 +276,10 @@ export function rawInputs(ids: readonly number[], maxTokens: number, extra: read
 }
 
 /** Inputs of an ensemble / BLS request. */
-export function textInputs(prompt: string, maxTokens: number, extra: readonly TestTensor[] = []): TestTensor[] {
+export function textInputs(
+  prompt: string,
+  maxTokens: number,
+  extra: readonly TestTensor[] = [],
+): TestTensor[] {
   return [text('text_input', [prompt]), int32('max_tokens', [maxTokens]), ...extra];
 }
