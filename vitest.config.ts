@@ -42,7 +42,7 @@ export default defineConfig({
           testTimeout: 30_000,
           hookTimeout: 180_000,
           // The real server is shared; keep its files from competing for the machine's two cores.
-          fileParallelism: false,
+          poolOptions: { forks: { singleFork: true } },
         },
       },
     ],

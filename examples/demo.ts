@@ -29,15 +29,23 @@ try {
   setTimeout(() => controller.abort(), 200);
   process.stdout.write('\n2) raw tensorrt_llm, cancelled after 200 ms:\n   ');
   const ids: number[] = [];
-  for await (const chunk of raw.stream({ inputIds: [259, 260], maxTokens: 2000 }, { signal: controller.signal })) {
+  for await (const chunk of raw.stream(
+    { inputIds: [259, 260], maxTokens: 2000 },
+    { signal: controller.signal },
+  )) {
     if (chunk.done) {
       const stop = chunk.result.earlyStop;
       console.log(
         `\n   -> finish: ${chunk.finishReason} after ${ids.length} tokens; server told via ${stop?.via.join(', ')}; ` +
           `server stops generating: ${stop?.serverStopsGenerating}`,
       );
-      const seen = await triton.waitForEvent((e) => e.id === chunk.requestId && e.event === 'cancelled', 2000);
-      console.log(`   -> the fake Triton logged '${seen.event}' for request ${seen.id} after ${seen.tokens} tokens`);
+      const seen = await triton.waitForEvent(
+        (e) => e.id === chunk.requestId && e.event === 'cancelled',
+        2000,
+      );
+      console.log(
+        `   -> the fake Triton logged '${seen.event}' for request ${seen.id} after ${seen.tokens} tokens`,
+      );
     } else {
       ids.push(...chunk.tokenIds);
       process.stdout.write(`${chunk.tokenIds.join(' ')} `);

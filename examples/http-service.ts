@@ -10,7 +10,11 @@ import { stream } from 'hono/streaming';
 
 const fake = !process.env.TRITON_GRPC_URL ? await startFakeTriton({ itlMs: 10 }) : undefined;
 const transport = grpcTransport({ baseUrl: process.env.TRITON_GRPC_URL || fake!.grpcUrl });
-const llm = new TritonLlm({ transport, model: 'tensorrt_llm_bls', logger: { warn: (m) => console.log(`warning: ${m}`) } });
+const llm = new TritonLlm({
+  transport,
+  model: 'tensorrt_llm_bls',
+  logger: { warn: (m) => console.log(`warning: ${m}`) },
+});
 // The raw model stops generating when its client leaves; use it where freeing the GPU matters.
 const raw = new TritonLlm({ transport, model: 'tensorrt_llm' });
 
@@ -41,7 +45,10 @@ const url = `http://127.0.0.1:${typeof address === 'object' && address !== null 
 console.log(`service on ${url}`);
 
 if (process.env.PORT === undefined) {
-  const whole = await fetch(`${url}/complete`, { method: 'POST', body: JSON.stringify({ prompt: 'What is ML?', maxTokens: 20 }) });
+  const whole = await fetch(`${url}/complete`, {
+    method: 'POST',
+    body: JSON.stringify({ prompt: 'What is ML?', maxTokens: 20 }),
+  });
   console.log(`POST /complete -> ${JSON.stringify(await whole.text())}`);
   const leaving = new AbortController();
   const res = await fetch(`${url}/ids`, {
@@ -54,7 +61,9 @@ if (process.env.PORT === undefined) {
   leaving.abort();
   if (fake !== undefined) {
     const seen = await fake.waitForEvent((e) => e.model === 'tensorrt_llm' && e.event === 'cancelled', 5000);
-    console.log(`client left after the first chunk; Triton cancelled request ${seen.id} after ${seen.tokens} of 5000 tokens`);
+    console.log(
+      `client left after the first chunk; Triton cancelled request ${seen.id} after ${seen.tokens} of 5000 tokens`,
+    );
   }
   http.close();
   await transport.close();

@@ -9,7 +9,9 @@ console.log(`live=${await llm.health()} ready=${await llm.ready()} modelReady=${
 const meta = await llm.serverMetadata();
 console.log(`server ${meta.name} ${meta.version}`);
 const schema = await llm.schema();
-console.log(`flavor=${schema.flavor} backend=${schema.backendVersion} decoupled=${schema.decoupled} maxBatchSize=${schema.maxBatchSize}`);
+console.log(
+  `flavor=${schema.flavor} backend=${schema.backendVersion} decoupled=${schema.decoupled} maxBatchSize=${schema.maxBatchSize}`,
+);
 const config = await llm.modelConfig();
 console.log(`inputs: ${config.inputs.map((i) => `${i.name}:${i.datatype}`).join(', ')}`);
 await llm.generate({ prompt: 'hi', maxTokens: 2 });

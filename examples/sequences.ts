@@ -11,6 +11,7 @@ const b = await beams.generate({ prompt: 'What is ML?', maxTokens: 12, beamWidth
 for (const s of b.sequences) console.log(`beam ${s.index}: ${JSON.stringify(s.text)}`);
 const many = new TritonLlm({ transport, model: 'tensorrt_llm_bls' });
 const n = await many.generate({ prompt: 'What is ML?', maxTokens: 12, numReturnSequences: 2 });
-for (const s of n.sequences) console.log(`sequence ${s.index}: ${JSON.stringify(s.text)} (${s.finishReason})`);
+for (const s of n.sequences)
+  console.log(`sequence ${s.index}: ${JSON.stringify(s.text)} (${s.finishReason})`);
 await transport.close();
 await triton.close();

@@ -11,7 +11,11 @@ const triton = await server({ itlMs: 5 });
 const transport = grpcTransport({ baseUrl: triton.grpcUrl });
 // Against a real deployment, load the model's tokenizer: `await loadTokenizer(dir)` from @trtllm/tokenizers.
 const raw = new TritonLlm({ transport, model: 'tensorrt_llm', tokenizer: fakeTokenizer });
-const ensemble = new TritonLlm({ transport, model: 'ensemble', logger: { warn: (m) => console.log(`warning: ${m}`) } });
+const ensemble = new TritonLlm({
+  transport,
+  model: 'ensemble',
+  logger: { warn: (m) => console.log(`warning: ${m}`) },
+});
 const request: GenerateRequest = { prompt: 'What is ML?', maxTokens: 3000 };
 
 async function run(label: string, llm: TritonLlm, how: 'stop' | 'abort'): Promise<void> {

@@ -4,14 +4,19 @@ import { TritonLlm } from '@trtllm/sdk';
 import { server } from './_server.js';
 
 const triton = await server({ itlMs: 10 });
-const llm = new TritonLlm({ transport: grpcTransport({ baseUrl: triton.grpcUrl }), model: 'tensorrt_llm_bls' });
+const llm = new TritonLlm({
+  transport: grpcTransport({ baseUrl: triton.grpcUrl }),
+  model: 'tensorrt_llm_bls',
+});
 for await (const chunk of llm.stream({ prompt: 'What is ML?', maxTokens: 48 })) {
   if (!chunk.done) process.stdout.write(chunk.text);
   else {
     const t = chunk.timings;
     const itl = t.interTokenMs.reduce((a, b) => a + b, 0) / Math.max(1, t.interTokenMs.length);
     console.log(`\nfinish=${chunk.finishReason} tokens=${chunk.usage.completionTokens}`);
-    console.log(`ttft=${t.timeToFirstTokenMs?.toFixed(1)}ms mean itl=${itl.toFixed(1)}ms total=${t.totalMs.toFixed(1)}ms`);
+    console.log(
+      `ttft=${t.timeToFirstTokenMs?.toFixed(1)}ms mean itl=${itl.toFixed(1)}ms total=${t.totalMs.toFixed(1)}ms`,
+    );
   }
 }
 await llm.close();

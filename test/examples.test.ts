@@ -12,7 +12,10 @@ const EXAMPLES: readonly [string, RegExp][] = [
   ['demo.ts', /the fake Triton logged 'cancelled'/],
   ['generate.ts', /\[grpc\].*\n.*finish=length[\s\S]*\[http\]/],
   ['streaming.ts', /finish=length tokens=48/],
-  ['stop-early.ts', /raw tensorrt_llm, stop\(\).*finish=stopped.*in_band_stop.*true[\s\S]*AbortSignal.*finish=cancelled.*grpc_cancel.*true[\s\S]*ensemble.*finish=cancelled.*server stops generating: false/],
+  [
+    'stop-early.ts',
+    /raw tensorrt_llm, stop\(\).*finish=stopped.*in_band_stop.*true[\s\S]*AbortSignal.*finish=cancelled.*grpc_cancel.*true[\s\S]*ensemble.*finish=cancelled.*server stops generating: false/,
+  ],
   ['words.ts', /stop 'study': .*\(finish=stop\)/],
   ['sequences.ts', /beam 2: [\s\S]*sequence 1: /],
   ['batch.ts', /"Machine learning is" -> /],
@@ -23,12 +26,16 @@ const EXAMPLES: readonly [string, RegExp][] = [
 ];
 
 describe('examples', () => {
-  it.each(EXAMPLES)('%s runs and prints what it promises', async (file, expected) => {
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', `examples/${file}`], {
-      cwd: root,
-      timeout: 60_000,
-      env: { ...process.env, TRITON_GRPC_URL: '', TRITON_HTTP_URL: '' },
-    });
-    expect(stdout).toMatch(expected);
-  }, 90_000);
+  it.each(EXAMPLES)(
+    '%s runs and prints what it promises',
+    async (file, expected) => {
+      const { stdout } = await run(process.execPath, ['--import', 'tsx', `examples/${file}`], {
+        cwd: root,
+        timeout: 60_000,
+        env: { ...process.env, TRITON_GRPC_URL: '', TRITON_HTTP_URL: '' },
+      });
+      expect(stdout).toMatch(expected);
+    },
+    90_000,
+  );
 });

@@ -25,7 +25,10 @@ describe.each(packages)('the published %s package', (dir) => {
   };
 
   it('packs only built files, types, README, license (and declared assets)', () => {
-    const tarball = execFileSync('pnpm', ['pack', '--pack-destination', out], { cwd: pkgDir, encoding: 'utf8' })
+    const tarball = execFileSync('pnpm', ['pack', '--pack-destination', out], {
+      cwd: pkgDir,
+      encoding: 'utf8',
+    })
       .trim()
       .split('\n')
       .at(-1)!;
@@ -40,20 +43,37 @@ describe.each(packages)('the published %s package', (dir) => {
     expect(files).toContain('dist/index.cjs');
     expect(files).toContain('dist/index.d.ts');
     const unexpected = files.filter(
-      (f) => !/^(package\.json|README\.md|LICENSE|GENERATOR\.md|dist\/.+|proto\/.+\.proto)$/.test(f) || /\.test\./.test(f),
+      (f) =>
+        !/^(package\.json|README\.md|LICENSE|GENERATOR\.md|dist\/.+|proto\/.+\.proto)$/.test(f) ||
+        /\.test\./.test(f),
     );
     expect(unexpected).toEqual([]);
   });
 
   it('loads with import and with require from its exports map', () => {
-    const esm = execFileSync(process.execPath, ['--input-type=module', '-e', `import * as m from '${pkgDir}/dist/index.js'; console.log(Object.keys(m).length)`], {
-      encoding: 'utf8',
-    });
-    const cjs = execFileSync(process.execPath, ['-e', `console.log(Object.keys(require('${pkgDir}/dist/index.cjs')).length)`], {
-      encoding: 'utf8',
-    });
+    const esm = execFileSync(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `import * as m from '${pkgDir}/dist/index.js'; console.log(Object.keys(m).length)`,
+      ],
+      {
+        encoding: 'utf8',
+      },
+    );
+    const cjs = execFileSync(
+      process.execPath,
+      ['-e', `console.log(Object.keys(require('${pkgDir}/dist/index.cjs')).length)`],
+      {
+        encoding: 'utf8',
+      },
+    );
     expect(Number(esm)).toBeGreaterThan(0);
     expect(Number(cjs)).toBe(Number(esm));
-    expect(pkg.exports['.']).toMatchObject({ import: { types: './dist/index.d.ts' }, require: { types: './dist/index.d.cts' } });
+    expect(pkg.exports['.']).toMatchObject({
+      import: { types: './dist/index.d.ts' },
+      require: { types: './dist/index.d.cts' },
+    });
   });
 });

@@ -7,9 +7,9 @@ export interface OverheadConfig {
   readonly levels: readonly number[];
   /** Concurrent idle streams of the memory runs. `BENCH_MEMORY_LEVELS`, default `1000,10000`. */
   readonly memoryLevels: readonly number[];
-  /** Tokens each throughput run aims at (at least two requests per stream are sent). `BENCH_TOKENS`, default 20000. */
+  /** Tokens each throughput run aims at (at least two requests per stream are sent). `BENCH_TOKENS`, default 16000. */
   readonly tokens: number;
-  /** `max_tokens` of every request. `BENCH_MAX_TOKENS`, default 50. */
+  /** `max_tokens` of every request. `BENCH_MAX_TOKENS`, default 32. */
   readonly maxTokens: number;
   /** Unmeasured requests each client sends first (JIT, connection, schema). `BENCH_WARMUP`, default 200. */
   readonly warmup: number;
@@ -77,8 +77,8 @@ export function readConfig(hasTaskset: boolean): OverheadConfig {
   return {
     levels: list('BENCH_LEVELS', [1, 64, 512]),
     memoryLevels: list('BENCH_MEMORY_LEVELS', [1000, 10000]),
-    tokens: whole('BENCH_TOKENS', 20_000),
-    maxTokens: whole('BENCH_MAX_TOKENS', 50),
+    tokens: whole('BENCH_TOKENS', 16_000),
+    maxTokens: whole('BENCH_MAX_TOKENS', 32),
     warmup: whole('BENCH_WARMUP', 200, 0),
     variants: skipPython ? variants.filter((v) => v !== 'python-tritonclient') : variants,
     pin: hasTaskset && process.env.BENCH_PIN !== '0',

@@ -19,13 +19,19 @@ describe.each(PROTOCOLS)('cancel and stop over %s', (protocol) => {
       }
     }
     expect(final).toMatchObject({ done: true, finishReason: 'cancelled' });
-    const report = (final as { result: { earlyStop?: { serverStopsGenerating: boolean; via: string[] } } }).result.earlyStop;
+    const report = (final as { result: { earlyStop?: { serverStopsGenerating: boolean; via: string[] } } })
+      .result.earlyStop;
     expect(report?.serverStopsGenerating).toBe(true);
     expect(report?.via).toContain(protocol === 'grpc' ? 'grpc_cancel' : 'http_disconnect');
-    const seen = await fake.triton().waitForEvent(
-      (e) => e.id === stream.requestId && e.model === 'tensorrt_llm' && (e.event === 'cancelled' || e.event === 'stopped'),
-      5000,
-    );
+    const seen = await fake
+      .triton()
+      .waitForEvent(
+        (e) =>
+          e.id === stream.requestId &&
+          e.model === 'tensorrt_llm' &&
+          (e.event === 'cancelled' || e.event === 'stopped'),
+        5000,
+      );
     expect(seen.tokens).toBeLessThan(5000);
   });
 
@@ -35,10 +41,12 @@ describe.each(PROTOCOLS)('cancel and stop over %s', (protocol) => {
     for await (const chunk of stream) {
       if (!chunk.done && chunk.totalTokens >= 3) break;
     }
-    const seen = await fake.triton().waitForEvent(
-      (e) => e.id === stream.requestId && (e.event === 'cancelled' || e.event === 'stopped'),
-      5000,
-    );
+    const seen = await fake
+      .triton()
+      .waitForEvent(
+        (e) => e.id === stream.requestId && (e.event === 'cancelled' || e.event === 'stopped'),
+        5000,
+      );
     expect(seen.tokens).toBeLessThan(5000);
   });
 
@@ -59,7 +67,9 @@ describe.each(PROTOCOLS)('cancel and stop over %s', (protocol) => {
     }
     expect(finishReason).toBe('stopped');
     expect(via).toEqual(['in_band_stop']);
-    const seen = await fake.triton().waitForEvent((e) => e.id === stream.requestId && e.event === 'stopped', 5000);
+    const seen = await fake
+      .triton()
+      .waitForEvent((e) => e.id === stream.requestId && e.event === 'stopped', 5000);
     expect(seen.tokens).toBeGreaterThanOrEqual(4);
     expect(seen.tokens).toBeLessThan(5000);
   });
@@ -81,10 +91,12 @@ describe.each(PROTOCOLS)('cancel and stop over %s', (protocol) => {
     expect(final?.result.earlyStop?.serverStopsGenerating).toBe(false);
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/tensorrt_llm/);
-    const inner = await fake.triton().waitForEvent(
-      (e) => e.id === stream.requestId && e.model === 'tensorrt_llm' && e.event === 'completed',
-      10_000,
-    );
+    const inner = await fake
+      .triton()
+      .waitForEvent(
+        (e) => e.id === stream.requestId && e.model === 'tensorrt_llm' && e.event === 'completed',
+        10_000,
+      );
     expect(inner.tokens).toBe(120);
   });
 });

@@ -5,7 +5,11 @@ import { PROTOCOLS, useFakeTriton } from '../support/fake.js';
 
 const PROMPT = 'What is ML?';
 
-function expectedText(prompt: string, maxTokens: number, extra: Parameters<typeof generateTokens>[1] | object = {}): string {
+function expectedText(
+  prompt: string,
+  maxTokens: number,
+  extra: Parameters<typeof generateTokens>[1] | object = {},
+): string {
   const [seq] = generateTokens(fakeTokenizer.encode(prompt), { maxTokens, ...extra });
   return fakeTokenizer.decode(seq!.tokens);
 }
@@ -71,7 +75,11 @@ describe.each(PROTOCOLS)('generate over %s', (protocol) => {
   });
 
   it('serves the raw model from text with a tokenizer', async () => {
-    const llm = new TritonLlm({ transport: fake.transport(protocol), model: 'tensorrt_llm', tokenizer: fakeTokenizer });
+    const llm = new TritonLlm({
+      transport: fake.transport(protocol),
+      model: 'tensorrt_llm',
+      tokenizer: fakeTokenizer,
+    });
     const result = await llm.generate({ prompt: PROMPT, maxTokens: 30 });
     expect(result.text).toBe(expectedText(PROMPT, 30));
   });

@@ -36,7 +36,9 @@ describe.each(PROTOCOLS)('schema-aware mapping over %s (newest backend)', (proto
   it('refuses unknown option keys from plain JavaScript before sending', async () => {
     const llm = new TritonLlm({ transport: fake.transport(protocol), model: 'ensemble' });
     const before = fake.triton().events().length;
-    const bad = { prompt: 'hi', maxTokens: 3, max_tokens: 3 } as unknown as Parameters<typeof llm.generate>[0];
+    const bad = { prompt: 'hi', maxTokens: 3, max_tokens: 3 } as unknown as Parameters<
+      typeof llm.generate
+    >[0];
     const err = await llm.generate(bad).catch((e: unknown) => e);
     expect((err as TritonLlmError).code).toBe('invalid_argument');
     expect((err as TritonLlmError).message).toContain('max_tokens');
@@ -46,14 +48,18 @@ describe.each(PROTOCOLS)('schema-aware mapping over %s (newest backend)', (proto
   it('maps minTokens and seed on the newest names', async () => {
     const llm = new TritonLlm({ transport: fake.transport(protocol), model: 'tensorrt_llm' });
     const result = await llm.generate({ inputIds: [259], maxTokens: 8, seed: 5, minTokens: 2 });
-    expect(result.sequences[0]?.tokenIds).toEqual(generateTokens([259], { maxTokens: 8, seed: 5 })[0]?.tokens);
+    expect(result.sequences[0]?.tokenIds).toEqual(
+      generateTokens([259], { maxTokens: 8, seed: 5 })[0]?.tokens,
+    );
   });
 
   it('reads the LLM-API model finish reason', async () => {
     const llm = new TritonLlm({ transport: fake.transport(protocol), model: 'llmapi' });
     const result = await llm.generate({ prompt: 'What is ML?', maxTokens: 7 });
     expect(result.finishReason).toBe('length');
-    const expected = fakeTokenizer.decode(generateTokens(fakeTokenizer.encode('What is ML?'), { maxTokens: 7 })[0]!.tokens);
+    const expected = fakeTokenizer.decode(
+      generateTokens(fakeTokenizer.encode('What is ML?'), { maxTokens: 7 })[0]!.tokens,
+    );
     expect(result.text).toBe(expected);
   });
 
@@ -90,13 +96,19 @@ describe.each(PROTOCOLS)('schema-aware mapping over %s (v0.11 backend names)', (
     const llm = new TritonLlm({ transport: fake.transport(protocol), model: 'tensorrt_llm' });
     expect((await llm.schema()).backendVersion).toBe('v0.11');
     const result = await llm.generate({ inputIds: [259], maxTokens: 8, seed: 3, minTokens: 1 });
-    expect(result.sequences[0]?.tokenIds).toEqual(generateTokens([259], { maxTokens: 8, seed: 3 })[0]?.tokens);
+    expect(result.sequences[0]?.tokenIds).toEqual(
+      generateTokens([259], { maxTokens: 8, seed: 3 })[0]?.tokens,
+    );
   });
 
   it('refuses an option that backend does not have yet', async () => {
     const llm = new TritonLlm({ transport: fake.transport(protocol), model: 'ensemble' });
-    const err = await llm.generate({ prompt: 'hi', maxTokens: 3, numReturnSequences: 2 }).catch((e: unknown) => e);
+    const err = await llm
+      .generate({ prompt: 'hi', maxTokens: 3, numReturnSequences: 2 })
+      .catch((e: unknown) => e);
     expect((err as TritonLlmError).code).toBe('invalid_argument');
-    expect((err as TritonLlmError).message).toMatch(/numReturnSequences.*'ensemble'|'ensemble'.*numReturnSequences/);
+    expect((err as TritonLlmError).message).toMatch(
+      /numReturnSequences.*'ensemble'|'ensemble'.*numReturnSequences/,
+    );
   });
 });

@@ -48,7 +48,11 @@ describe.each(PROTOCOLS)('stream over %s', (protocol) => {
   });
 
   it('streams exact text from the raw model through a tokenizer', async () => {
-    const llm = new TritonLlm({ transport: fake.transport(protocol), model: 'tensorrt_llm', tokenizer: fakeTokenizer });
+    const llm = new TritonLlm({
+      transport: fake.transport(protocol),
+      model: 'tensorrt_llm',
+      tokenizer: fakeTokenizer,
+    });
     const streamed = await collect(llm.stream({ prompt: PROMPT_CJK, maxTokens: 60 }));
     const whole = await llm.generate({ prompt: PROMPT_CJK, maxTokens: 60 });
     expect(streamed.text).toBe(whole.text);
@@ -81,7 +85,12 @@ describe.each(PROTOCOLS)('stream over %s', (protocol) => {
     expect(stream.requestId).toBe('caller-42');
     const { chunks } = await collect(stream);
     expect(chunks.every((c) => c.requestId === 'caller-42')).toBe(true);
-    expect(fake.triton().events().some((e) => e.id === 'caller-42' && e.event === 'received')).toBe(true);
+    expect(
+      fake
+        .triton()
+        .events()
+        .some((e) => e.id === 'caller-42' && e.event === 'received'),
+    ).toBe(true);
   });
 
   it('raises a mid-stream server error after the chunks already delivered', async () => {
@@ -90,7 +99,8 @@ describe.each(PROTOCOLS)('stream over %s', (protocol) => {
       const llm = new TritonLlm({ transport: fake.transport(protocol), model: 'tensorrt_llm' });
       const got: number[] = [];
       const err = await (async () => {
-        for await (const chunk of llm.stream({ inputIds: [259], maxTokens: 50 })) got.push(...chunk.tokenIds);
+        for await (const chunk of llm.stream({ inputIds: [259], maxTokens: 50 }))
+          if (!chunk.done) got.push(...chunk.tokenIds);
       })().catch((e: unknown) => e);
       expect(err).toBeInstanceOf(TritonLlmError);
       expect(got).toEqual(generateTokens([259], { maxTokens: 50 })[0]!.tokens.slice(0, 3));
@@ -106,7 +116,7 @@ describe.each(PROTOCOLS)('stream over %s', (protocol) => {
       let tokens = 0;
       const err = await (async () => {
         for await (const chunk of llm.stream({ inputIds: [259], maxTokens: 50 }, { idleTimeoutMs: 300 })) {
-          tokens += chunk.tokenIds.length;
+          if (!chunk.done) tokens += chunk.tokenIds.length;
         }
       })().catch((e: unknown) => e);
       expect(err).toBeInstanceOf(TritonLlmError);

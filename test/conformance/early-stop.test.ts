@@ -50,7 +50,10 @@ describe.each(CASES)('early stop: %s Triton over %s', (kind, protocol) => {
       expect(report?.serverTold).toBe(true);
       expect(report?.serverStopsGenerating).toBe(row.serverStops);
       const inner = await server().waitForEvent(
-        (e) => e.id === id && e.model === (row.model === 'llmapi' ? 'llmapi' : 'tensorrt_llm') && e.event !== 'received',
+        (e) =>
+          e.id === id &&
+          e.model === (row.model === 'llmapi' ? 'llmapi' : 'tensorrt_llm') &&
+          e.event !== 'received',
         20_000,
       );
       if (row.serverStops) {

@@ -26,11 +26,17 @@ export async function setup(project: TestProject): Promise<() => void> {
     TRTLLM_FAKE_EVENT_LOG: EVENT_LOG,
   };
   try {
-    execFileSync('bash', ['scripts/triton-up.sh'], { cwd: root, env, stdio: ['ignore', 'inherit', 'inherit'] });
+    execFileSync('bash', ['scripts/triton-up.sh'], {
+      cwd: root,
+      env,
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
   } catch (err) {
     const reason = `the real Triton server did not start: ${(err as Error).message}`;
     if (process.env.CI === 'true') throw new Error(reason);
-    console.warn(`\n!!! ${reason}\n!!! The conformance suite runs against the fake only. Run \`pnpm triton:up\` to see why.\n`);
+    console.warn(
+      `\n!!! ${reason}\n!!! The conformance suite runs against the fake only. Run \`pnpm triton:up\` to see why.\n`,
+    );
     project.provide('realTriton', { unavailable: reason });
     return () => undefined;
   }

@@ -18,7 +18,11 @@ async function text(stream: AsyncIterable<StreamChunk>): Promise<string> {
 describe.each(CASES)('conformance: %s Triton over %s', (kind, protocol) => {
   const server = useServer(kind);
   const llm = (model: string, tokenizer = false) =>
-    new TritonLlm({ transport: server().transport(protocol), model, ...(tokenizer ? { tokenizer: fakeTokenizer } : {}) });
+    new TritonLlm({
+      transport: server().transport(protocol),
+      model,
+      ...(tokenizer ? { tokenizer: fakeTokenizer } : {}),
+    });
 
   it('answers health, readiness and server metadata', async () => {
     const c = llm('ensemble');
@@ -30,7 +34,9 @@ describe.each(CASES)('conformance: %s Triton over %s', (kind, protocol) => {
 
   it('reports each model flavor from its config and metadata', async () => {
     const schemas = await Promise.all(
-      ['ensemble', 'tensorrt_llm_bls', 'tensorrt_llm', 'tensorrt_llm_unary', 'llmapi'].map((m) => llm(m).schema()),
+      ['ensemble', 'tensorrt_llm_bls', 'tensorrt_llm', 'tensorrt_llm_unary', 'llmapi'].map((m) =>
+        llm(m).schema(),
+      ),
     );
     expect(schemas.map((s) => [s.flavor, s.decoupled, s.maxBatchSize])).toEqual([
       ['ensemble', true, 64],
@@ -40,7 +46,10 @@ describe.each(CASES)('conformance: %s Triton over %s', (kind, protocol) => {
       ['llmapi', true, 64],
     ]);
     const metadata = await llm('tensorrt_llm').modelMetadata();
-    expect(metadata.inputs.find((i) => i.name === 'input_ids')).toMatchObject({ datatype: 'INT32', shape: [-1, -1] });
+    expect(metadata.inputs.find((i) => i.name === 'input_ids')).toMatchObject({
+      datatype: 'INT32',
+      shape: [-1, -1],
+    });
   });
 
   it('generates ensemble text', async () => {
@@ -85,10 +94,20 @@ describe.each(CASES)('conformance: %s Triton over %s', (kind, protocol) => {
     const dataId = fakeTokenizer.encode(' data');
     const learning = fakeTokenizer.encode(' learning');
     if (protocol === 'grpc') {
-      const stop = await llm('tensorrt_llm').generate({ inputIds: [259], maxTokens: 300, stopWordIds: [dataId] });
-      expect(stop.sequences[0]?.tokenIds).toEqual(generateTokens([259], { maxTokens: 300, stopWords: [dataId] })[0]?.tokens);
+      const stop = await llm('tensorrt_llm').generate({
+        inputIds: [259],
+        maxTokens: 300,
+        stopWordIds: [dataId],
+      });
+      expect(stop.sequences[0]?.tokenIds).toEqual(
+        generateTokens([259], { maxTokens: 300, stopWords: [dataId] })[0]?.tokens,
+      );
       expect(stop.finishReason).toBe('stop');
-      const bad = await llm('tensorrt_llm').generate({ inputIds: [259], maxTokens: 40, badWordIds: [learning] });
+      const bad = await llm('tensorrt_llm').generate({
+        inputIds: [259],
+        maxTokens: 40,
+        badWordIds: [learning],
+      });
       expect(bad.sequences[0]?.tokenIds).not.toContain(learning[0]);
     } else {
       // The generate extension has no way to send the raw model's [1, 2, N] word lists: a clear refusal, nothing sent.
@@ -120,7 +139,9 @@ describe.each(CASES)('conformance: %s Triton over %s', (kind, protocol) => {
 
   it('returns log probs', async () => {
     const r = await llm('tensorrt_llm').generate({ inputIds: [259], maxTokens: 5, returnLogProbs: true });
-    expect(r.sequences[0]?.logProbs).toEqual(generateTokens([259], { maxTokens: 5, returnLogProbs: true })[0]?.logProbs);
+    expect(r.sequences[0]?.logProbs).toEqual(
+      generateTokens([259], { maxTokens: 5, returnLogProbs: true })[0]?.logProbs,
+    );
   });
 
   it('keeps batch results in order', async () => {
@@ -130,20 +151,26 @@ describe.each(CASES)('conformance: %s Triton over %s', (kind, protocol) => {
   });
 
   it('says an unknown model is not there', async () => {
-    const err = await llm('nope').generate({ prompt: 'hi', maxTokens: 2 }).catch((e: unknown) => e);
+    const err = await llm('nope')
+      .generate({ prompt: 'hi', maxTokens: 2 })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TritonLlmError);
     expect((err as TritonLlmError).message).toContain('nope');
   });
 
   it('refuses bad input before sending', async () => {
     const before = server().events().length;
-    const err = await llm('ensemble').generate({ prompt: '', maxTokens: 4 }).catch((e: unknown) => e);
+    const err = await llm('ensemble')
+      .generate({ prompt: '', maxTokens: 4 })
+      .catch((e: unknown) => e);
     expect((err as TritonLlmError).code).toBe('invalid_argument');
     expect(server().events().length).toBe(before);
   });
 
   it('refuses to stream a model that is not decoupled', async () => {
-    const err = await text(llm('ensemble_unary').stream({ prompt: PROMPT, maxTokens: 2 })).catch((e: unknown) => e);
+    const err = await text(llm('ensemble_unary').stream({ prompt: PROMPT, maxTokens: 2 })).catch(
+      (e: unknown) => e,
+    );
     expect((err as TritonLlmError).code).toBe('failed_precondition');
   });
 

@@ -38,7 +38,8 @@ export function useServer(kind: ServerKind): () => ConformanceServer {
       fake = f;
       server = {
         kind,
-        transport: (p) => track(p === 'grpc' ? grpcTransport({ baseUrl: f.grpcUrl }) : httpTransport({ baseUrl: f.httpUrl })),
+        transport: (p) =>
+          track(p === 'grpc' ? grpcTransport({ baseUrl: f.grpcUrl }) : httpTransport({ baseUrl: f.httpUrl })),
         events: () => f.events(),
         waitForEvent: (m, t) => f.waitForEvent(m, t),
       };
@@ -48,14 +49,16 @@ export function useServer(kind: ServerKind): () => ConformanceServer {
       const events = (): FakeEvent[] => readEvents(eventLog);
       server = {
         kind,
-        transport: (p) => track(p === 'grpc' ? grpcTransport({ baseUrl: grpcUrl }) : httpTransport({ baseUrl: httpUrl })),
+        transport: (p) =>
+          track(p === 'grpc' ? grpcTransport({ baseUrl: grpcUrl }) : httpTransport({ baseUrl: httpUrl })),
         events,
         waitForEvent: async (match, timeoutMs = 10_000) => {
           const deadline = Date.now() + timeoutMs;
           for (;;) {
             const hit = events().find(match);
             if (hit !== undefined) return hit;
-            if (Date.now() > deadline) throw new Error(`no matching event on the real Triton within ${timeoutMs} ms`);
+            if (Date.now() > deadline)
+              throw new Error(`no matching event on the real Triton within ${timeoutMs} ms`);
             await new Promise((r) => setTimeout(r, 50));
           }
         },

@@ -9,7 +9,9 @@ export const PROTOCOLS: readonly Protocol[] = ['grpc', 'http'];
 
 /** Creates a transport of the given protocol for a running fake. */
 export function transportFor(protocol: Protocol, triton: FakeTriton): Transport {
-  return protocol === 'grpc' ? grpcTransport({ baseUrl: triton.grpcUrl }) : httpTransport({ baseUrl: triton.httpUrl });
+  return protocol === 'grpc'
+    ? grpcTransport({ baseUrl: triton.grpcUrl })
+    : httpTransport({ baseUrl: triton.httpUrl });
 }
 
 /**

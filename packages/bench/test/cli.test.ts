@@ -49,7 +49,18 @@ describe('trtllm-bench CLI', () => {
     const exportPath = join(dir, 'out.json');
     const chartPath = join(dir, 'chart.svg');
     const code = await main(
-      ['-u', triton.grpcUrl, '-i', 'grpc', '-m', 'tensorrt_llm_bls', '--concurrency', '1,4', '--input-data', data]
+      [
+        '-u',
+        triton.grpcUrl,
+        '-i',
+        'grpc',
+        '-m',
+        'tensorrt_llm_bls',
+        '--concurrency',
+        '1,4',
+        '--input-data',
+        data,
+      ]
         .concat(['--num-requests', '8', '--streaming', '--max-tokens', '12', '--export', exportPath])
         .concat(['--chart', chartPath, '--no-progress']),
       io,

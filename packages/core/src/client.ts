@@ -119,7 +119,9 @@ export class TritonLlm {
         `requests: must be a non-empty array (got ${String(requests)})`,
       );
     }
-    requests.forEach((r) => validateRequest(r));
+    requests.forEach((r) => {
+      validateRequest(r);
+    });
     const schema = await this.schema(options);
     const limit = Math.max(1, options.concurrency ?? (schema.maxBatchSize > 0 ? schema.maxBatchSize : 1));
     const results: GenerateResult[] = new Array(requests.length);

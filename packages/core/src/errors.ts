@@ -114,9 +114,13 @@ export class TritonLlmError extends Error {
   /** A copy with request id, model and early-stop report filled in where the layer that threw did not know them. */
   withContext(context: { requestId?: string; model?: string; earlyStop?: EarlyStopReport }): TritonLlmError {
     const add = {
-      ...(this.requestId === undefined && context.requestId !== undefined ? { requestId: context.requestId } : {}),
+      ...(this.requestId === undefined && context.requestId !== undefined
+        ? { requestId: context.requestId }
+        : {}),
       ...(this.model === undefined && context.model !== undefined ? { model: context.model } : {}),
-      ...(this.earlyStop === undefined && context.earlyStop !== undefined ? { earlyStop: context.earlyStop } : {}),
+      ...(this.earlyStop === undefined && context.earlyStop !== undefined
+        ? { earlyStop: context.earlyStop }
+        : {}),
     };
     if (Object.keys(add).length === 0) return this;
     const copy = new TritonLlmError(this.code, this.message, { ...this.options(), ...add });

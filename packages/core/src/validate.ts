@@ -78,10 +78,14 @@ export function validateRequest(request: GenerateRequest): void {
     if (!Array.isArray(weights) || weights.length !== words.length) {
       throw invalidArgument('embeddingBias.weights', weights, `needs one weight per word (${words.length})`);
     }
-    weights.forEach((w, i) => finite(`embeddingBias.weights[${i}]`, w));
+    weights.forEach((w, i) => {
+      finite(`embeddingBias.weights[${i}]`, w);
+    });
   }
   if (r.embeddingBiasVector !== undefined) {
-    Array.from(r.embeddingBiasVector).forEach((w, i) => finite(`embeddingBiasVector[${i}]`, w));
+    Array.from(r.embeddingBiasVector).forEach((w, i) => {
+      finite(`embeddingBiasVector[${i}]`, w);
+    });
   }
   matrix('promptEmbeddingTable', r.promptEmbeddingTable);
   matrix('draftLogits', r.draftLogits);
@@ -94,7 +98,9 @@ export function validateRequest(request: GenerateRequest): void {
       if (!Array.isArray(row) || row.length !== 3) {
         throw invalidArgument(`lora.config[${i}]`, row, 'must be [module_id, layer_idx, adapter_size]');
       }
-      row.forEach((v, j) => integer(`lora.config[${i}][${j}]`, v, INT32_MIN, INT32_MAX));
+      row.forEach((v, j) => {
+        integer(`lora.config[${i}][${j}]`, v, INT32_MIN, INT32_MAX);
+      });
     });
     optionalString('lora.name', r.lora.name);
     optionalString('lora.path', r.lora.path);
@@ -190,7 +196,9 @@ function stringList(field: string, value: unknown): void {
 
 function idList(field: string, value: unknown): void {
   if (!Array.isArray(value)) throw invalidArgument(field, value, 'must be an array of token ids');
-  value.forEach((id, i) => integer(`${field}[${i}]`, id, INT32_MIN, INT32_MAX));
+  value.forEach((id, i) => {
+    integer(`${field}[${i}]`, id, INT32_MIN, INT32_MAX);
+  });
 }
 
 function wordIds(field: string, value: unknown): void {
@@ -218,5 +226,8 @@ function matrix(field: string, value: unknown): void {
   if (length !== shape[0] * shape[1]) {
     throw invalidArgument(`${field}.data`, length, `must hold ${shape[0] * shape[1]} values`);
   }
-  if (Array.isArray(data)) data.forEach((v, i) => finite(`${field}.data[${i}]`, v));
+  if (Array.isArray(data))
+    data.forEach((v, i) => {
+      finite(`${field}.data[${i}]`, v);
+    });
 }

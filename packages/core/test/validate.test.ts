@@ -29,7 +29,11 @@ describe('validateRequest', () => {
     [{ ...base, seed: -1 }, 'seed', '-1'],
     [{ ...base, seed: 1n << 64n }, 'seed', '18446744073709551616n'],
     [{ ...base, maxNewTokens: 3 }, 'maxNewTokens', '3'],
-    [{ ...base, parameters: { triton_enable_empty_final_response: true } }, 'parameters.triton_enable_empty_final_response', 'true'],
+    [
+      { ...base, parameters: { triton_enable_empty_final_response: true } },
+      'parameters.triton_enable_empty_final_response',
+      'true',
+    ],
     [{ ...base, requestId: 'has space' }, 'requestId', '"has space"'],
   ])('refuses a bad value (case %#)', (request, field, shown) => {
     const err = errorOf(request);
@@ -63,11 +67,18 @@ describe('validateRequest', () => {
 
   it('names the field for any out-of-range maxTokens', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.integer({ max: 0 }), fc.double({ noInteger: true }), fc.constant(Number.POSITIVE_INFINITY)), (maxTokens) => {
-        const err = errorOf({ prompt: 'x', maxTokens });
-        expect(err.code).toBe('invalid_argument');
-        expect(err.message.startsWith('maxTokens:')).toBe(true);
-      }),
+      fc.property(
+        fc.oneof(
+          fc.integer({ max: 0 }),
+          fc.double({ noInteger: true }),
+          fc.constant(Number.POSITIVE_INFINITY),
+        ),
+        (maxTokens) => {
+          const err = errorOf({ prompt: 'x', maxTokens });
+          expect(err.code).toBe('invalid_argument');
+          expect(err.message.startsWith('maxTokens:')).toBe(true);
+        },
+      ),
     );
   });
 });

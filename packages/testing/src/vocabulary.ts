@@ -40,7 +40,6 @@ export const WORDS: readonly string[] = [
 ];
 
 export const PAD_ID = 0;
-export const BOS_ID = 1;
 export const END_ID = 2;
 const FIRST_BYTE_ID = 3;
 const FIRST_WORD_ID = 259;

@@ -59,6 +59,7 @@ const TOKENS_PER_YIELD = 64;
 export class Generation {
   readonly sequences: SequenceState[];
   readonly arrivalNs = nowNs();
+  private readonly arrivalMs = performance.now();
   firstTokenNs = 0n;
   lastTokenNs = 0n;
   private delivered = 0;
@@ -129,6 +130,7 @@ export class Generation {
     const gens = this.sequences.map((_, k) => new SequenceGenerator(spec.inputIds, spec.options, k));
     // One step of lookahead tells whether a token is its sequence's last.
     const pending: SequenceStep[] = gens.map((g) => g.next());
+    let due = this.arrivalMs;
     for (let round = 0; ; round++) {
       if (this.cancelled()) {
         this.endLive(pending, 'cancelled');
@@ -143,8 +145,11 @@ export class Generation {
         const message = `fake-triton: injected error after ${this.delivered} tokens`;
         return { kind: 'error', error: new TritonError('INTERNAL', message) };
       }
-      const wait = round === 0 ? ctx.ttftMs : ctx.itlMs;
-      if (wait > 0) await sleep(wait, [spec.signal, ctx.activity.signal]);
+      // Tokens are due on a fixed schedule from arrival, so timer lateness does not add up; a reader
+      // that held us back (backpressure) restarts the schedule instead of getting a burst.
+      const now = performance.now();
+      due = round === 0 ? this.arrivalMs + ctx.ttftMs : Math.max(due + ctx.itlMs, now - ctx.itlMs);
+      if (due > now) await sleep(due - now, [spec.signal, ctx.activity.signal]);
       else if (round % TOKENS_PER_YIELD === TOKENS_PER_YIELD - 1) await yieldToIo();
       if (this.cancelled()) {
         this.endLive(pending, 'cancelled');
@@ -168,9 +173,9 @@ export class Generation {
         });
       });
       this.delivered += steps.length;
-      const now = nowNs();
-      if (this.firstTokenNs === 0n) this.firstTokenNs = now;
-      this.lastTokenNs = now;
+      const producedNs = nowNs();
+      if (this.firstTokenNs === 0n) this.firstTokenNs = producedNs;
+      this.lastTokenNs = producedNs;
       const delivery = await deliver(steps);
       if (delivery !== 'ok') {
         this.endLive(pending, 'cancelled');

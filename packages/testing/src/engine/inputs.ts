@@ -42,11 +42,6 @@ export function textsInput(inputs: Inputs, name: string): string[] | undefined {
   return (t.data as Uint8Array[]).map((b) => utf8.decode(b));
 }
 
-/** The first value of the first input present among `names` (renamed tensors across versions). */
-export function firstPresent(inputs: Inputs, names: readonly string[]): string | undefined {
-  return names.find((n) => inputs.has(n));
-}
-
 /**
  * Word lists of the raw model (`[1, 2, N]`: concatenated ids, then cumulative end offsets padded
  * with -1) as id sequences.
