@@ -12,7 +12,7 @@ const transport = grpcTransport({ baseUrl: triton.grpcUrl });
 try {
   const llm = new TritonLlm({ transport, model: 'tensorrt_llm_bls' });
   process.stdout.write('\n1) streaming from tensorrt_llm_bls:\n   ');
-  for await (const chunk of llm.stream({ prompt: 'What is ML?', maxTokens: 40 })) {
+  for await (const chunk of llm.stream({ prompt: 'What is ML?', maxTokens: 62 })) {
     if (chunk.done) {
       const t = chunk.timings;
       console.log(

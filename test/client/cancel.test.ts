@@ -22,7 +22,7 @@ describe.each(PROTOCOLS)('cancel and stop over %s', (protocol) => {
     const report = (final as { result: { earlyStop?: { serverStopsGenerating: boolean; via: string[] } } })
       .result.earlyStop;
     expect(report?.serverStopsGenerating).toBe(true);
-    expect(report?.via).toContain(protocol === 'grpc' ? 'grpc_cancel' : 'http_disconnect');
+    expect(report?.via).toEqual(protocol === 'grpc' ? ['grpc_cancel'] : ['in_band_stop', 'http_disconnect']);
     const seen = await fake
       .triton()
       .waitForEvent(

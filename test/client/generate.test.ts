@@ -93,6 +93,16 @@ describe.each(PROTOCOLS)('generate over %s', (protocol) => {
     expect(result.sequences[0]?.tokenIds).not.toEqual(result.sequences[1]?.tokenIds);
   });
 
+  it('counts tokens per sequence when an ensemble returns several', async () => {
+    const llm = new TritonLlm({ transport: fake.transport(protocol), model: 'ensemble' });
+    const result = await llm.generate({ prompt: PROMPT, maxTokens: 7, numReturnSequences: 2 });
+    expect(result.sequences.map((s) => [s.tokenCount, s.finishReason])).toEqual([
+      [7, 'length'],
+      [7, 'length'],
+    ]);
+    expect(result.usage.completionTokens).toBe(14);
+  });
+
   it('returns log probs when asked', async () => {
     const llm = new TritonLlm({ transport: fake.transport(protocol), model: 'tensorrt_llm' });
     const inputIds = [300 - 20, 261];

@@ -86,6 +86,8 @@ class SequenceState {
   stopReason: string | undefined;
   generationLogits: Logits | undefined;
   matchedStop = false;
+  /** `num_output_tokens` as the server reported it for this sequence (non-streaming text models). */
+  reportedTokens: number | undefined;
   constructor(
     readonly index: number,
     readonly detokenizer: IncrementalDetokenizer | undefined,
@@ -110,7 +112,6 @@ export class Generation implements AsyncIterable<StreamChunk> {
   private started = false;
   private finished = false;
   private numInputTokens: number | undefined;
-  private numOutputTokens: number | undefined;
   private contextLogits: Logits | undefined;
   private perfMetrics: PerfMetrics | undefined;
 
@@ -309,20 +310,21 @@ export class Generation implements AsyncIterable<StreamChunk> {
     // also the only reliable cancel: Triton notices a closed connection only at its next write.
     const sendInBand =
       stream !== undefined && schema.supportsStop && (graceful || transport.protocol === 'http');
+    const cancel = !graceful || !sendInBand;
+    // The means are recorded before anything is awaited: the stream may reach its final response
+    // while the stop is in flight, and its report must already say how the server was told.
+    if (sendInBand) via.push('in_band_stop');
+    if (cancel) via.push(this.cancelMeans());
     if (sendInBand) {
-      // Recorded before the await: the stream may reach its final response while the stop is in flight.
-      via.push('in_band_stop');
       try {
         await stream.sendStop(encodeStopRequest(schema, this.requestId));
       } catch {
-        // The stop could not be delivered: cancelling the call below is all that is left.
         via.splice(via.indexOf('in_band_stop'), 1);
+        if (!cancel) via.push(this.cancelMeans());
+        this.controller.abort();
       }
     }
-    if (!graceful || !via.includes('in_band_stop')) {
-      via.push(this.cancelMeans());
-      this.controller.abort();
-    }
+    if (cancel) this.controller.abort();
     if (!this.report()?.serverStopsGenerating) this.ctx.warnServerKeepsGenerating(schema.model);
   }
 
@@ -369,7 +371,6 @@ export class Generation implements AsyncIterable<StreamChunk> {
       generationLogits: request.returnGenerationLogits === true,
     });
     if (decoded.numInputTokens !== undefined) this.numInputTokens = decoded.numInputTokens;
-    if (decoded.numOutputTokens !== undefined) this.numOutputTokens = decoded.numOutputTokens;
     if (decoded.contextLogits !== undefined) this.contextLogits = decoded.contextLogits;
     if (decoded.perfMetrics !== undefined) this.perfMetrics = decoded.perfMetrics;
     const chunks: DeltaChunk[] = [];
@@ -379,6 +380,10 @@ export class Generation implements AsyncIterable<StreamChunk> {
       if (seq.stopReason !== undefined) s.stopReason = seq.stopReason;
       if (seq.cumLogProb !== undefined) s.cumLogProb = seq.cumLogProb;
       if (seq.generationLogits !== undefined) s.generationLogits = seq.generationLogits;
+      // A response for one sequence reports that sequence's count (n > 1 sends one response per sequence).
+      if (decoded.numOutputTokens !== undefined && decoded.sequences.length === 1 && !streaming) {
+        s.reportedTokens = decoded.numOutputTokens;
+      }
       if (s.matchedStop) continue;
       let ids = seq.tokenIds ? [...seq.tokenIds] : [];
       if (seq.tokenIds !== undefined) {
@@ -483,12 +488,7 @@ export class Generation implements AsyncIterable<StreamChunk> {
       if (f === 'cancelled' || f === 'canceled') return 'cancelled';
       if (f === 'error') return 'error';
     }
-    const count =
-      this.numOutputTokens !== undefined && !this.ctx.streaming && this.states.size === 1
-        ? this.numOutputTokens
-        : s.countKnown
-          ? s.tokenCount
-          : undefined;
+    const count = s.countKnown ? s.tokenCount : s.reportedTokens;
     if (count === undefined) return 'unknown';
     return count >= this.ctx.request.maxTokens ? 'length' : 'stop';
   }
@@ -497,10 +497,7 @@ export class Generation implements AsyncIterable<StreamChunk> {
     const sequences: SequenceResult[] = [...this.states.values()]
       .sort((a, b) => a.index - b.index)
       .map((s) => {
-        const tokenCount =
-          !s.countKnown && this.numOutputTokens !== undefined && this.states.size === 1
-            ? this.numOutputTokens
-            : s.tokenCount;
+        const tokenCount = s.countKnown ? s.tokenCount : (s.reportedTokens ?? s.tokenCount);
         return {
           index: s.index,
           text: s.text,
