@@ -73,4 +73,26 @@ describe.each(CASES)('early stop: %s Triton over %s', (kind, protocol) => {
     const seen = await server().waitForEvent((e) => e.id === id && e.event === 'stopped', 10_000);
     expect(seen.tokens).toBeLessThan(MAX);
   });
+
+  it('a client stop sequence stops the raw model in-band and the ensemble only on the client', async () => {
+    const stopAt = 'artificial';
+    const raw = new TritonLlm({ transport: server().transport(protocol), model: 'tensorrt_llm', tokenizer: fakeTokenizer });
+    const r = await raw.generate({ prompt: 'Hello world', maxTokens: MAX, stopWords: [stopAt] });
+    expect(r.finishReason).toBe('stop');
+    expect(r.text).not.toContain(stopAt);
+    // Over gRPC the ids can carry the words; over HTTP they cannot, so only the client matches: same result.
+    if (r.earlyStop !== undefined) {
+      expect(r.earlyStop.trigger).toBe('stop_sequence');
+      expect(r.earlyStop.serverStopsGenerating).toBe(true);
+    }
+    const ensemble = new TritonLlm({
+      transport: server().transport(protocol),
+      model: 'ensemble',
+      logger: { warn: () => undefined },
+    });
+    // "rtificial" never matches the server's id-level stop words: only the client sees it.
+    const e = await ensemble.generate({ prompt: 'Hello world', maxTokens: MAX, stopWords: ['rtificial'] });
+    expect(e.finishReason).toBe('stop');
+    expect(e.text.endsWith(' a')).toBe(true);
+  });
 });

@@ -1,0 +1,53 @@
+import { createOpenAiServer } from '@trtllm/openai';
+import { fakeTokenizer, generateTokens } from '@trtllm/testing';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CASES, useServer } from './servers.js';
+
+const expected = (prompt: string, maxTokens: number): string =>
+  fakeTokenizer.decode(generateTokens(fakeTokenizer.encode(prompt), { maxTokens })[0]!.tokens);
+
+// The OpenAI-compatible server in front of each Triton, driven by the official openai client.
+describe.each(CASES)('OpenAI-compatible server: %s Triton over %s', (kind, protocol) => {
+  const server = useServer(kind);
+  let close: () => Promise<void>;
+  let client: OpenAI;
+  beforeAll(async () => {
+    const api = createOpenAiServer({
+      transport: server().transport(protocol),
+      model: 'tensorrt_llm_bls',
+      tokenizer: fakeTokenizer,
+      chatTemplate: 'chatml',
+      logger: { warn: () => undefined },
+    });
+    const url = await api.listen(0, '127.0.0.1');
+    close = () => api.close();
+    client = new OpenAI({ baseURL: url, apiKey: 'unused', maxRetries: 0 });
+  });
+  afterAll(() => close?.());
+
+  it('completes a prompt', async () => {
+    const r = await client.completions.create({ model: 'tensorrt_llm_bls', prompt: 'Hello world', max_tokens: 20 });
+    expect(r.choices[0]?.text).toBe(expected('Hello world', 20));
+    expect(r.choices[0]?.finish_reason).toBe('length');
+  });
+
+  it('streams a chat completion to [DONE], equal to the whole answer', async () => {
+    const request = {
+      model: 'tensorrt_llm_bls',
+      messages: [{ role: 'user' as const, content: 'What is ML?' }],
+      max_tokens: 30,
+    };
+    const whole = await client.chat.completions.create(request);
+    const stream = await client.chat.completions.create({ ...request, stream: true });
+    let text = '';
+    let finish: string | null | undefined;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? '';
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+    }
+    expect(text.length).toBeGreaterThan(0);
+    expect(text).toBe(whole.choices[0]?.message.content);
+    expect(finish).toBe('length');
+  });
+});
