@@ -7,11 +7,13 @@ export interface OverheadConfig {
   readonly levels: readonly number[];
   /** Concurrent idle streams of the memory runs. `BENCH_MEMORY_LEVELS`, default `1000,10000`. */
   readonly memoryLevels: readonly number[];
-  /** Tokens each throughput run aims at (at least two requests per stream are sent). `BENCH_TOKENS`, default 16000. */
+  /** Tokens each throughput run aims at (at least two requests per stream are sent). `BENCH_TOKENS`, default 8000. */
   readonly tokens: number;
   /** `max_tokens` of every request. `BENCH_MAX_TOKENS`, default 32. */
   readonly maxTokens: number;
-  /** Unmeasured requests each client sends first (JIT, connection, schema). `BENCH_WARMUP`, default 200. */
+  /** Runs of each variant at each level, interleaved; the report takes the medians. `BENCH_REPEATS`, default 1. */
+  readonly repeats: number;
+  /** Unmeasured requests each client sends first (JIT, connection, schema). `BENCH_WARMUP`, default 100. */
   readonly warmup: number;
   /** Variants to run, by name. `BENCH_VARIANTS`, default all. */
   readonly variants: readonly string[];
@@ -77,9 +79,10 @@ export function readConfig(hasTaskset: boolean): OverheadConfig {
   return {
     levels: list('BENCH_LEVELS', [1, 64, 512]),
     memoryLevels: list('BENCH_MEMORY_LEVELS', [1000, 10000]),
-    tokens: whole('BENCH_TOKENS', 16_000),
+    tokens: whole('BENCH_TOKENS', 8_000),
     maxTokens: whole('BENCH_MAX_TOKENS', 32),
-    warmup: whole('BENCH_WARMUP', 200, 0),
+    repeats: whole('BENCH_REPEATS', 1),
+    warmup: whole('BENCH_WARMUP', 100, 0),
     variants: skipPython ? variants.filter((v) => v !== 'python-tritonclient') : variants,
     pin: hasTaskset && process.env.BENCH_PIN !== '0',
     skipPython,

@@ -30,7 +30,8 @@ export function resultsMarkdown(r: OverheadResults): string {
       ? 'The fake server ran pinned to CPU 0 and each client (its own process) to CPU 1 (taskset).'
       : 'Server and clients were not pinned to cores.',
     `Fake server: ${r.config.fakeServer}. Each run: \`max_tokens\` ${r.config.maxTokens}, about ` +
-      `${n0(r.config.tokens)} tokens (at least two requests per stream), after ${r.config.warmup} warm-up requests.`,
+      `${n0(r.config.tokens)} tokens (at least two requests per stream), after ${r.config.warmup} warm-up requests` +
+      (r.config.repeats > 1 ? `; ${r.config.repeats} runs per cell, medians shown.` : '; one run per cell.'),
   ].join(' ');
   const levels = [...new Set(r.throughput.map((t) => t.concurrency))];
   const throughput = levels

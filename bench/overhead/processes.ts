@@ -62,7 +62,9 @@ export function startServerProcess(
   script: string,
   options: { cpu?: number | undefined; ttftMs: number; itlMs: number },
 ): Promise<ServerProcess> {
-  const [cmd, args] = pinned([process.execPath, '--import', 'tsx', script], options.cpu);
+  // The fake warns about listener counts with thousands of streams; its owners know (see docs/PERFORMANCE.md).
+  const node = [process.execPath, '--disable-warning=MaxListenersExceededWarning', '--import', 'tsx', script];
+  const [cmd, args] = pinned(node, options.cpu);
   const child: ChildProcess = spawn(cmd, args, {
     stdio: ['pipe', 'pipe', 'inherit'],
     env: { ...process.env, FAKE_TTFT_MS: String(options.ttftMs), FAKE_ITL_MS: String(options.itlMs) },

@@ -6,12 +6,18 @@ export interface ThroughputRow {
   readonly variant: VariantName;
   readonly label: string;
   readonly concurrency: number;
+  /** Runs behind this row (`BENCH_REPEATS`); the totals below add them up. */
+  readonly runs: number;
   readonly requests: number;
   readonly tokens: number;
   readonly wallMs: number;
-  /** Client process CPU (user + system) over the measured window, in microseconds. */
+  /** Client process CPU (user + system) over the measured windows, in microseconds. */
   readonly cpuUs: number;
+  /** Median over the runs. */
   readonly tokensPerSec: number;
+  /** tokens/s of each run, when there were several. */
+  readonly tokensPerSecRuns?: readonly number[];
+  /** Median over the runs. */
   readonly cpuUsPerToken: number;
   readonly tokensPerCpuSec: number;
   /** tokens/s divided by that of the faster bare client at this level (1 = as fast). */
@@ -52,23 +58,43 @@ export interface OverheadResults {
   readonly failures: readonly RunFailure[];
 }
 
+export interface RunResult {
+  readonly tokens: number;
+  readonly requests: number;
+  readonly wallMs: number;
+  readonly cpuUs: number;
+}
+
+/** One row from one or more runs of a variant at a level: the medians of tokens/s and of CPU per token. */
 export function throughputRow(
   variant: VariantName,
   concurrency: number,
-  r: { tokens: number; requests: number; wallMs: number; cpuUs: number },
+  runs: readonly RunResult[],
 ): ThroughputRow {
+  const perSec = runs.map((r) => r.tokens / (r.wallMs / 1000));
+  const cpuPerToken = runs.map((r) => r.cpuUs / r.tokens);
+  const sum = (f: (r: RunResult) => number) => runs.reduce((a, r) => a + f(r), 0);
+  const cpuUsPerToken = median(cpuPerToken);
   return {
     variant,
     label: VARIANT_LABELS[variant],
     concurrency,
-    requests: r.requests,
-    tokens: r.tokens,
-    wallMs: r.wallMs,
-    cpuUs: r.cpuUs,
-    tokensPerSec: r.tokens / (r.wallMs / 1000),
-    cpuUsPerToken: r.cpuUs / r.tokens,
-    tokensPerCpuSec: r.tokens / (r.cpuUs / 1e6),
+    runs: runs.length,
+    requests: sum((r) => r.requests),
+    tokens: sum((r) => r.tokens),
+    wallMs: sum((r) => r.wallMs),
+    cpuUs: sum((r) => r.cpuUs),
+    tokensPerSec: median(perSec),
+    ...(runs.length > 1 ? { tokensPerSecRuns: perSec } : {}),
+    cpuUsPerToken,
+    tokensPerCpuSec: 1e6 / cpuUsPerToken,
   };
+}
+
+function median(values: readonly number[]): number {
+  const s = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
 /** Adds each row's ratio to the faster bare client of its level. */

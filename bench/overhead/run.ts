@@ -63,38 +63,45 @@ const server = await startServerProcess(SERVER_SCRIPT, { cpu: serverCpu, ttftMs:
 try {
   for (const concurrency of config.levels) {
     const requests = requestsFor(config, concurrency);
-    for (const variant of variants) {
-      const job: ThroughputJob = {
-        mode: 'throughput',
-        variant,
-        grpcUrl: server.grpcUrl,
-        httpUrl: server.httpUrl,
-        concurrency,
-        requests,
-        maxTokens: config.maxTokens,
-        warmup: config.warmup,
-      };
-      try {
-        const r = await runJsonChild<ThroughputResult>(childArgv(variant, job), {
-          ...(clientCpu !== undefined ? { cpu: clientCpu } : {}),
-          timeoutMs: 300_000,
-        });
-        const row = throughputRow(variant, concurrency, r);
-        throughput.push(row);
-        console.log(
-          `${String(concurrency).padStart(4)} streams  ${VARIANT_LABELS[variant].padEnd(36)} ` +
-            `${Math.round(row.tokensPerSec).toString().padStart(8)} tokens/s  ${row.cpuUsPerToken.toFixed(2).padStart(7)} µs CPU/token`,
-        );
-      } catch (err) {
-        failures.push({ variant, mode: 'throughput', level: concurrency, error: String(err) });
-        console.log(`${concurrency} streams ${variant}: FAILED ${String(err).split('\n')[0]}`);
+    const runs = new Map<VariantName, ThroughputResult[]>();
+    // Repeats go round the variants, so a burst of load from elsewhere on the machine hits them alike.
+    for (let repeat = 0; repeat < config.repeats; repeat++) {
+      for (const variant of variants) {
+        const job: ThroughputJob = {
+          mode: 'throughput',
+          variant,
+          grpcUrl: server.grpcUrl,
+          httpUrl: server.httpUrl,
+          concurrency,
+          requests,
+          maxTokens: config.maxTokens,
+          warmup: config.warmup,
+        };
+        try {
+          const r = await runJsonChild<ThroughputResult>(childArgv(variant, job), {
+            ...(clientCpu !== undefined ? { cpu: clientCpu } : {}),
+            timeoutMs: 300_000,
+          });
+          runs.set(variant, [...(runs.get(variant) ?? []), r]);
+          console.log(
+            `${String(concurrency).padStart(4)} streams  ${VARIANT_LABELS[variant].padEnd(36)} ` +
+              `${Math.round(r.tokens / (r.wallMs / 1000))
+                .toString()
+                .padStart(8)} tokens/s  ${(r.cpuUs / r.tokens).toFixed(2).padStart(7)} µs CPU/token`,
+          );
+        } catch (err) {
+          failures.push({ variant, mode: 'throughput', level: concurrency, error: String(err) });
+          console.log(`${concurrency} streams ${variant}: FAILED ${String(err).split('\n')[0]}`);
+        }
       }
     }
+    for (const [variant, results] of runs) throughput.push(throughputRow(variant, concurrency, results));
   }
 } finally {
   await server.stop();
 }
 
+console.log(`throughput runs done after ${((Date.now() - started) / 1000).toFixed(0)} s`);
 const memory: MemoryRow[] = [];
 for (const streams of config.memoryLevels) {
   for (const variant of variants) {

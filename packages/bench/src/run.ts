@@ -11,7 +11,9 @@ import { type RequestSample, sampleRequest } from './request-sample.js';
 export interface BenchHooks {
   /** A level starts its measured requests (after its warm-up). */
   readonly onLevelStart?: (level: { readonly concurrency: number; readonly requests: number }) => void;
+  /** A measured request ended, successfully or not (warm-up requests are not reported). */
   readonly onRequestEnd?: (sample: RequestSample) => void;
+  /** A level finished; its report is final and is also part of the run's report. */
   readonly onLevelEnd?: (report: LevelReport) => void;
 }
 

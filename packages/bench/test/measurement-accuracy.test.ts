@@ -1,11 +1,12 @@
 import { parsePrompts, runBenchmark } from '@trtllm/bench';
-import { type FakeTriton, startFakeTriton } from '@trtllm/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FakeProcess, startFakeProcess } from './fake-process.js';
 
 // The server waits TTFT_MS before the first token and ITL_MS between tokens; what the bench reports
 // must be those values, seen from the client: medians within 2 % (or 0.2 ms, whichever is larger).
-const TTFT_MS = 50;
-const ITL_MS = 10;
+// Large enough that the fake server's own few milliseconds of request handling stay inside 2 %.
+const TTFT_MS = 500;
+const ITL_MS = 25;
 const tolerance = (injected: number) => Math.max(0.02 * injected, 0.2);
 
 const prompts = parsePrompts(
@@ -15,12 +16,12 @@ const prompts = parsePrompts(
 );
 
 describe.each(['grpc', 'http'] as const)('measurements over %s', (protocol) => {
-  let triton: FakeTriton;
+  let triton: FakeProcess;
   beforeAll(async () => {
-    triton = await startFakeTriton({ grpcPort: 0, httpPort: 0, ttftMs: TTFT_MS, itlMs: ITL_MS });
+    triton = await startFakeProcess({ ttftMs: TTFT_MS, itlMs: ITL_MS });
   });
   afterAll(async () => {
-    await triton.close();
+    await triton.stop();
   });
 
   it('reports the injected time to first token and inter-token latency as its medians', async () => {
@@ -39,10 +40,10 @@ describe.each(['grpc', 'http'] as const)('measurements over %s', (protocol) => {
     expect(level.errors).toBe(0);
     expect(level.completed).toBe(24);
     expect(level.outputTokens).toBe(24 * 20);
-    expect(Math.abs(level.ttftMs!.p50 - TTFT_MS)).toBeLessThanOrEqual(tolerance(TTFT_MS));
-    expect(Math.abs(level.itlMs!.p50 - ITL_MS)).toBeLessThanOrEqual(tolerance(ITL_MS));
+    expect.soft(Math.abs(level.ttftMs!.p50 - TTFT_MS)).toBeLessThanOrEqual(tolerance(TTFT_MS));
+    expect.soft(Math.abs(level.itlMs!.p50 - ITL_MS)).toBeLessThanOrEqual(tolerance(ITL_MS));
     // End to end is the first token plus 19 gaps.
     const e2e = TTFT_MS + 19 * ITL_MS;
-    expect(Math.abs(level.e2eMs!.p50 - e2e)).toBeLessThanOrEqual(tolerance(e2e));
+    expect.soft(Math.abs(level.e2eMs!.p50 - e2e)).toBeLessThanOrEqual(tolerance(e2e));
   });
 });

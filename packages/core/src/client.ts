@@ -1,8 +1,9 @@
-import { TritonLlmError } from './errors.js';
+import { invalidArgument, TritonLlmError } from './errors.js';
 import { type GenerateOptions, Generation, type GenerationEvent } from './generation.js';
 import { encodeGenerateRequest } from './models/encode-request.js';
 import type { GenerateRequest, ModelFlavor } from './request.js';
 import type { GenerateResult, StreamChunk } from './result.js';
+import { type RetryOptions, type RetryPolicy, retryPolicy, withRetry } from './retry.js';
 import { detectSchema, type ModelSchema } from './schema.js';
 import type { Tokenizer } from './tokenizer.js';
 import type {
@@ -29,12 +30,29 @@ export interface TritonLlmOptions {
   readonly flavor?: ModelFlavor;
   /** Turns text into ids for the raw `tensorrt_llm` model (see `@trtllm/tokenizers`). */
   readonly tokenizer?: Tokenizer;
-  /** Defaults for every call (per-call options win). */
+  /**
+   * Defaults for every call (per-call options win): `timeoutMs` and `headers` apply to every
+   * request of this client, `idleTimeoutMs` to generation.
+   */
   readonly defaults?: Pick<GenerateOptions, 'timeoutMs' | 'idleTimeoutMs' | 'headers'>;
+  /**
+   * Retries of calls that fail before the server answers (see {@link RetryOptions}); on by
+   * default with 3 attempts. Calls can override it field by field.
+   */
+  readonly retry?: RetryOptions;
   /** Where warnings go (one per client and model when an early end cannot stop the server). Default: console.warn. */
-  readonly logger?: { warn(message: string): void };
+  readonly logger?: {
+    /** Receives one human-readable warning; must not throw. */
+    warn(message: string): void;
+  };
   /** Observes every request's lifecycle: a hook for logging, metrics and tracing. */
   readonly onEvent?: (event: GenerationEvent) => void;
+}
+
+/** Options of the client's unary calls (health, metadata, config, statistics, infer). */
+export interface ClientCallOptions extends CallOptions {
+  /** Retries of this call, field by field over the client's `retry`. */
+  readonly retry?: RetryOptions;
 }
 
 /** A running streamed request: iterate it for chunks; `stop()` ends it gracefully. */
@@ -63,6 +81,7 @@ export class TritonLlm {
   private readonly transport: Transport;
   private schemaPromise: Promise<ModelSchema> | undefined;
   private readonly warned = new Set<string>();
+  private readonly retry: RetryPolicy;
 
   constructor(private readonly options: TritonLlmOptions) {
     if (options?.transport === undefined)
@@ -75,10 +94,12 @@ export class TritonLlm {
     }
     this.transport = options.transport;
     this.model = options.model;
+    this.retry = retryPolicy(options.retry);
+    checkCallOptions(options.defaults ?? {}, 'defaults.');
   }
 
   /** The deployed model's schema (flavor, backend version, decoupled, batch size), read once and cached. */
-  schema(options?: CallOptions): Promise<ModelSchema> {
+  schema(options?: ClientCallOptions): Promise<ModelSchema> {
     this.schemaPromise ??= this.loadSchema(options).catch((err: unknown) => {
       this.schemaPromise = undefined;
       throw err;
@@ -87,7 +108,7 @@ export class TritonLlm {
   }
 
   /** Forgets the cached schema (after a redeploy) and reads it again. */
-  refreshSchema(options?: CallOptions): Promise<ModelSchema> {
+  refreshSchema(options?: ClientCallOptions): Promise<ModelSchema> {
     this.schemaPromise = undefined;
     return this.schema(options);
   }
@@ -184,46 +205,55 @@ export class TritonLlm {
   /** Escape hatch for any model: named tensors in, named tensors out (unary `ModelInfer` / `/infer`). */
   infer(
     request: Omit<InferRequest, 'id'> & { readonly id?: string },
-    options?: CallOptions,
+    options?: ClientCallOptions,
   ): Promise<InferResponse> {
     const id = request.id ?? generateRequestId();
     checkRequestId(id);
-    return this.transport.infer({ ...request, id }, options);
+    // An arbitrary model may act on a request more than once: retried only when asked.
+    return this.call(options, false, (o) => this.transport.infer({ ...request, id }, o));
   }
 
   /** True when the server is live. */
-  health(options?: CallOptions): Promise<boolean> {
-    return this.transport.serverLive(options);
+  health(options?: ClientCallOptions): Promise<boolean> {
+    return this.call(options, true, (o) => this.transport.serverLive(o));
   }
 
   /** True when the server is ready for inference. */
-  ready(options?: CallOptions): Promise<boolean> {
-    return this.transport.serverReady(options);
+  ready(options?: ClientCallOptions): Promise<boolean> {
+    return this.call(options, true, (o) => this.transport.serverReady(o));
   }
 
   /** True when this client's model is ready. */
-  modelReady(options?: CallOptions): Promise<boolean> {
-    return this.transport.modelReady(this.model, this.options.modelVersion, options);
+  modelReady(options?: ClientCallOptions): Promise<boolean> {
+    return this.call(options, true, (o) =>
+      this.transport.modelReady(this.model, this.options.modelVersion, o),
+    );
   }
 
   /** The server's name, version and extensions. */
-  serverMetadata(options?: CallOptions): Promise<ServerMetadata> {
-    return this.transport.serverMetadata(options);
+  serverMetadata(options?: ClientCallOptions): Promise<ServerMetadata> {
+    return this.call(options, true, (o) => this.transport.serverMetadata(o));
   }
 
   /** This model's config as deployed (read fresh; `schema()` is the cached, interpreted view). */
-  modelConfig(options?: CallOptions): Promise<ModelConfig> {
-    return this.transport.modelConfig(this.model, this.options.modelVersion, options);
+  modelConfig(options?: ClientCallOptions): Promise<ModelConfig> {
+    return this.call(options, true, (o) =>
+      this.transport.modelConfig(this.model, this.options.modelVersion, o),
+    );
   }
 
   /** This model's inputs and outputs as the server reports them. */
-  modelMetadata(options?: CallOptions): Promise<ModelMetadata> {
-    return this.transport.modelMetadata(this.model, this.options.modelVersion, options);
+  modelMetadata(options?: ClientCallOptions): Promise<ModelMetadata> {
+    return this.call(options, true, (o) =>
+      this.transport.modelMetadata(this.model, this.options.modelVersion, o),
+    );
   }
 
   /** This model's inference statistics. */
-  statistics(options?: CallOptions): Promise<ModelStatistics[]> {
-    return this.transport.modelStatistics(this.model, this.options.modelVersion, options);
+  statistics(options?: ClientCallOptions): Promise<ModelStatistics[]> {
+    return this.call(options, true, (o) =>
+      this.transport.modelStatistics(this.model, this.options.modelVersion, o),
+    );
   }
 
   /** Closes the transport's connections. */
@@ -231,8 +261,36 @@ export class TritonLlm {
     return this.transport.close();
   }
 
-  private async loadSchema(options?: CallOptions): Promise<ModelSchema> {
-    const config = await this.transport.modelConfig(this.model, this.options.modelVersion, options);
+  /**
+   * One unary call with the client's defaults and retry policy; the call's own options win. The
+   * deadline covers every attempt.
+   */
+  private async call<T>(
+    options: ClientCallOptions | undefined,
+    idempotent: boolean,
+    run: (options: CallOptions) => Promise<T>,
+  ): Promise<T> {
+    const { retry, ...rest } = options ?? {};
+    const defaults = this.options.defaults;
+    const merged: CallOptions = {
+      ...(defaults?.timeoutMs !== undefined ? { timeoutMs: defaults.timeoutMs } : {}),
+      ...(defaults?.headers !== undefined ? { headers: defaults.headers } : {}),
+      ...rest,
+    };
+    checkCallOptions(merged, '');
+    const policy = retry === undefined ? this.retry : retryPolicy(this.options.retry, retry);
+    const { signal, timeoutMs } = merged;
+    return withRetry((left) => run(left === undefined ? merged : { ...merged, timeoutMs: left }), policy, {
+      idempotent,
+      ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+      ...(signal !== undefined ? { signal } : {}),
+    });
+  }
+
+  private async loadSchema(options?: ClientCallOptions): Promise<ModelSchema> {
+    const config = await this.call(options, true, (o) =>
+      this.transport.modelConfig(this.model, this.options.modelVersion, o),
+    );
     const schema = detectSchema(config);
     if (this.options.flavor !== undefined && this.options.flavor !== schema.flavor) {
       throw new TritonLlmError(
@@ -251,7 +309,14 @@ export class TritonLlm {
   ): Promise<Generation> {
     validateRequest(request);
     const merged: GenerateOptions = { ...this.options.defaults, ...options };
-    const schema = await this.schema(merged.signal !== undefined ? { signal: merged.signal } : undefined);
+    checkCallOptions(merged, '');
+    const retry = options.retry === undefined ? this.retry : retryPolicy(this.options.retry, options.retry);
+    const schema = await this.schema({
+      ...(merged.signal !== undefined ? { signal: merged.signal } : {}),
+      ...(merged.timeoutMs !== undefined ? { timeoutMs: merged.timeoutMs } : {}),
+      ...(merged.headers !== undefined ? { headers: merged.headers } : {}),
+      ...(options.retry !== undefined ? { retry: options.retry } : {}),
+    });
     if (streaming && !schema.decoupled) {
       throw new TritonLlmError(
         'failed_precondition',
@@ -275,6 +340,7 @@ export class TritonLlm {
       streaming,
       tokenizer: this.options.tokenizer,
       options: merged,
+      retry,
       warnServerKeepsGenerating: (model) => this.warnOnce(model),
       ...(this.options.onEvent !== undefined ? { observe: this.options.onEvent } : {}),
     });
@@ -289,5 +355,15 @@ export class TritonLlm {
         'Triton ensembles and the BLS model keep generating to max_tokens after a cancel. To free the GPU, call the raw ' +
         'tensorrt_llm model with a tokenizer (TritonLlm({ model: "tensorrt_llm", tokenizer })), which honours the in-band stop.',
     );
+  }
+}
+
+/** Deadlines must be positive milliseconds: a zero or negative one would fail every call at once. */
+function checkCallOptions(options: { timeoutMs?: number; idleTimeoutMs?: number }, prefix: string): void {
+  for (const field of ['timeoutMs', 'idleTimeoutMs'] as const) {
+    const value = options[field];
+    if (value !== undefined && !(typeof value === 'number' && Number.isFinite(value) && value > 0)) {
+      throw invalidArgument(`${prefix}${field}`, value, 'must be a positive number of milliseconds');
+    }
   }
 }

@@ -5,6 +5,7 @@ import type { Tokenizer } from './tokenizer.js';
 /** How many prompt ids give the first generated token its context (a SentencePiece leading space, a split character). */
 const PREFIX_CONTEXT = 5;
 
+/** Options of {@link IncrementalDetokenizer}; both have defaults that suit streamed generation. */
 export interface IncrementalDetokenizerOptions {
   /** Passed to `Tokenizer.decode`; special tokens (EOS, BOS, chat markers) are dropped unless this is false. */
   readonly skipSpecialTokens?: boolean;

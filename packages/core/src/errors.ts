@@ -56,10 +56,17 @@ export function codeFromGrpcStatus(status: number): ErrorCode {
  */
 const RETRYABLE: ReadonlySet<ErrorCode> = new Set(['unavailable', 'resource_exhausted', 'aborted']);
 
+/**
+ * What a {@link TritonLlmError} knows beyond its code and message. Every field is optional
+ * because the layer that throws often knows only part of it; `withContext` fills in the rest
+ * on the way up.
+ */
 export interface TritonLlmErrorOptions {
   /** The server's own message, verbatim, when the error came from the server. */
   readonly serverMessage?: string;
+  /** The request id sent on the wire, to find the request in server logs. */
   readonly requestId?: string;
+  /** The model the failing call addressed. */
   readonly model?: string;
   /** Overrides the default derived from the code. */
   readonly retryable?: boolean;
@@ -67,6 +74,7 @@ export interface TritonLlmErrorOptions {
   readonly httpStatus?: number;
   /** gRPC status code, when the error came from a gRPC status. */
   readonly grpcStatus?: number;
+  /** The underlying error (a gRPC or fetch failure), kept as the standard `Error.cause`. */
   readonly cause?: unknown;
   /** When the error ended a request early: whether and how the server was told. */
   readonly earlyStop?: EarlyStopReport;
@@ -78,14 +86,26 @@ export interface TritonLlmErrorOptions {
  * cancellation, surfaces as a `TritonLlmError` with a stable {@link ErrorCode}.
  */
 export class TritonLlmError extends Error {
+  /** Always `'TritonLlmError'`, so logs name the type even after serialization. */
   override readonly name = 'TritonLlmError';
+  /** The stable code to branch on; it is the same whichever transport carried the call. */
   readonly code: ErrorCode;
+  /**
+   * Whether the same call may succeed when tried again: by default true for `unavailable`,
+   * `resource_exhausted` and `aborted`, unless the layer that threw knew better.
+   */
   readonly retryable: boolean;
+  /** The server's own message, verbatim, when the error came from the server. */
   readonly serverMessage: string | undefined;
+  /** The request id sent on the wire, to find the request in server logs. */
   readonly requestId: string | undefined;
+  /** The model the failing call addressed, when known. */
   readonly model: string | undefined;
+  /** HTTP status, when the error came from an HTTP response. */
   readonly httpStatus: number | undefined;
+  /** gRPC status code, when the error came from a gRPC status. */
   readonly grpcStatus: number | undefined;
+  /** When the error ended a request early: whether and how the server was told to stop. */
   readonly earlyStop: EarlyStopReport | undefined;
 
   constructor(code: ErrorCode, message: string, options: TritonLlmErrorOptions = {}) {

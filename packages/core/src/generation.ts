@@ -15,22 +15,29 @@ import type {
   StopMeans,
   StreamChunk,
 } from './result.js';
+import { backoff, exhausted, type RetryOptions, type RetryPolicy, RetrySchedule } from './retry.js';
 import type { ModelSchema } from './schema.js';
 import { StopSequenceMatcher } from './stop-sequences.js';
 import { TextDeltaDecoder } from './text-delta.js';
 import type { Tokenizer } from './tokenizer.js';
-import type { InferResponse, InferStream, Transport } from './transport.js';
+import type { CallOptions, InferResponse, InferStream, Transport } from './transport.js';
 
 /** Per-call options of `generate()` and `stream()`. */
 export interface GenerateOptions {
   /** Aborting cancels the request; the result (or final chunk) reports `cancelled` and how the server was told. */
   readonly signal?: AbortSignal;
-  /** Total deadline in milliseconds (sent as a gRPC deadline). */
+  /** Total deadline in milliseconds, shared by all attempts (each sent as a gRPC deadline). */
   readonly timeoutMs?: number;
   /** Longest wait for the next response in milliseconds before the request is ended with `deadline_exceeded`. */
   readonly idleTimeoutMs?: number;
   /** Extra headers (gRPC metadata) for this call. */
   readonly headers?: Readonly<Record<string, string>>;
+  /**
+   * Retries of a request that failed before its first response (field by field over the client's
+   * `retry`). Once a response has arrived the request is never retried: its error is thrown
+   * after the chunks already delivered.
+   */
+  readonly retry?: RetryOptions;
 }
 
 /** What a generation needs from its client. */
@@ -42,6 +49,8 @@ export interface GenerationContext {
   readonly streaming: boolean;
   readonly tokenizer: Tokenizer | undefined;
   readonly options: GenerateOptions;
+  /** The resolved retry policy of this request. */
+  readonly retry: RetryPolicy;
   /** Called once per client when an early end cannot stop the server's generation. */
   readonly warnServerKeepsGenerating: (model: string) => void;
   readonly observe?: (event: GenerationEvent) => void;
@@ -54,6 +63,16 @@ export type GenerationEvent =
       readonly requestId: string;
       readonly model: string;
       readonly streaming: boolean;
+    }
+  | {
+      /** An attempt failed before any response and another starts after `delayMs`. */
+      readonly type: 'retry';
+      readonly requestId: string;
+      readonly model: string;
+      /** The attempt about to start, from 2. */
+      readonly attempt: number;
+      readonly delayMs: number;
+      readonly error: TritonLlmError;
     }
   | {
       readonly type: 'response';
@@ -97,6 +116,20 @@ class SequenceState {
 }
 
 const now = (): number => performance.now();
+
+// How long an early end waits for the in-band stop to be answered before it cancels instead: a
+// server that accepted the connection but stopped answering (frozen, overloaded) must not hold
+// an abort, a stop() or an idle timeout forever.
+const STOP_GRACE_MS = 2000;
+
+/** `pending`, or a rejection once `ms` have passed without it settling. */
+function withinGrace<T>(pending: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([pending, expired]).finally(() => clearTimeout(timer));
+}
 
 /**
  * One running request. Iterating it yields the chunks; `stop()` asks the backend for a graceful
@@ -157,27 +190,49 @@ export class Generation implements AsyncIterable<StreamChunk> {
       model: schema.model,
       streaming: ctx.streaming,
     });
-    const callOptions = {
-      signal: this.controller.signal,
-      ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
-      ...(options.headers !== undefined ? { headers: options.headers } : {}),
-    };
-    const useStream = schema.decoupled;
-    let source: AsyncIterator<InferResponse>;
-    if (useStream) {
-      this.transportStream = transport.stream(ctx.encoded.request, callOptions);
-      source = this.transportStream[Symbol.asyncIterator]();
-    } else {
-      source = once(() => transport.infer(ctx.encoded.request, callOptions));
-    }
+    // Generation is idempotent until something was delivered: only failures before the first
+    // response are retried.
+    const schedule = new RetrySchedule(ctx.retry, { idempotent: true, timeoutMs: options.timeoutMs });
+    let responded = false;
+    let source = this.open(transport, schedule.remainingMs());
     let idleTimer: ReturnType<typeof setTimeout> | undefined;
     try {
       for (;;) {
-        const next = await this.withIdleTimeout(source.next(), (t) => {
-          idleTimer = t;
-        });
+        let next: IteratorResult<InferResponse>;
+        try {
+          next = await this.withIdleTimeout(source.next(), (t) => {
+            idleTimer = t;
+          });
+        } catch (err) {
+          if (idleTimer !== undefined) clearTimeout(idleTimer);
+          if (responded) throw err;
+          const delay = this.early === undefined ? schedule.nextDelay(err) : undefined;
+          if (delay === undefined) {
+            throw err instanceof TritonLlmError ? exhausted(err, schedule.attempts) : err;
+          }
+          ctx.observe?.({
+            type: 'retry',
+            requestId: this.requestId,
+            model: schema.model,
+            attempt: schedule.attempts,
+            delayMs: delay,
+            error: TritonLlmError.from(err).withContext({ requestId: this.requestId, model: schema.model }),
+          });
+          // The failed call has ended; a stop() or abort during the wait has nothing to tell it.
+          this.transportStream = undefined;
+          await backoff(delay, this.controller.signal);
+          if (this.early !== undefined) {
+            throw new TritonLlmError('cancelled', 'the request was ended while waiting to retry', {
+              requestId: this.requestId,
+              model: schema.model,
+            });
+          }
+          source = this.open(transport, schedule.remainingMs());
+          continue;
+        }
         if (idleTimer !== undefined) clearTimeout(idleTimer);
         if (next.done) break;
+        responded = true;
         const at = now();
         ctx.observe?.({
           type: 'response',
@@ -255,6 +310,19 @@ export class Generation implements AsyncIterable<StreamChunk> {
     }
   }
 
+  /** Starts one attempt of the request on the wire, with what is left of the deadline. */
+  private open(transport: Transport, timeoutMs: number | undefined): AsyncIterator<InferResponse> {
+    const { ctx } = this;
+    const callOptions: CallOptions = {
+      signal: this.controller.signal,
+      ...(timeoutMs !== undefined ? { timeoutMs: Math.max(1, timeoutMs) } : {}),
+      ...(ctx.options.headers !== undefined ? { headers: ctx.options.headers } : {}),
+    };
+    if (!ctx.schema.decoupled) return once(() => transport.infer(ctx.encoded.request, callOptions));
+    this.transportStream = transport.stream(ctx.encoded.request, callOptions);
+    return this.transportStream[Symbol.asyncIterator]();
+  }
+
   private async withIdleTimeout<T>(
     pending: Promise<T>,
     setTimer: (t: ReturnType<typeof setTimeout>) => void,
@@ -317,7 +385,7 @@ export class Generation implements AsyncIterable<StreamChunk> {
     if (cancel) via.push(this.cancelMeans());
     if (sendInBand) {
       try {
-        await stream.sendStop(encodeStopRequest(schema, this.requestId));
+        await withinGrace(stream.sendStop(encodeStopRequest(schema, this.requestId)), STOP_GRACE_MS);
       } catch {
         via.splice(via.indexOf('in_band_stop'), 1);
         if (!cancel) via.push(this.cancelMeans());

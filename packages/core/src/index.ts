@@ -1,4 +1,4 @@
-export type { GenerationStream, TritonLlmOptions } from './client.js';
+export type { ClientCallOptions, GenerationStream, TritonLlmOptions } from './client.js';
 export { TritonLlm } from './client.js';
 export type { IncrementalDetokenizerOptions } from './detokenizer.js';
 export { IncrementalDetokenizer } from './detokenizer.js';
@@ -11,6 +11,15 @@ export {
   float32ToBfloat16Bits,
   float32ToFloat16Bits,
 } from './half-float.js';
+export type { EndpointState, EndpointStats } from './replica-endpoint.js';
+export type {
+  NamedTransport,
+  ReplicaDiscovery,
+  ReplicaOptions,
+  ReplicaTransport,
+  ReplicaTransportOptions,
+} from './replicas.js';
+export { replicaTransport } from './replicas.js';
 export type {
   BlsRequest,
   EnsembleRequest,
@@ -35,6 +44,8 @@ export type {
   Timings,
   Usage,
 } from './result.js';
+export type { RetryOptions } from './retry.js';
+export { DEFAULT_RETRY, isConnectionFailure } from './retry.js';
 export type { ModelSchema } from './schema.js';
 export { detectSchema } from './schema.js';
 export type { StopSequenceStep } from './stop-sequences.js';

@@ -125,7 +125,11 @@ export interface GenerateRequest {
   readonly parameters?: Readonly<Record<string, boolean | number | string>>;
 }
 
-/** The options every flavor shares. */
+/**
+ * The options every flavor shares.
+ *
+ * @inline
+ */
 type CommonKeys =
   | 'prompt'
   | 'maxTokens'

@@ -214,7 +214,17 @@ function swapEach<B extends Uint8Array>(bytes: B, size: number): B {
   return bytes;
 }
 
+/**
+ * One plain element of any data type.
+ *
+ * @inline
+ */
 type Element = number | bigint | boolean | string | Uint8Array;
+/**
+ * What `createTensor` packs: typed data as is, or plain elements of the tensor's data type.
+ *
+ * @inline
+ */
 type Values = TensorData | readonly Element[];
 
 function isArrayLike(values: unknown): values is ArrayLike<unknown> {
@@ -450,8 +460,12 @@ function packByteStrings(items: readonly Uint8Array[]): Uint8Array {
 export function decodeTensorData(datatype: DataType, shape: readonly number[], raw: Uint8Array): TensorData {
   // A plain view, because Node's Buffer.slice() would alias the message instead of copying it.
   const bytes = new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength);
-  const what = `${datatype} tensor of shape ${formatShape(shape)} (${bytes.byteLength} bytes)`;
-  const fail = (why: string) => new TritonLlmError('protocol', `cannot decode ${what}: ${why}`);
+  // The description is built only on failure: this runs for every output of every streamed token.
+  const fail = (why: string) =>
+    new TritonLlmError(
+      'protocol',
+      `cannot decode ${datatype} tensor of shape ${formatShape(shape)} (${bytes.byteLength} bytes): ${why}`,
+    );
   if (!isDataType(datatype)) throw fail('unknown data type');
   const count = countOrProblem(shape);
   if (typeof count === 'string') throw fail(count);

@@ -39,7 +39,9 @@ export function newText(emitted: string, next: string): string {
  */
 export type TextDeltaMode = 'cumulative' | 'delta';
 
+/** Options of {@link TextDeltaDecoder}; the mode must match how the model streams its text. */
 export interface TextDeltaDecoderOptions {
+  /** Whether each streamed text repeats everything so far or carries only the new part. */
   readonly mode: TextDeltaMode;
 }
 
@@ -57,6 +59,7 @@ export interface TextDeltaDecoderOptions {
  * can point users at BLS `accumulate_tokens` or the raw model plus a client-side detokenizer.
  */
 export class TextDeltaDecoder {
+  /** The mode this decoder was created with. */
   readonly mode: TextDeltaMode;
   #emitted = '';
   /** The server's text that `#emitted` accounts for; after a divergence the two differ. */

@@ -144,16 +144,29 @@ export interface ModelStatistics {
  * finish reasons live in core. Every failure is a `TritonLlmError`.
  */
 export interface Transport {
+  /** The wire protocol underneath, so callers can adapt to what only one of them can carry. */
   readonly protocol: 'grpc' | 'http';
   /** One request, one response (non-decoupled models). */
   infer(request: InferRequest, options?: CallOptions): Promise<InferResponse>;
   /** One request, streamed responses (decoupled models, or any model answering once). */
   stream(request: InferRequest, options?: CallOptions): InferStream;
+  /**
+   * Whether the server process is up (`/v2/health/live`, gRPC `ServerLive`). A reachable server
+   * that is not live answers `false`; an unreachable one rejects with `unavailable`.
+   */
   serverLive(options?: CallOptions): Promise<boolean>;
+  /** Whether the server accepts inference requests (`/v2/health/ready`, gRPC `ServerReady`). */
   serverReady(options?: CallOptions): Promise<boolean>;
+  /** Whether one model (an absent version means the server's pick) is loaded and ready. */
   modelReady(model: string, version?: string, options?: CallOptions): Promise<boolean>;
+  /** The server's name, version and protocol extensions (`GET /v2`, gRPC `ServerMetadata`). */
   serverMetadata(options?: CallOptions): Promise<ServerMetadata>;
+  /** The declared inputs and outputs of one model, as the server reports them. */
   modelMetadata(model: string, version?: string, options?: CallOptions): Promise<ModelMetadata>;
+  /**
+   * The parts of one model's config the SDK needs (schema detection reads it to tell the model
+   * flavor and whether streaming is possible).
+   */
   modelConfig(model: string, version?: string, options?: CallOptions): Promise<ModelConfig>;
   /** Statistics of one model, or of every model when `model` is absent. */
   modelStatistics(model?: string, version?: string, options?: CallOptions): Promise<ModelStatistics[]>;

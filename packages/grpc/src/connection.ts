@@ -40,7 +40,9 @@ export function openConnection(options: GrpcTransportOptions): Connection {
   const sessionManager = new Http2SessionManager(
     url,
     keepaliveMs > 0 ? { pingIntervalMs: keepaliveMs } : {},
-    url.protocol === 'https:' ? tlsOptions(options.tls ?? {}) : {},
+    // Node's default of 10 MB per HTTP/2 session refuses bursts of thousands of new streams on one
+    // connection (NGHTTP2_ENHANCE_YOUR_CALM); the limit is in megabytes.
+    { maxSessionMemory: 256, ...(url.protocol === 'https:' ? tlsOptions(options.tls ?? {}) : {}) },
   );
   const transport = createGrpcTransport({
     baseUrl: url.toString().replace(/\/$/, ''),

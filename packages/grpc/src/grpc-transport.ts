@@ -3,6 +3,7 @@ import {
   type CallOptions,
   type InferRequest,
   invalidArgument,
+  type ReplicaTransport,
   type Transport,
   TritonLlmError,
 } from '@trtllm/sdk';
@@ -13,7 +14,8 @@ import { toModelInferRequest } from './infer-request.js';
 import { fromModelInferResponse } from './infer-response.js';
 import { fromModelMetadata, fromModelStatistics } from './metadata.js';
 import { fromModelConfig } from './model-config.js';
-import type { GrpcTransportOptions } from './options.js';
+import type { GrpcReplicaTransportOptions, GrpcTransportOptions } from './options.js';
+import { grpcReplicaTransport, isReplicaOptions } from './replicas.js';
 import { createInferStream } from './stream.js';
 
 /**
@@ -23,8 +25,15 @@ import { createInferStream } from './stream.js';
  * All calls share one HTTP/2 connection. Each streamed request gets its own `ModelStreamInfer`
  * call, so cancelling one (break, or its `signal`) cancels it on the server without touching the
  * others. `timeoutMs` travels as the gRPC deadline; failures are `TritonLlmError`s.
+ *
+ * With `baseUrls: [...]` or `dns: 'host:port'` instead of `baseUrl` it balances requests over
+ * several replicas (least outstanding requests, health checks, failover before the first
+ * response) and returns a `ReplicaTransport`, whose `endpointStats()` reports on each endpoint.
  */
-export function grpcTransport(options: GrpcTransportOptions): Transport {
+export function grpcTransport(options: GrpcReplicaTransportOptions): ReplicaTransport;
+export function grpcTransport(options: GrpcTransportOptions): Transport;
+export function grpcTransport(options: GrpcTransportOptions | GrpcReplicaTransportOptions): Transport {
+  if (isReplicaOptions(options)) return grpcReplicaTransport(options, grpcTransport);
   // Bad static headers fail here, once, instead of on every call.
   callHeaders(options.headers, undefined, 'options.headers');
   const connection = openConnection(options);

@@ -1,2 +1,8 @@
 export { grpcTransport } from './grpc-transport.js';
-export type { GrpcTlsOptions, GrpcTransportOptions } from './options.js';
+export type {
+  GrpcReplicaDnsOptions,
+  GrpcReplicaListOptions,
+  GrpcReplicaTransportOptions,
+  GrpcTlsOptions,
+  GrpcTransportOptions,
+} from './options.js';

@@ -1,3 +1,5 @@
+import type { ReplicaOptions } from '@trtllm/sdk';
+
 /**
  * TLS material for an `https://` base URL. PEM strings or their bytes; everything is optional, so
  * `{}` means "TLS with the system's trusted roots".
@@ -38,3 +40,30 @@ export interface GrpcTransportOptions {
   /** Largest request message sent, in bytes (default: no limit below 4 GiB). */
   readonly maxSendMessageBytes?: number;
 }
+
+interface GrpcReplicaCommonOptions extends Omit<GrpcTransportOptions, 'baseUrl'>, ReplicaOptions {
+  readonly baseUrl?: never;
+}
+
+/** {@link grpcTransport} over several Triton replicas: one connection each, requests balanced over them. */
+export interface GrpcReplicaListOptions extends GrpcReplicaCommonOptions {
+  /** The replicas' gRPC endpoints, `http(s)://host:port` each; statistics are named by them. */
+  readonly baseUrls: readonly string[];
+  readonly dns?: never;
+}
+
+/**
+ * {@link grpcTransport} over every address of a DNS name, such as a Kubernetes headless service:
+ * one endpoint per address, looked up again every `refreshIntervalMs` (default 30 s).
+ */
+export interface GrpcReplicaDnsOptions extends GrpcReplicaCommonOptions {
+  /** `host:port` (`[v6]:port` for an IPv6 literal); `https://` is used when `tls` is given, and the
+   * certificate is checked against `host` unless `tls.serverName` says otherwise. */
+  readonly dns: string;
+  /** Turns the host into addresses; default: every address `node:dns` `lookup` returns for it. */
+  readonly lookup?: (host: string) => Promise<readonly string[]>;
+  readonly baseUrls?: never;
+}
+
+/** Options of {@link grpcTransport} with several endpoints. */
+export type GrpcReplicaTransportOptions = GrpcReplicaListOptions | GrpcReplicaDnsOptions;

@@ -1,2 +1,2 @@
-export type { FetchFunction, HttpTransportOptions } from './options.js';
+export type { FetchFunction, HttpReplicaTransportOptions, HttpTransportOptions } from './options.js';
 export { httpTransport } from './transport.js';

@@ -1,3 +1,5 @@
+import type { ReplicaOptions } from '@trtllm/sdk';
+
 /**
  * The `fetch` the transport calls: the global one by default. Any function of this shape works,
  * e.g. one that adds tracing, goes through a proxy agent, or records requests in a test.
@@ -22,4 +24,14 @@ export interface HttpTransportOptions {
    * (and each single event of a stream) that is larger fails with `resource_exhausted`.
    */
   readonly maxResponseBytes?: number;
+}
+
+/**
+ * Options of {@link httpTransport} over several Triton replicas: one transport per URL, requests
+ * balanced over them. (`fetch` has no resolver, so there is no DNS option: list the URLs.)
+ */
+export interface HttpReplicaTransportOptions extends Omit<HttpTransportOptions, 'baseUrl'>, ReplicaOptions {
+  /** The replicas' HTTP endpoints, e.g. `http://host-a:8000`; statistics are named by them. */
+  readonly baseUrls: readonly string[];
+  readonly baseUrl?: never;
 }

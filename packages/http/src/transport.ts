@@ -1,10 +1,11 @@
-import type { Transport } from '@trtllm/sdk';
+import type { ReplicaTransport, Transport } from '@trtllm/sdk';
 import { HttpClient } from './client.js';
 import { infer } from './infer.js';
 import { modelMetadataFromJson, serverMetadataFromJson } from './metadata.js';
 import { modelConfigFromJson } from './model-config.js';
-import type { HttpTransportOptions } from './options.js';
+import type { HttpReplicaTransportOptions, HttpTransportOptions } from './options.js';
 import { modelPath } from './paths.js';
+import { httpReplicaTransport, isReplicaOptions } from './replicas.js';
 import { statisticsFromJson } from './statistics.js';
 import { openStream } from './stream.js';
 
@@ -25,8 +26,15 @@ import { openStream } from './stream.js';
  * ```ts
  * const transport = httpTransport({ baseUrl: 'http://localhost:8000', timeoutMs: 30_000 });
  * ```
+ *
+ * With `baseUrls: [...]` instead of `baseUrl` it balances requests over several replicas (least
+ * outstanding requests, health checks, failover before the first response) and returns a
+ * `ReplicaTransport`, whose `endpointStats()` reports on each endpoint.
  */
-export function httpTransport(options: HttpTransportOptions): Transport {
+export function httpTransport(options: HttpReplicaTransportOptions): ReplicaTransport;
+export function httpTransport(options: HttpTransportOptions): Transport;
+export function httpTransport(options: HttpTransportOptions | HttpReplicaTransportOptions): Transport {
+  if (isReplicaOptions(options)) return httpReplicaTransport(options, httpTransport);
   const client = new HttpClient(options);
   const get = (path: string) => ({ method: 'GET', path }) as const;
   return {

@@ -52,4 +52,5 @@ export const BUILTIN_TEMPLATES = {
   llama3: { source: LLAMA3, bosToken: '<|begin_of_text|>', eosToken: '<|eot_id|>' },
 } as const satisfies Record<string, BuiltinTemplate>;
 
+/** The names of the chat templates shipped with the server. */
 export type BuiltinTemplateName = keyof typeof BUILTIN_TEMPLATES;

@@ -4,9 +4,13 @@ import { Template } from '@huggingface/jinja';
 import { invalidArgument, TritonLlmError } from '@trtllm/sdk';
 import { BUILTIN_TEMPLATES, type BuiltinTemplateName } from './builtin-templates.js';
 
-/** Which chat template to use: the model's own (`auto`, falling back to ChatML) or a built-in one. */
+/**
+ * Which chat template to use: the model's own (`auto`, falling back to ChatML) or a built-in one
+ * (`chatml`, `llama2`, `llama3`; {@link CHAT_TEMPLATE_CHOICES} lists them all).
+ */
 export type ChatTemplateChoice = 'auto' | BuiltinTemplateName;
 
+/** Every accepted {@link ChatTemplateChoice}, for CLI help and for validating user input. */
 export const CHAT_TEMPLATE_CHOICES: readonly ChatTemplateChoice[] = ['auto', 'chatml', 'llama2', 'llama3'];
 
 /** One chat message after its content parts were joined into text. */

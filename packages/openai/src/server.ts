@@ -17,7 +17,10 @@ export type OpenAiServerBackend =
       readonly model: string;
       readonly tokenizer?: Tokenizer;
       /** Where the SDK's warnings go (default console.warn). */
-      readonly logger?: { warn(message: string): void };
+      readonly logger?: {
+        /** Receives one human-readable warning; must not throw. */
+        warn(message: string): void;
+      };
     };
 
 /** Options of {@link createOpenAiServer}. */

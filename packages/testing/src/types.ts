@@ -78,6 +78,7 @@ export interface FakeTriton {
   events(): FakeEvent[];
   /** The first event, past or future, that `match` accepts; rejects after `timeoutMs` (default 5000). */
   waitForEvent(match: (e: FakeEvent) => boolean, timeoutMs?: number): Promise<FakeEvent>;
+  /** Forgets the events recorded so far, so a test sees only the events it causes. */
   clearEvents(): void;
   /** Replaces the injected faults; `undefined` clears them. */
   setFaults(faults: FakeFaults | undefined): void;

@@ -4,7 +4,7 @@
  * BPE tokenizer.
  */
 
-/** The word entries, in id order from {@link FIRST_WORD_ID}. */
+/** The word entries, in id order from id 259 (after the three specials and the 256 byte ids). */
 export const WORDS: readonly string[] = [
   ' Machine',
   ' learning',
@@ -39,10 +39,13 @@ export const WORDS: readonly string[] = [
   ',',
 ];
 
+/** The padding id (`<pad>`), the fake model's default `pad_id`. */
 export const PAD_ID = 0;
+/** The end id (`</s>`), the fake model's default `end_id`: generating it ends a sequence. */
 export const END_ID = 2;
 const FIRST_BYTE_ID = 3;
 const FIRST_WORD_ID = 259;
+/** Number of ids in the vocabulary (specials, bytes and words); ids at or above it are invalid. */
 export const VOCAB_SIZE = FIRST_WORD_ID + WORDS.length;
 
 const encoder = new TextEncoder();
@@ -139,7 +142,9 @@ export function incompleteTailLength(bytes: Uint8Array): number {
  * can run the raw `tensorrt_llm` model text-in/text-out against the fake.
  */
 export const fakeTokenizer = {
+  /** Ids of `text`, as the fake server's own tokenizer produces them. */
   encode: (text: string): number[] => encode(text),
+  /** Text of `ids`, as the fake server decodes them. */
   decode: (ids: readonly number[]): string => decode(ids),
   endId: END_ID,
   padId: PAD_ID,

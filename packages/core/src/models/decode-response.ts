@@ -27,7 +27,8 @@ export interface DecodedResponse {
   readonly perfMetrics?: PerfMetrics;
 }
 
-const PERF_OUTPUTS: readonly [string, keyof PerfMetrics][] = [
+/** Perf-metric outputs by wire name and result key. */
+export const PERF_OUTPUTS: readonly [string, keyof PerfMetrics][] = [
   ['kv_cache_alloc_new_blocks', 'kvCacheAllocNewBlocks'],
   ['kv_cache_reused_blocks', 'kvCacheReusedBlocks'],
   ['kv_cache_alloc_total_blocks', 'kvCacheAllocTotalBlocks'],

@@ -6,6 +6,7 @@ import type { Tokenizer } from '../tokenizer.js';
 import type { InferRequest } from '../transport.js';
 import { encodeWordList } from '../word-list.js';
 import { BINDINGS, type BindingValue } from './bindings.js';
+import { PERF_OUTPUTS } from './decode-response.js';
 
 /** Everything the encoder needs besides the request itself. */
 export interface EncodeContext {
@@ -138,6 +139,7 @@ export function encodeGenerateRequest(req: GenerateRequest, ctx: EncodeContext):
       model: schema.model,
       id: ctx.requestId,
       inputs,
+      outputs: wantedOutputs(schema, req),
       ...(req.parameters !== undefined ? { parameters: req.parameters } : {}),
       // Text models answer Triton's /generate over HTTP; the raw model's typed tensors need /infer.
       endpoint: flavor === 'tensorrt_llm' ? 'infer' : 'generate',
@@ -166,6 +168,27 @@ export function encodeStopRequest(schema: ModelSchema, requestId: string): Infer
   }
   add('stop', { kind: 'scalar', value: true });
   return { model: schema.model, id: requestId, inputs, endpoint: 'infer' };
+}
+
+/**
+ * The outputs the response decoder reads, where the model declares them. Asking for them by name
+ * matters: a model answering with every output sends ~19 tensors per streamed token, and decoding
+ * those dominated the client's CPU time per token (bench:overhead).
+ */
+function wantedOutputs(schema: ModelSchema, req: GenerateRequest): string[] {
+  const names = [
+    ...(schema.flavor === 'tensorrt_llm' ? ['output_ids', 'sequence_length'] : ['text_output']),
+    'sequence_index',
+    'num_input_tokens',
+    'num_output_tokens',
+    'finish_reason',
+    'stop_reason',
+    ...(req.returnLogProbs === true ? ['cum_log_probs', 'output_log_probs', 'cumulative_logprob'] : []),
+    ...(req.returnContextLogits === true ? ['context_logits'] : []),
+    ...(req.returnGenerationLogits === true ? ['generation_logits'] : []),
+    ...(req.returnPerfMetrics === true ? PERF_OUTPUTS.map(([name]) => name) : []),
+  ];
+  return names.filter((n) => schema.outputs.has(n));
 }
 
 function buildTensor(schema: ModelSchema, name: string, value: BindingValue, option: string): Tensor {

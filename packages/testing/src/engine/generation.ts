@@ -11,7 +11,7 @@ import {
   sequenceCount,
 } from '../generator.js';
 import type { EngineContext } from './context.js';
-import { sleep, yieldToIo } from './pace.js';
+import { sleepUntil, yieldToIo } from './pace.js';
 import type { Delivery, Protocol } from './request.js';
 
 export interface GenerationSpec {
@@ -149,7 +149,7 @@ export class Generation {
       // that held us back (backpressure) restarts the schedule instead of getting a burst.
       const now = performance.now();
       due = round === 0 ? this.arrivalMs + ctx.ttftMs : Math.max(due + ctx.itlMs, now - ctx.itlMs);
-      if (due > now) await sleep(due - now, [spec.signal, ctx.activity.signal]);
+      if (due > now) await sleepUntil(due, [spec.signal, ctx.activity.signal]);
       else if (round % TOKENS_PER_YIELD === TOKENS_PER_YIELD - 1) await yieldToIo();
       if (this.cancelled()) {
         this.endLive(pending, 'cancelled');

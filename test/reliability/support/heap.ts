@@ -1,0 +1,16 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+
+// The test process is not started with --expose-gc; a fresh context made after setting the flag
+// has `gc`, so samples measure live memory rather than garbage not yet collected.
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+
+/** Live JavaScript heap plus ArrayBuffer memory (where network buffers live), after a full GC. */
+export function liveBytes(): number {
+  gc();
+  const m = process.memoryUsage();
+  return m.heapUsed + m.arrayBuffers;
+}
+
+export const MiB = 1024 * 1024;
