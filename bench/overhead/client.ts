@@ -51,6 +51,8 @@ function makeVariant(name: string, endpoints: Endpoints): Variant {
   switch (name) {
     case 'sdk-grpc':
       return sdkVariant('grpc', endpoints);
+    case 'sdk-grpc-mux':
+      return sdkVariant('grpc', endpoints, { multiplex: true });
     case 'sdk-http':
       return sdkVariant('http', endpoints);
     case 'connect-bare':

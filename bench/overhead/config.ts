@@ -27,6 +27,7 @@ export const ALL_VARIANTS = [
   'connect-bare',
   'grpc-js-bare',
   'sdk-grpc',
+  'sdk-grpc-mux',
   'sdk-http',
   'python-tritonclient',
 ] as const;
@@ -38,6 +39,7 @@ export const VARIANT_LABELS: Readonly<Record<VariantName, string>> = {
   'connect-bare': 'bare @connectrpc/connect-node',
   'grpc-js-bare': 'bare @grpc/grpc-js',
   'sdk-grpc': 'TritonLlm over gRPC',
+  'sdk-grpc-mux': 'TritonLlm over gRPC (multiplex)',
   'sdk-http': 'TritonLlm over HTTP SSE',
   'python-tritonclient': 'Python tritonclient (gRPC stream)',
 };

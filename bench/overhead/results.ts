@@ -109,16 +109,18 @@ export function withRatios(rows: readonly ThroughputRow[]): ThroughputRow[] {
 
 export const MEMORY_TARGET_BYTES = 40 * 1024;
 
-/** The three targets of the issue, checked for `TritonLlm` over gRPC at every level measured. */
+/** The three targets of the issue, checked for `TritonLlm` over gRPC (per-request calls and multiplexed) at every level measured. */
 export function checkTargets(
   throughput: readonly ThroughputRow[],
   memory: readonly MemoryRow[],
 ): TargetCheck[] {
   const checks: TargetCheck[] = [];
-  for (const sdk of throughput.filter((r) => r.variant === 'sdk-grpc')) {
+  const sdkGrpc = (variant: string): boolean => variant === 'sdk-grpc' || variant === 'sdk-grpc-mux';
+  const mode = (variant: string): string => (variant === 'sdk-grpc-mux' ? ' (multiplex)' : '');
+  for (const sdk of throughput.filter((r) => sdkGrpc(r.variant))) {
     if (sdk.ratioToFastestBare !== undefined) {
       checks.push({
-        target: 'tokens/s >= 90 % of the faster bare client',
+        target: `tokens/s >= 90 % of the faster bare client${mode(sdk.variant)}`,
         level: sdk.concurrency,
         value: sdk.ratioToFastestBare,
         threshold: 0.9,
@@ -131,7 +133,7 @@ export function checkTargets(
     if (py !== undefined) {
       const ratio = sdk.tokensPerCpuSec / py.tokensPerCpuSec;
       checks.push({
-        target: 'tokens per client CPU-second >= 3x Python tritonclient',
+        target: `tokens per client CPU-second >= 3x Python tritonclient${mode(sdk.variant)}`,
         level: sdk.concurrency,
         value: ratio,
         threshold: 3,
@@ -139,9 +141,9 @@ export function checkTargets(
       });
     }
   }
-  for (const m of memory.filter((r) => r.variant === 'sdk-grpc')) {
+  for (const m of memory.filter((r) => sdkGrpc(r.variant))) {
     checks.push({
-      target: 'client memory (RSS growth) per idle stream <= 40 KB',
+      target: `client memory (RSS growth) per idle stream <= 40 KB${mode(m.variant)}`,
       level: m.streams,
       value: m.rssBytesPerStream,
       threshold: MEMORY_TARGET_BYTES,

@@ -4,10 +4,14 @@ import { type Transport, TritonLlm } from '@trtllm/sdk';
 import type { Endpoints, Variant } from './variant.js';
 
 /** `TritonLlm` as a user would call it: `stream()`, text joined from the chunks, usage from the final chunk. */
-export function sdkVariant(protocol: 'grpc' | 'http', endpoints: Endpoints): Variant {
+export function sdkVariant(
+  protocol: 'grpc' | 'http',
+  endpoints: Endpoints,
+  grpcOptions: { readonly multiplex?: boolean } = {},
+): Variant {
   const transport: Transport =
     protocol === 'grpc'
-      ? grpcTransport({ baseUrl: endpoints.grpcUrl })
+      ? grpcTransport({ baseUrl: endpoints.grpcUrl, ...grpcOptions })
       : httpTransport({ baseUrl: endpoints.httpUrl });
   const llm = new TritonLlm({ transport, model: 'ensemble' });
   return {

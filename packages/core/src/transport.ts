@@ -62,6 +62,12 @@ export interface InferStream extends AsyncIterable<InferResponse> {
    * it to `/generate_stream` as a separate request.
    */
   sendStop(stop: InferRequest): Promise<void>;
+  /**
+   * Whether ending this stream early (break, abort) cancels its request on the server by itself.
+   * Absent means true. A request sharing a call with others (gRPC `multiplex`) only stops
+   * listening, so the client sends the model's in-band stop instead where there is one.
+   */
+  readonly cancelsOnServer?: boolean;
 }
 
 /** `GET /v2` / `ServerMetadata`. */

@@ -16,6 +16,7 @@ import { fromModelMetadata, fromModelStatistics } from './metadata.js';
 import { fromModelConfig } from './model-config.js';
 import type { GrpcReplicaTransportOptions, GrpcTransportOptions } from './options.js';
 import { grpcReplicaTransport, isReplicaOptions } from './replicas.js';
+import { StreamMultiplexer } from './multiplex.js';
 import { createInferStream } from './stream.js';
 
 /**
@@ -39,6 +40,10 @@ export function grpcTransport(options: GrpcTransportOptions | GrpcReplicaTranspo
   const connection = openConnection(options);
   const client = connection.client;
   let closed = false;
+  const mux =
+    options.multiplex === true
+      ? new StreamMultiplexer((requests, signal) => client.modelStreamInfer(requests, connectOptions(undefined, signal)))
+      : undefined;
 
   function connectOptions(
     call: CallOptions | undefined,
@@ -81,10 +86,13 @@ export function grpcTransport(options: GrpcTransportOptions | GrpcReplicaTranspo
         return fromModelInferResponse(await client.modelInfer(message, o), true);
       }),
 
+    // A call with its own headers or deadline needs its own ModelStreamInfer call.
     stream: (request: InferRequest, call?: CallOptions) =>
-      createInferStream(request, call?.signal, (requests, signal) =>
-        client.modelStreamInfer(requests, connectOptions(call, signal)),
-      ),
+      mux !== undefined && call?.headers === undefined && call?.timeoutMs === undefined
+        ? mux.stream(request, call?.signal)
+        : createInferStream(request, call?.signal, (requests, signal) =>
+            client.modelStreamInfer(requests, connectOptions(call, signal)),
+          ),
 
     serverLive: (call?: CallOptions) =>
       unary('ServerLive', {}, call, async (o) => (await client.serverLive({}, o)).live),
@@ -125,6 +133,7 @@ export function grpcTransport(options: GrpcTransportOptions | GrpcReplicaTranspo
 
     close: async () => {
       closed = true;
+      mux?.close();
       connection.close();
     },
   };

@@ -1,0 +1,91 @@
+import { grpcTransport } from '@trtllm/grpc';
+import { type InferResponse, type Transport, TritonLlmError } from '@trtllm/sdk';
+import { type FakeTriton, generateTokens, startFakeTriton } from '@trtllm/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rawRequest, stopRequest, streamedIds } from './fake-models.js';
+
+let fake: FakeTriton;
+let transport: Transport;
+
+beforeAll(async () => {
+  fake = await startFakeTriton({ grpcPort: 0, httpPort: 0, itlMs: 2 });
+  transport = grpcTransport({ baseUrl: fake.grpcUrl, multiplex: true });
+});
+
+afterAll(async () => {
+  await transport.close();
+  await fake.close();
+});
+
+async function collect(stream: AsyncIterable<InferResponse>): Promise<InferResponse[]> {
+  const out: InferResponse[] = [];
+  for await (const r of stream) out.push(r);
+  return out;
+}
+
+describe('multiplexed streams (one shared ModelStreamInfer call)', () => {
+  it('keeps concurrent requests apart by id', async () => {
+    const inputs = Array.from({ length: 24 }, (_, i) => [259 + (i % 20), 3 + i]);
+    const results = await Promise.all(
+      inputs.map((input, i) => collect(transport.stream(rawRequest(`mux-${i}`, input, 12)))),
+    );
+    results.forEach((responses, i) => {
+      expect(streamedIds(responses)).toEqual(generateTokens(inputs[i]!, { maxTokens: 12 })[0]?.tokens);
+      expect(responses.filter((r) => r.final)).toHaveLength(1);
+    });
+  });
+
+  it('says that ending a stream early does not cancel it on the server', async () => {
+    const stream = transport.stream(rawRequest('mux-break', [260], 400));
+    expect(stream.cancelsOnServer).toBe(false);
+    let n = 0;
+    for await (const _ of stream) if (++n === 3) break;
+    // The others on the call are unaffected.
+    const after = await collect(transport.stream(rawRequest('mux-after', [261], 5)));
+    expect(streamedIds(after)).toEqual(generateTokens([261], { maxTokens: 5 })[0]?.tokens);
+  });
+
+  it('ends an aborted stream with cancelled at once', async () => {
+    const controller = new AbortController();
+    const stream = transport.stream(rawRequest('mux-abort', [262], 400), { signal: controller.signal });
+    const err = await (async () => {
+      let n = 0;
+      for await (const _ of stream) if (++n === 2) controller.abort();
+    })().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TritonLlmError);
+    expect((err as TritonLlmError).code).toBe('cancelled');
+  });
+
+  it('stops a request in-band on the shared call', async () => {
+    const stream = transport.stream(rawRequest('77', [263], 400));
+    const responses: InferResponse[] = [];
+    for await (const r of stream) {
+      responses.push(r);
+      if (streamedIds(responses).length === 3) await stream.sendStop(stopRequest('77'));
+    }
+    const stopped = await fake.waitForEvent((e) => e.id === '77' && e.event === 'stopped');
+    expect(streamedIds(responses).length).toBe(stopped.tokens);
+    expect(responses.at(-1)?.final).toBe(true);
+  });
+
+  it('refuses a second request with an id already in flight', async () => {
+    const first = transport.stream(rawRequest('dup', [264], 50));
+    const it1 = first[Symbol.asyncIterator]();
+    await it1.next();
+    const err = await collect(transport.stream(rawRequest('dup', [264], 5))).catch((e: unknown) => e);
+    expect((err as TritonLlmError).code).toBe('invalid_argument');
+    await it1.return?.();
+  });
+
+  it('delivers a model error to its own request only', async () => {
+    fake.setFaults({ model: 'tensorrt_llm_unary', errorAfterTokens: 0 });
+    try {
+      const failing = collect(transport.stream({ ...rawRequest('mux-err', [265], 5), model: 'tensorrt_llm_unary' }));
+      const fine = collect(transport.stream(rawRequest('mux-fine', [265], 5)));
+      await expect(failing).rejects.toBeInstanceOf(TritonLlmError);
+      expect(streamedIds(await fine)).toEqual(generateTokens([265], { maxTokens: 5 })[0]?.tokens);
+    } finally {
+      fake.setFaults(undefined);
+    }
+  });
+});
