@@ -1,4 +1,5 @@
-import { TritonLlm } from '@trtllm/sdk';
+import { grpcTransport } from '@trtllm/grpc';
+import { type EarlyStopReport, TritonLlm } from '@trtllm/sdk';
 import { describe, expect, it } from 'vitest';
 import { PROTOCOLS, useFakeTriton } from '../support/fake.js';
 
@@ -98,5 +99,50 @@ describe.each(PROTOCOLS)('cancel and stop over %s', (protocol) => {
         10_000,
       );
     expect(inner.tokens).toBe(120);
+  });
+});
+
+describe('cancel over a multiplexed gRPC transport', () => {
+  const fake = useFakeTriton({ itlMs: 5 });
+
+  it('an abort on the raw model is sent as an in-band stop, since the shared call cannot be cancelled', async () => {
+    const transport = grpcTransport({ baseUrl: fake.triton().grpcUrl, multiplex: true });
+    try {
+      const llm = new TritonLlm({ transport, model: 'tensorrt_llm' });
+      const controller = new AbortController();
+      const stream = llm.stream({ inputIds: [263], maxTokens: 5000 }, { signal: controller.signal });
+      let report: EarlyStopReport | undefined;
+      for await (const chunk of stream) {
+        if (chunk.done) report = chunk.result.earlyStop;
+        else if (chunk.totalTokens >= 3) controller.abort();
+      }
+      expect(report?.via).toEqual(['in_band_stop', 'none']);
+      expect(report?.serverStopsGenerating).toBe(true);
+      const seen = await fake
+        .triton()
+        .waitForEvent((e) => e.id === stream.requestId && e.event === 'stopped', 5000);
+      expect(seen.tokens).toBeLessThan(5000);
+    } finally {
+      await transport.close();
+    }
+  });
+
+  it('an abort on the ensemble tells the server nothing, and says so', async () => {
+    const transport = grpcTransport({ baseUrl: fake.triton().grpcUrl, multiplex: true });
+    try {
+      const llm = new TritonLlm({ transport, model: 'ensemble', logger: { warn: () => undefined } });
+      const controller = new AbortController();
+      let report: EarlyStopReport | undefined;
+      for await (const chunk of llm.stream(
+        { prompt: 'Hello world', maxTokens: 200 },
+        { signal: controller.signal },
+      )) {
+        if (chunk.done) report = chunk.result.earlyStop;
+        else if (chunk.totalTokens >= 3) controller.abort();
+      }
+      expect(report).toMatchObject({ via: ['none'], serverTold: false, serverStopsGenerating: false });
+    } finally {
+      await transport.close();
+    }
   });
 });

@@ -1,6 +1,6 @@
 import { grpcTransport } from '@trtllm/grpc';
 import { httpTransport } from '@trtllm/http';
-import { type GenerationEvent, type Transport, TritonLlm } from '@trtllm/sdk';
+import { type GenerationEvent, type StreamChunk, type Transport, TritonLlm } from '@trtllm/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freePorts, type ServerProcess, startFakeCli } from './support/processes.js';
 import { drain, expectedIds } from './support/streams.js';
@@ -103,6 +103,23 @@ describe.each(['grpc', 'http'] as const)('a fake Triton process over %s', (proto
     const { tokens: after, error } = await drain(llm.stream({ inputIds: INPUT, maxTokens: 8 }));
     expect(error).toBeUndefined();
     expect(after).toEqual(expectedIds(INPUT, 8));
+  });
+
+  it.each(['abort', 'stop'] as const)('frozen mid-stream: %s still ends the request', async (how) => {
+    const { server, llm } = await setUp();
+    const controller = new AbortController();
+    const stream = llm.stream({ inputIds: INPUT, maxTokens: 2000 }, { signal: controller.signal });
+    const chunks: StreamChunk[] = [];
+    for await (const chunk of stream) {
+      chunks.push(chunk);
+      if (chunks.length !== 3) continue;
+      await server.signal('SIGSTOP');
+      // Over HTTP both send the in-band stop first, which the frozen server never answers.
+      if (how === 'abort') controller.abort();
+      else await stream.stop();
+    }
+    const final = chunks.at(-1);
+    expect(final?.done && final.finishReason).toBe(how === 'abort' ? 'cancelled' : 'stopped');
   });
 
   it('frozen before answering: the total deadline (timeoutMs) ends the request', async () => {

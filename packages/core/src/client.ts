@@ -308,15 +308,30 @@ export class TritonLlm {
     streaming: boolean,
   ): Promise<Generation> {
     validateRequest(request);
-    const merged: GenerateOptions = { ...this.options.defaults, ...options };
+    let merged: GenerateOptions = { ...this.options.defaults, ...options };
     checkCallOptions(merged, '');
     const retry = options.retry === undefined ? this.retry : retryPolicy(this.options.retry, options.retry);
+    const started = performance.now();
     const schema = await this.schema({
       ...(merged.signal !== undefined ? { signal: merged.signal } : {}),
       ...(merged.timeoutMs !== undefined ? { timeoutMs: merged.timeoutMs } : {}),
       ...(merged.headers !== undefined ? { headers: merged.headers } : {}),
       ...(options.retry !== undefined ? { retry: options.retry } : {}),
     });
+    if (merged.timeoutMs !== undefined) {
+      // The first call reads the schema too; the deadline covers both.
+      const left = merged.timeoutMs - (performance.now() - started);
+      if (left <= 0) {
+        throw new TritonLlmError(
+          'deadline_exceeded',
+          `the ${merged.timeoutMs} ms deadline passed while reading the model config`,
+          {
+            model: this.model,
+          },
+        );
+      }
+      merged = { ...merged, timeoutMs: left };
+    }
     if (streaming && !schema.decoupled) {
       throw new TritonLlmError(
         'failed_precondition',
@@ -330,6 +345,7 @@ export class TritonLlm {
       schema,
       requestId,
       streaming,
+      protocol: this.transport.protocol,
       ...(this.options.tokenizer !== undefined ? { tokenizer: this.options.tokenizer } : {}),
     });
     return new Generation({

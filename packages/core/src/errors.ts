@@ -171,11 +171,11 @@ function describe(value: unknown): string {
   if (typeof value === 'string')
     return JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}...` : value);
   if (typeof value === 'bigint') return `${value}n`;
-  if (Array.isArray(value))
-    return value.length > 8 ? `array of ${value.length}` : JSON.stringify(value, bigintJson);
-  if (value instanceof Object && !(value instanceof Function)) {
+  if (Array.isArray(value) && value.length > 8) return `array of ${value.length}`;
+  // Any object, including one without a prototype (Object.create(null)), whose String() throws.
+  if (typeof value === 'object' && value !== null) {
     try {
-      const s = JSON.stringify(value, bigintJson);
+      const s = JSON.stringify(value, bigintJson) ?? Object.prototype.toString.call(value);
       return s.length > 80 ? `${s.slice(0, 77)}...` : s;
     } catch {
       return Object.prototype.toString.call(value);

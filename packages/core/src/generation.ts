@@ -144,6 +144,7 @@ export class Generation implements AsyncIterable<StreamChunk> {
   private early: { trigger: EarlyStopReport['trigger']; via: StopMeans[] } | undefined;
   private started = false;
   private finished = false;
+  private stopGrace: ReturnType<typeof setTimeout> | undefined;
   private numInputTokens: number | undefined;
   private contextLogits: Logits | undefined;
   private perfMetrics: PerfMetrics | undefined;
@@ -253,39 +254,14 @@ export class Generation implements AsyncIterable<StreamChunk> {
           if (!this.stoppedInBand()) break;
         }
       }
-      for (const chunk of this.flush()) yield chunk;
-      this.finished = true;
-      const result = this.result(started, firstAt, gaps);
-      ctx.observe?.({ type: 'end', requestId: this.requestId, model: schema.model, result });
-      const final: FinalChunk = {
-        done: true,
-        requestId: this.requestId,
-        text: '',
-        finishReason: result.finishReason,
-        usage: result.usage,
-        timings: result.timings,
-        result,
-      };
-      yield final;
+      yield* this.ending(started, firstAt, gaps);
     } catch (err) {
       if (idleTimer !== undefined) clearTimeout(idleTimer);
       const error = TritonLlmError.from(err, 'unknown');
       // Our own cancellation (abort, stop without an in-band path, stop sequence) ends the
       // request normally: what was delivered stays delivered and the final chunk says why it ended.
       if (this.early !== undefined && error.code === 'cancelled' && this.early.trigger !== 'idle_timeout') {
-        for (const chunk of this.flush()) yield chunk;
-        this.finished = true;
-        const result = this.result(started, firstAt, gaps);
-        ctx.observe?.({ type: 'end', requestId: this.requestId, model: schema.model, result });
-        yield {
-          done: true,
-          requestId: this.requestId,
-          text: '',
-          finishReason: result.finishReason,
-          usage: result.usage,
-          timings: result.timings,
-          result,
-        };
+        yield* this.ending(started, firstAt, gaps);
         return;
       }
       if (error.code === 'deadline_exceeded' && this.early === undefined) {
@@ -301,6 +277,7 @@ export class Generation implements AsyncIterable<StreamChunk> {
       throw wrapped;
     } finally {
       options.signal?.removeEventListener('abort', onAbort);
+      if (this.stopGrace !== undefined) clearTimeout(this.stopGrace);
       if (!this.finished) {
         // The consumer left the loop early (break / return / throw): cancel on the wire.
         if (this.early === undefined) await this.endEarly('break');
@@ -321,6 +298,24 @@ export class Generation implements AsyncIterable<StreamChunk> {
     if (!ctx.schema.decoupled) return once(() => transport.infer(ctx.encoded.request, callOptions));
     this.transportStream = transport.stream(ctx.encoded.request, callOptions);
     return this.transportStream[Symbol.asyncIterator]();
+  }
+
+  /** The held-back text, then the final chunk with the whole result. */
+  private *ending(started: number, firstAt: number | undefined, gaps: number[]): Generator<StreamChunk> {
+    yield* this.flush();
+    this.finished = true;
+    const result = this.result(started, firstAt, gaps);
+    this.ctx.observe?.({ type: 'end', requestId: this.requestId, model: this.ctx.schema.model, result });
+    const final: FinalChunk = {
+      done: true,
+      requestId: this.requestId,
+      text: '',
+      finishReason: result.finishReason,
+      usage: result.usage,
+      timings: result.timings,
+      result,
+    };
+    yield final;
   }
 
   private async withIdleTimeout<T>(
@@ -363,6 +358,7 @@ export class Generation implements AsyncIterable<StreamChunk> {
   }
 
   private cancelMeans(): StopMeans {
+    if (this.transportStream?.cancelsOnServer === false) return 'none';
     return this.ctx.transport.protocol === 'grpc' ? 'grpc_cancel' : 'http_disconnect';
   }
 
@@ -376,8 +372,11 @@ export class Generation implements AsyncIterable<StreamChunk> {
     const graceful = trigger === 'stop' || trigger === 'stop_sequence';
     // The in-band stop is the only way to end a raw/LLM-API request gracefully, and over HTTP it is
     // also the only reliable cancel: Triton notices a closed connection only at its next write.
+    // So it is on a multiplexed gRPC call, where ending one request cannot cancel the shared call.
     const sendInBand =
-      stream !== undefined && schema.supportsStop && (graceful || transport.protocol === 'http');
+      stream !== undefined &&
+      schema.supportsStop &&
+      (graceful || transport.protocol === 'http' || stream.cancelsOnServer === false);
     const cancel = !graceful || !sendInBand;
     // The means are recorded before anything is awaited: the stream may reach its final response
     // while the stop is in flight, and its report must already say how the server was told.
@@ -393,6 +392,15 @@ export class Generation implements AsyncIterable<StreamChunk> {
       }
     }
     if (cancel) this.controller.abort();
+    else if (!this.controller.signal.aborted) {
+      // A graceful stop waits for the final response, but not forever: a server that stopped
+      // answering gets the call cancelled instead.
+      this.stopGrace = setTimeout(() => {
+        if (this.finished) return;
+        via.push(this.cancelMeans());
+        this.controller.abort();
+      }, STOP_GRACE_MS);
+    }
     if (!this.report()?.serverStopsGenerating) this.ctx.warnServerKeepsGenerating(schema.model);
   }
 
@@ -401,11 +409,12 @@ export class Generation implements AsyncIterable<StreamChunk> {
     const { via, trigger } = this.early;
     const flavor = this.ctx.schema.flavor;
     const stopsOnCancel = flavor === 'tensorrt_llm' || flavor === 'llmapi';
+    const told = via.filter((m) => m !== 'none');
     return {
       trigger,
       via: [...via],
-      serverTold: via.length > 0,
-      serverStopsGenerating: via.includes('in_band_stop') || (stopsOnCancel && via.length > 0),
+      serverTold: told.length > 0,
+      serverStopsGenerating: via.includes('in_band_stop') || (stopsOnCancel && told.length > 0),
     };
   }
 

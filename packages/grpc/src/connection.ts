@@ -64,10 +64,10 @@ function baseUrl(value: string): URL {
   try {
     url = new URL(value);
   } catch {
-    throw invalidArgument('baseUrl', value, 'must be an absolute URL such as http://localhost:8001');
+    throw badBaseUrl(value, 'must be an absolute URL such as http://localhost:8001');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw invalidArgument('baseUrl', value, 'must start with http:// (plaintext) or https:// (TLS)');
+    throw badBaseUrl(value, 'must start with http:// (plaintext) or https:// (TLS)');
   }
   if (url.username !== '' || url.password !== '') {
     // Credentials in a URL end up in logs; gRPC wants them as metadata anyway.
@@ -77,6 +77,14 @@ function baseUrl(value: string): URL {
     );
   }
   return url;
+}
+
+/** The error for a bad base URL; one that may hold credentials (anything with `@`) is not shown. */
+function badBaseUrl(value: unknown, why: string): TritonLlmError {
+  if (typeof value === 'string' && value.includes('@')) {
+    return new TritonLlmError('invalid_argument', `baseUrl: ${why} (URL not shown: it may hold credentials)`);
+  }
+  return invalidArgument('baseUrl', value, why);
 }
 
 function messageLimit(field: string, value: number | undefined): number | undefined {

@@ -88,8 +88,18 @@ export class Call {
           ...fields,
           retryable: false,
         });
-      default:
+      default: {
+        const tls = tlsFailure(err);
+        // A certificate the client refuses (or a server refusing ours) fails the same way again.
+        if (tls !== undefined) {
+          return new TritonLlmError(
+            'unavailable',
+            `${what}: TLS handshake failed (${tls}); check the CA, client certificate and key the fetch uses`,
+            { ...fields, retryable: false },
+          );
+        }
         return new TritonLlmError('unavailable', `${what} failed: ${networkMessage(err)}`, fields);
+      }
     }
   }
 
@@ -100,6 +110,19 @@ export class Call {
     this.callerSignal?.removeEventListener('abort', this.onCallerAbort);
     this.onFinish(this);
   }
+}
+
+// OpenSSL and Node codes of a TLS verification failure, anywhere in the cause chain.
+const TLS_CODE = /^(ERR_SSL_|ERR_TLS_|CERT_|UNABLE_TO_|SELF_SIGNED_|DEPTH_ZERO_|HOSTNAME_MISMATCH)/;
+
+function tlsFailure(err: unknown): string | undefined {
+  let current: unknown = err;
+  for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && TLS_CODE.test(code)) return code;
+    current = current.cause;
+  }
+  return undefined;
 }
 
 // Node's fetch says only "fetch failed" and keeps the useful part (ECONNREFUSED...) in `cause`.

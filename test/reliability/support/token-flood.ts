@@ -34,7 +34,7 @@ export function floodIds(shape: FloodShape): number[] {
 function int32Bytes(values: readonly number[]): Uint8Array {
   const out = new Uint8Array(values.length * 4);
   const view = new DataView(out.buffer);
-  values.forEach((v, i) => view.setInt32(i * 4, v, true));
+  for (const [i, v] of values.entries()) view.setInt32(i * 4, v, true);
   return out;
 }
 

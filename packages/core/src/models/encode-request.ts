@@ -14,6 +14,8 @@ export interface EncodeContext {
   readonly requestId: string;
   readonly streaming: boolean;
   readonly tokenizer?: Tokenizer;
+  /** The transport's protocol: HTTP's generate extension cannot carry the raw model's word lists. */
+  readonly protocol?: 'grpc' | 'http';
 }
 
 /** An encoded request plus what the response decoder needs to know about it. */
@@ -64,7 +66,12 @@ export function encodeGenerateRequest(req: GenerateRequest, ctx: EncodeContext):
     add('input_lengths', { kind: 'scalar', value: promptIds.length }, 'prompt');
     endId ??= ctx.tokenizer?.endId;
     padId ??= ctx.tokenizer?.padId ?? ctx.tokenizer?.endId;
-    const stopWords = wordIds(ctx, 'stopWords', req.stopWords, req.stopWordIds);
+    // Over HTTP the [1, 2, N] stop list cannot be sent, so stop strings are matched on the client
+    // alone (and the request stopped in-band); explicit id lists still reach the transport, which
+    // refuses them with a clear error.
+    const stopStrings = ctx.protocol === 'http' ? undefined : req.stopWords;
+    if (req.stopWords !== undefined && req.stopWords.length > 0) requireTokenizer(ctx, 'stopWords');
+    const stopWords = wordIds(ctx, 'stopWords', stopStrings, req.stopWordIds);
     if (stopWords.length > 0) add('stop_words_list', { kind: 'words', words: stopWords }, 'stopWords');
     const badWords = wordIds(ctx, 'badWords', req.badWords, req.badWordIds);
     if (badWords.length > 0) add('bad_words_list', { kind: 'words', words: badWords }, 'badWords');
