@@ -76,7 +76,11 @@ describe.each(CASES)('early stop: %s Triton over %s', (kind, protocol) => {
 
   it('a client stop sequence stops the raw model in-band and the ensemble only on the client', async () => {
     const stopAt = 'artificial';
-    const raw = new TritonLlm({ transport: server().transport(protocol), model: 'tensorrt_llm', tokenizer: fakeTokenizer });
+    const raw = new TritonLlm({
+      transport: server().transport(protocol),
+      model: 'tensorrt_llm',
+      tokenizer: fakeTokenizer,
+    });
     const r = await raw.generate({ prompt: 'Hello world', maxTokens: MAX, stopWords: [stopAt] });
     expect(r.finishReason).toBe('stop');
     expect(r.text).not.toContain(stopAt);

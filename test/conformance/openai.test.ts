@@ -27,7 +27,11 @@ describe.each(CASES)('OpenAI-compatible server: %s Triton over %s', (kind, proto
   afterAll(() => close?.());
 
   it('completes a prompt', async () => {
-    const r = await client.completions.create({ model: 'tensorrt_llm_bls', prompt: 'Hello world', max_tokens: 20 });
+    const r = await client.completions.create({
+      model: 'tensorrt_llm_bls',
+      prompt: 'Hello world',
+      max_tokens: 20,
+    });
     expect(r.choices[0]?.text).toBe(expected('Hello world', 20));
     expect(r.choices[0]?.finish_reason).toBe('length');
   });

@@ -14,9 +14,9 @@ import { toModelInferRequest } from './infer-request.js';
 import { fromModelInferResponse } from './infer-response.js';
 import { fromModelMetadata, fromModelStatistics } from './metadata.js';
 import { fromModelConfig } from './model-config.js';
+import { StreamMultiplexer } from './multiplex.js';
 import type { GrpcReplicaTransportOptions, GrpcTransportOptions } from './options.js';
 import { grpcReplicaTransport, isReplicaOptions } from './replicas.js';
-import { StreamMultiplexer } from './multiplex.js';
 import { createInferStream } from './stream.js';
 
 /**
@@ -42,7 +42,9 @@ export function grpcTransport(options: GrpcTransportOptions | GrpcReplicaTranspo
   let closed = false;
   const mux =
     options.multiplex === true
-      ? new StreamMultiplexer((requests, signal) => client.modelStreamInfer(requests, connectOptions(undefined, signal)))
+      ? new StreamMultiplexer((requests, signal) =>
+          client.modelStreamInfer(requests, connectOptions(undefined, signal)),
+        )
       : undefined;
 
   function connectOptions(

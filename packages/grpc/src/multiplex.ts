@@ -64,7 +64,8 @@ export class StreamMultiplexer {
 
   /** Registers a request and sends it, opening the shared call if there is none. */
   attach(request: InferRequest, message: ModelInferRequestInit): { call: SharedCall; channel: Channel } {
-    if (this.closed) throw new TritonLlmError('unavailable', 'this gRPC transport is closed', { retryable: false });
+    if (this.closed)
+      throw new TritonLlmError('unavailable', 'this gRPC transport is closed', { retryable: false });
     const call = this.call ?? this.openCall();
     if (call.channels.has(request.id)) {
       throw new TritonLlmError(
@@ -91,7 +92,11 @@ export class StreamMultiplexer {
   }
 
   private openCall(): SharedCall {
-    const call: SharedCall = { requests: new RequestQueue(), controller: new AbortController(), channels: new Map() };
+    const call: SharedCall = {
+      requests: new RequestQueue(),
+      controller: new AbortController(),
+      channels: new Map(),
+    };
     this.call = call;
     void this.pump(call);
     return call;
@@ -100,14 +105,16 @@ export class StreamMultiplexer {
   private async pump(call: SharedCall): Promise<void> {
     let failure: unknown;
     try {
-      for await (const message of this.open(call.requests, call.controller.signal)) this.dispatch(call, message);
+      for await (const message of this.open(call.requests, call.controller.signal))
+        this.dispatch(call, message);
     } catch (err) {
       failure = err;
     }
     // The call is over: the next request opens a new one, and every request still waiting fails.
     if (this.call === call) this.call = undefined;
     const error =
-      failure ?? new TritonLlmError('protocol', 'ModelStreamInfer: the shared call ended with requests still open');
+      failure ??
+      new TritonLlmError('protocol', 'ModelStreamInfer: the shared call ended with requests still open');
     for (const channel of call.channels.values()) channel.push({ error });
     call.channels.clear();
   }
@@ -197,7 +204,10 @@ class MultiplexedStream implements InferStream {
 
   private accept(message: ModelStreamInferResponse): InferResponse | undefined {
     if (message.errorMessage !== '') {
-      throw streamErrorFromMessage(message.errorMessage, { model: this.request.model, requestId: this.request.id });
+      throw streamErrorFromMessage(message.errorMessage, {
+        model: this.request.model,
+        requestId: this.request.id,
+      });
     }
     const r = message.inferResponse as ModelInferResponse;
     if (!isFinal(r)) return fromModelInferResponse(r, false);

@@ -80,7 +80,9 @@ describe('multiplexed streams (one shared ModelStreamInfer call)', () => {
   it('delivers a model error to its own request only', async () => {
     fake.setFaults({ model: 'tensorrt_llm_unary', errorAfterTokens: 0 });
     try {
-      const failing = collect(transport.stream({ ...rawRequest('mux-err', [265], 5), model: 'tensorrt_llm_unary' }));
+      const failing = collect(
+        transport.stream({ ...rawRequest('mux-err', [265], 5), model: 'tensorrt_llm_unary' }),
+      );
       const fine = collect(transport.stream(rawRequest('mux-fine', [265], 5)));
       await expect(failing).rejects.toBeInstanceOf(TritonLlmError);
       expect(streamedIds(await fine)).toEqual(generateTokens([265], { maxTokens: 5 })[0]?.tokens);
