@@ -30,6 +30,7 @@ export const ALL_VARIANTS = [
   'sdk-grpc-mux',
   'sdk-http',
   'python-tritonclient',
+  'perf-analyzer',
 ] as const;
 
 export type VariantName = (typeof ALL_VARIANTS)[number];
@@ -42,6 +43,7 @@ export const VARIANT_LABELS: Readonly<Record<VariantName, string>> = {
   'sdk-grpc-mux': 'TritonLlm over gRPC (multiplex)',
   'sdk-http': 'TritonLlm over HTTP SSE',
   'python-tritonclient': 'Python tritonclient (gRPC stream)',
+  'perf-analyzer': 'perf_analyzer (C++, gRPC streams)',
 };
 
 export const BARE_VARIANTS: readonly VariantName[] = ['connect-bare', 'grpc-js-bare'];

@@ -3,6 +3,8 @@
  * CPU is not charged to any client. Prints `{"grpcUrl","httpUrl"}` once listening; stops on SIGTERM
  * or when its parent closes stdin.
  */
+// The counts perf_analyzer needs from ModelStatistics (the perf-analyzer variant; see the module).
+import '../validate/fake-statistics.js';
 import { startFakeTriton } from '@trtllm/testing';
 
 const ttftMs = Number(process.env.FAKE_TTFT_MS ?? '0');

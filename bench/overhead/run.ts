@@ -13,6 +13,8 @@ import { PROMPTS, readConfig, requestsFor, VARIANT_LABELS, type VariantName } fr
 import { describeMachine } from './machine.js';
 import { writeResultsMarkdown } from './markdown.js';
 import { hasTaskset, runJsonChild, startServerProcess } from './processes.js';
+import { ensurePeers } from '../validate/peers.js';
+import type { PerfAnalyzerJob } from './perf-analyzer-client.js';
 import { ensurePythonEnv } from './python-env.js';
 import {
   checkTargets,
@@ -29,6 +31,7 @@ const HERE = join(ROOT, 'bench', 'overhead');
 const SERVER_SCRIPT = join(HERE, 'fake-server.ts');
 const CLIENT_SCRIPT = join(HERE, 'client.ts');
 const PYTHON_SCRIPT = join(HERE, 'tritonclient_bench.py');
+const PERF_ANALYZER_SCRIPT = join(HERE, 'perf-analyzer-client.ts');
 // One token, then silence for ten minutes: streams stay open and idle while memory is read.
 const SLOW = { ttftMs: 0, itlMs: 600_000 };
 
@@ -50,7 +53,24 @@ if (variants.includes('python-tritonclient')) {
   }
 }
 
+// The native-client peer: perf_analyzer from build/venv-peers (made by bench/validate/peers.ts).
+let perfAnalyzer: PerfAnalyzerJob['perfAnalyzer'] | undefined;
+if (variants.includes('perf-analyzer')) {
+  const peers = ensurePeers(ROOT);
+  if ('skipped' in peers.perfAnalyzer) {
+    console.log(`perf-analyzer skipped: ${peers.perfAnalyzer.skipped}`);
+    variants.splice(variants.indexOf('perf-analyzer'), 1);
+    failures.push({ variant: 'perf-analyzer', mode: 'throughput', level: 0, error: peers.perfAnalyzer.skipped });
+  } else {
+    perfAnalyzer = { path: peers.perfAnalyzer.path, ldLibraryPath: peers.env.LD_LIBRARY_PATH ?? '' };
+  }
+}
+
 function childArgv(variant: VariantName, job: ThroughputJob | MemoryJob): string[] {
+  if (variant === 'perf-analyzer' && job.mode === 'throughput') {
+    const paJob: PerfAnalyzerJob = { ...job, perfAnalyzer: perfAnalyzer! };
+    return [process.execPath, '--import', 'tsx', PERF_ANALYZER_SCRIPT, JSON.stringify(paJob)];
+  }
   if (variant === 'python-tritonclient') {
     return [python!.python, PYTHON_SCRIPT, JSON.stringify({ ...job, prompts: PROMPTS })];
   }
@@ -104,7 +124,8 @@ try {
 console.log(`throughput runs done after ${((Date.now() - started) / 1000).toFixed(0)} s`);
 const memory: MemoryRow[] = [];
 for (const streams of config.memoryLevels) {
-  for (const variant of variants) {
+  // perf_analyzer cannot hold streams open idle: it has no memory run.
+  for (const variant of variants.filter((v) => v !== 'perf-analyzer')) {
     // A fresh server each time: the streams of a run are never ended, and an ensemble keeps generating.
     const slow = await startServerProcess(SERVER_SCRIPT, { cpu: serverCpu, ...SLOW });
     try {

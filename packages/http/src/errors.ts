@@ -74,7 +74,10 @@ function serverMessageOf(body: string): string | undefined {
   const text = body.trim();
   if (text === '') return undefined;
   try {
-    const parsed: unknown = JSON.parse(text);
+    // Triton 2.51 answers an error before the first event of /generate_stream with status 400
+    // and an SSE body, `data: {"error": ...}`, rather than plain JSON.
+    const json = text.startsWith('data:') ? text.slice(5).trim() : text;
+    const parsed: unknown = JSON.parse(json);
     if (typeof parsed === 'object' && parsed !== null && 'error' in parsed) {
       const error = (parsed as { error: unknown }).error;
       return typeof error === 'string' ? error : JSON.stringify(error);

@@ -14,6 +14,10 @@ beforeAll(async () => {
         error:
           'generate expects model to produce exactly 1 response, use generate stream for model that generates various number of responses',
       });
+    } else if (req.url.includes('/sse400/')) {
+      // What Triton 2.51 answers when /generate_stream fails before its first event.
+      res.writeHead(400, { 'content-type': 'text/event-stream' });
+      res.end('data: {"error":"in ensemble \'ensemble\', missing required input \'max_tokens\'"}\n\n');
     } else if (req.url.includes('/s502/')) {
       res.writeHead(502, { 'content-type': 'text/html' });
       res.end('<html><body>Bad Gateway</body></html>');
@@ -60,6 +64,13 @@ describe('HTTP errors', () => {
     expect(err.code).toBe('unimplemented');
     expect(err.httpStatus).toBe(200);
     expect(err.serverMessage).toMatch(/^generate expects model to produce exactly 1 response/);
+  });
+
+  it('reads an error sent as an SSE event under status 400', async () => {
+    const transport = httpTransport({ baseUrl: server.url });
+    const err = await rejection(transport.infer(request('sse400')));
+    expect(err.code).toBe('invalid_argument');
+    expect(err.serverMessage).toBe("in ensemble 'ensemble', missing required input 'max_tokens'");
   });
 
   it('keeps a non-JSON error body as the message of a 502', async () => {
