@@ -8,7 +8,7 @@ export default defineConfig([
     clean: true,
     sourcemap: true,
     target: 'es2022',
-    tsconfig: '../../tsconfig.base.json',
+    tsconfig: 'tsconfig.json',
   },
   {
     // The bin is ESM only; esbuild keeps its #! line.
@@ -16,6 +16,6 @@ export default defineConfig([
     format: ['esm'],
     sourcemap: true,
     target: 'es2022',
-    tsconfig: '../../tsconfig.base.json',
+    tsconfig: 'tsconfig.json',
   },
 ]);

@@ -8,5 +8,5 @@ export default defineConfig({
   clean: true,
   sourcemap: true,
   target: 'es2022',
-  tsconfig: '../../tsconfig.base.json',
+  tsconfig: 'tsconfig.json',
 });

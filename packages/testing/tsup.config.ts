@@ -16,7 +16,7 @@ export default defineConfig([
     target: 'es2022',
     // import.meta.url (used to find proto/) also works in the CommonJS build.
     shims: true,
-    tsconfig: '../../tsconfig.base.json',
+    tsconfig: 'tsconfig.json',
     onSuccess: copyProto,
   },
   {
@@ -25,6 +25,6 @@ export default defineConfig([
     sourcemap: true,
     target: 'es2022',
     banner: { js: '#!/usr/bin/env node' },
-    tsconfig: '../../tsconfig.base.json',
+    tsconfig: 'tsconfig.json',
   },
 ]);
