@@ -89,7 +89,9 @@ async function run(job: PerfAnalyzerJob): Promise<ThroughputResult> {
     const timings = await readProfileExport(exportFile);
     const tokens = timings.reduce((n, r) => n + r.tokenMs.length, 0);
     if (timings.length !== job.requests || tokens !== job.requests * job.maxTokens) {
-      throw new Error(`perf_analyzer: ${timings.length} requests and ${tokens} tokens, expected ${job.requests} and ${job.requests * job.maxTokens}`);
+      throw new Error(
+        `perf_analyzer: ${timings.length} requests and ${tokens} tokens, expected ${job.requests} and ${job.requests * job.maxTokens}`,
+      );
     }
     const startMs = Math.min(...timings.map((r) => r.sentMs));
     const endMs = Math.max(...timings.map((r) => r.lastResponseMs));

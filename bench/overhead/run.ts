@@ -8,13 +8,13 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensurePeers } from '../validate/peers.js';
 import type { MemoryJob, MemoryResult, ThroughputJob, ThroughputResult } from './client.js';
 import { PROMPTS, readConfig, requestsFor, VARIANT_LABELS, type VariantName } from './config.js';
 import { describeMachine } from './machine.js';
 import { writeResultsMarkdown } from './markdown.js';
-import { hasTaskset, runJsonChild, startServerProcess } from './processes.js';
-import { ensurePeers } from '../validate/peers.js';
 import type { PerfAnalyzerJob } from './perf-analyzer-client.js';
+import { hasTaskset, runJsonChild, startServerProcess } from './processes.js';
 import { ensurePythonEnv } from './python-env.js';
 import {
   checkTargets,
@@ -60,7 +60,12 @@ if (variants.includes('perf-analyzer')) {
   if ('skipped' in peers.perfAnalyzer) {
     console.log(`perf-analyzer skipped: ${peers.perfAnalyzer.skipped}`);
     variants.splice(variants.indexOf('perf-analyzer'), 1);
-    failures.push({ variant: 'perf-analyzer', mode: 'throughput', level: 0, error: peers.perfAnalyzer.skipped });
+    failures.push({
+      variant: 'perf-analyzer',
+      mode: 'throughput',
+      level: 0,
+      error: peers.perfAnalyzer.skipped,
+    });
   } else {
     perfAnalyzer = { path: peers.perfAnalyzer.path, ldLibraryPath: peers.env.LD_LIBRARY_PATH ?? '' };
   }

@@ -28,7 +28,9 @@ export async function runBenchmark(options: BenchOptions, hooks: BenchHooks = {}
   const startedAt = new Date().toISOString();
   const transport: Transport =
     options.protocol === 'grpc'
-      ? grpcTransport({ baseUrl: options.url })
+      ? // One shared ModelStreamInfer call, as perf_analyzer and tritonclient do: a new call per
+        // request adds 1.5-3 ms to every time to first token (docs/PERFORMANCE.md, Validation).
+        grpcTransport({ baseUrl: options.url, multiplex: true })
       : httpTransport({ baseUrl: options.url });
   const llm = new TritonLlm({
     transport,

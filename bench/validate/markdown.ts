@@ -1,0 +1,229 @@
+/**
+ * The validation block of docs/PERFORMANCE.md: what ran, the figures of each tool at each level, the
+ * ratio of ours to each peer, and every difference beyond the tolerance with its cause.
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import type { Comparison } from './compare.js';
+import { explainDifferences } from './explain.js';
+import { type LevelFigures, METRICS } from './figures.js';
+import type { ValidateResults } from './results.js';
+
+const START = '<!-- validate-results:start (written by pnpm bench:validate; edits inside are lost) -->';
+const END = '<!-- validate-results:end -->';
+
+const ms = (v: number | undefined) =>
+  v === undefined || !Number.isFinite(v) ? 'n/a' : v.toFixed(v < 20 ? 2 : 1);
+const rate = (v: number) => v.toFixed(v < 100 ? 2 : 0);
+
+function table(head: readonly string[], rows: readonly (readonly string[])[]): string {
+  const line = (cells: readonly string[]) => `| ${cells.join(' | ')} |`;
+  return [line(head), line(head.map(() => '---')), ...rows.map(line)].join('\n');
+}
+
+function figureRows(figures: readonly LevelFigures[], label: (f: LevelFigures) => string): string[][] {
+  return figures.map((f) => {
+    const mark = (metric: string, text: string) => (f.derived?.includes(metric) ? `${text}*` : text);
+    return [
+      label(f),
+      String(f.concurrency),
+      mark('TTFT p50', ms(f.ttftMs?.p50)),
+      mark('TTFT p99', ms(f.ttftMs?.p99)),
+      mark('ITL p50', ms(f.itlMs?.p50)),
+      mark('ITL p99', ms(f.itlMs?.p99)),
+      mark('E2E p50', ms(f.e2eMs.p50)),
+      mark('E2E p99', ms(f.e2eMs.p99)),
+      mark('requests/s', rate(f.requestThroughput)),
+      mark('output tokens/s', rate(f.outputTokenThroughput)),
+      f.outputTokensPerRequest.toFixed(1),
+      f.serverMs === undefined ? '' : ms(f.serverMs.p50),
+    ];
+  });
+}
+
+const FIGURE_HEAD = [
+  'tool',
+  'conc.',
+  'TTFT p50 ms',
+  'TTFT p99 ms',
+  'ITL p50 ms',
+  'ITL p99 ms',
+  'E2E p50 ms',
+  'E2E p99 ms',
+  'req/s',
+  'output tok/s',
+  'tokens/req',
+  'server p50 ms',
+];
+
+function ratioRows(comparisons: readonly Comparison[]): string[][] {
+  const keys = [...new Set(comparisons.map((c) => `${c.peer}\u0000${c.concurrency}`))];
+  return keys.map((key) => {
+    const [peer = '', level = ''] = key.split('\u0000');
+    const cells = METRICS.map(([metric]) => {
+      const c = comparisons.find(
+        (x) => x.peer === peer && String(x.concurrency) === level && x.metric === metric,
+      );
+      if (c === undefined) return 'n/a';
+      const text = `${c.ratio.toFixed(3)}`;
+      return c.beyond ? `**${text}**` : text;
+    });
+    return [`ours / ${peer}`, level, ...cells];
+  });
+}
+
+/** The generated block. */
+export function validationMarkdown(r: ValidateResults): string {
+  const versions = Object.entries(r.versions)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ');
+  const parts: string[] = [
+    START,
+    '### Run',
+    '',
+    `Measured ${r.date.slice(0, 10)} on ${r.machine.cpu}, ${r.machine.cores} cores, Node ${r.machine.node} ` +
+      `(1-minute load average ${r.machine.loadAverage[0]} at the start: the machine is shared); ` +
+      `${r.durationS} s in all. Peers: ${versions || 'none'}. Every tool sent the same ${r.config.prompts.length} prompts ` +
+      `(round-robin) to \`ensemble\` over gRPC, streaming, \`max_tokens\` ${r.config.maxTokens}, closed loop, ` +
+      `max(${r.config.requests}, 8 x concurrency) measured requests after max(8, 2 x concurrency) warm-up ones per level, ` +
+      `one tool after another. genai-perf counted tokens with ${r.tokenizer.replace(', for genai-perf', '')}.`,
+    '',
+  ];
+  for (const [server, description] of Object.entries(r.servers)) {
+    const own = r.figures.filter((f) => f.server === server);
+    const order = ['trtllm-bench', 'genai-perf', 'perf_analyzer'];
+    const sorted = [...own].sort(
+      (a, b) => a.concurrency - b.concurrency || order.indexOf(a.tool) - order.indexOf(b.tool),
+    );
+    const reconciled = r.reconciled.filter((f) => f.server === server);
+    parts.push(
+      `### ${server === 'fake' ? 'Fake Triton' : 'Real Triton'}`,
+      '',
+      `${description}.`,
+      '',
+      table(FIGURE_HEAD, [
+        ...figureRows(sorted, (f) => f.tool),
+        ...figureRows(reconciled, () => 'genai-perf, 1 token/response'),
+      ]),
+      '',
+      "\\* computed here from the tool's own per-request timestamps (its profile export), not reported by the tool. " +
+        '"server p50": the real Triton\'s own generation time per request during that tool\'s run (received to ' +
+        'completed in its `tensorrt_llm` event log, warm-up included).',
+      '',
+      '**Ratio of ours to each peer** (bold: more than ' + `${Math.round(r.config.tolerance * 100)} % apart)`,
+      '',
+      table(
+        ['', 'conc.', ...METRICS.map(([m]) => m)],
+        ratioRows(r.comparisons.filter((c) => c.server === server)),
+      ),
+      '',
+    );
+    if (server === 'fake' && r.clientPath.length > 0) {
+      parts.push(
+        '**Client path**: `TritonLlm.stream()` over the gRPC transport, timed like trtllm-bench, with one ' +
+          '`ModelStreamInfer` call per request (as trtllm-bench builds it) and with `multiplex: true`',
+        '',
+        table(
+          ['transport', 'conc.', 'requests', 'TTFT p50 ms', 'TTFT p99 ms', 'E2E p50 ms', 'E2E p99 ms'],
+          r.clientPath.map((c) => [
+            c.transport,
+            String(c.concurrency),
+            String(c.requests),
+            ms(c.ttftMs.p50),
+            ms(c.ttftMs.p99),
+            ms(c.e2eMs.p50),
+            ms(c.e2eMs.p99),
+          ]),
+        ),
+        '',
+      );
+    }
+  }
+  parts.push(
+    '### Differences beyond ' + `${Math.round(r.config.tolerance * 100)} %`,
+    '',
+    explainDifferences(r),
+    '',
+  );
+  if (r.skipped.length > 0) {
+    parts.push('### Skipped', '', ...r.skipped.map((s) => `- ${s.what}: ${s.reason.split('\n')[0]}`), '');
+  }
+  parts.push(END);
+  return parts.join('\n');
+}
+
+/** Replaces the block in `path` (or appends it), keeping everything around it. */
+export async function writeValidationMarkdown(path: string, r: ValidateResults): Promise<void> {
+  const doc = await readFile(path, 'utf8');
+  const block = validationMarkdown(r);
+  const start = doc.indexOf(START);
+  const end = doc.indexOf(END);
+  const next =
+    start >= 0 && end > start
+      ? doc.slice(0, start) + block + doc.slice(end + END.length)
+      : `${doc.trimEnd()}\n\n${block}\n`;
+  await writeFile(path, next, 'utf8');
+}
+
+const SUMMARY_START =
+  '<!-- validate-summary:start (written by pnpm bench:validate; edits inside are lost) -->';
+const SUMMARY_END = '<!-- validate-summary:end -->';
+
+/** The README's validation table: medians and throughput per server, level and tool. */
+export function summaryMarkdown(r: ValidateResults): string {
+  const order = ['trtllm-bench', 'genai-perf', 'perf_analyzer'];
+  const rows = [...r.figures]
+    .sort(
+      (a, b) =>
+        a.server.localeCompare(b.server) ||
+        a.concurrency - b.concurrency ||
+        order.indexOf(a.tool) - order.indexOf(b.tool),
+    )
+    .map((f) => [
+      f.server === 'fake' ? 'fake Triton' : 'real Triton (CPU)',
+      String(f.concurrency),
+      f.tool,
+      ms(f.ttftMs?.p50),
+      ms(f.itlMs?.p50),
+      ms(f.e2eMs.p50),
+      rate(f.requestThroughput),
+      rate(f.outputTokenThroughput),
+      f.outputTokensPerRequest.toFixed(1),
+    ]);
+  return [
+    SUMMARY_START,
+    `Measured ${r.date.slice(0, 10)} by \`pnpm bench:validate\` (\`ensemble\`, gRPC, streaming, \`max_tokens\` ` +
+      `${r.config.maxTokens}; both servers inject ${r.config.ttftMs} ms to the first token and ${r.config.itlMs} ms ` +
+      'between tokens). genai-perf counts tokens by re-tokenizing the streamed text with a different vocabulary, ' +
+      'hence its lower tokens/s and higher inter-token latency; perf_analyzer does not report TTFT or ITL (computed ' +
+      'from its export). Ratios and the cause of every difference above 5 %: docs/PERFORMANCE.md.',
+    '',
+    table(
+      [
+        'server',
+        'conc.',
+        'tool',
+        'TTFT p50 ms',
+        'ITL p50 ms',
+        'E2E p50 ms',
+        'req/s',
+        'output tok/s',
+        'tokens/req',
+      ],
+      rows,
+    ),
+    SUMMARY_END,
+  ].join('\n');
+}
+
+/** Replaces the README's summary block (or appends it to the end of the Benchmarks section, the last one). */
+export async function writeReadmeSummary(path: string, r: ValidateResults): Promise<void> {
+  const doc = await readFile(path, 'utf8');
+  const block = summaryMarkdown(r);
+  const start = doc.indexOf(SUMMARY_START);
+  const end = doc.indexOf(SUMMARY_END);
+  const next =
+    start >= 0 && end > start
+      ? doc.slice(0, start) + block + doc.slice(end + SUMMARY_END.length)
+      : `${doc.trimEnd()}\n\n${block}\n`;
+  await writeFile(path, next, 'utf8');
+}
