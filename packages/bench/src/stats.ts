@@ -23,6 +23,8 @@ export function percentile(sorted: readonly number[], p: number): number {
   const lower = Math.floor(rank);
   const upper = Math.ceil(rank);
   const low = sorted[lower]!;
+  // On a rank, the value itself: interpolating would turn -0 into 0 and round large values.
+  if (lower === upper) return low;
   return low + (sorted[upper]! - low) * (rank - lower);
 }
 
