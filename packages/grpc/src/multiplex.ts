@@ -4,10 +4,9 @@ import type { ModelInferResponse, ModelStreamInferResponse } from './gen/inferen
 import { type ModelInferRequestInit, toModelInferRequest } from './infer-request.js';
 import { fromModelInferResponse } from './infer-response.js';
 import { RequestQueue } from './request-queue.js';
-import type { OpenStreamCall } from './stream.js';
+import { isFinal, type OpenStreamCall, STREAM_PARAMETERS } from './stream.js';
 import { streamErrorFromMessage } from './stream-error.js';
 
-const STREAM_PARAMETERS = { triton_enable_empty_final_response: true } as const;
 const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
 
 /** What the shared call hands to one request: a response, or the error that ends it. */
@@ -234,9 +233,4 @@ class MultiplexedStream implements InferStream {
       signal: this.signal,
     });
   }
-}
-
-function isFinal(r: ModelInferResponse): boolean {
-  const p = r.parameters.triton_final_response?.parameterChoice;
-  return p?.case === 'boolParam' && p.value;
 }

@@ -14,7 +14,7 @@ export type OpenStreamCall = (
 
 // Without it a decoupled model that ends without data sends nothing, and the end of a request
 // cannot be told (tensorrtllm_backend #552); with it every request ends on a flagged response.
-const STREAM_PARAMETERS = { triton_enable_empty_final_response: true } as const;
+export const STREAM_PARAMETERS = { triton_enable_empty_final_response: true } as const;
 
 const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
 
@@ -184,7 +184,8 @@ class GrpcInferStream implements InferStream {
   }
 }
 
-function isFinal(r: ModelInferResponse): boolean {
+/** Whether a streamed response carries `triton_final_response: true`. */
+export function isFinal(r: ModelInferResponse): boolean {
   const p = r.parameters.triton_final_response?.parameterChoice;
   return p?.case === 'boolParam' && p.value;
 }
