@@ -1,5 +1,6 @@
 /**
- * Child process of the overhead benchmark: one fake Triton in a process of its own, so that its
+ * Child process of the overhead benchmark and of bench:validate: one fake Triton (with the delays of
+ * FAKE_TTFT_MS / FAKE_ITL_MS) in a process of its own, so that its
  * CPU is not charged to any client. Prints `{"grpcUrl","httpUrl"}` once listening; stops on SIGTERM
  * or when its parent closes stdin.
  */

@@ -104,7 +104,7 @@ interface Running {
 async function start(server: ServerName, workDir: string): Promise<Running> {
   const delays = `time to first token ${config.ttftMs} ms, ${config.itlMs} ms between tokens`;
   if (server === 'fake') {
-    const fake = await startServerProcess(join(ROOT, 'bench', 'validate', 'fake-server.ts'), {
+    const fake = await startServerProcess(join(ROOT, 'bench', 'overhead', 'fake-server.ts'), {
       ttftMs: config.ttftMs,
       itlMs: config.itlMs,
     });
