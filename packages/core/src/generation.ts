@@ -553,11 +553,9 @@ export class Generation implements AsyncIterable<StreamChunk> {
   }
 
   private finishReason(s: SequenceState): FinishReason {
-    const trigger = this.early?.trigger;
     if (s.matchedStop) return 'stop';
-    if (trigger === 'stop') return 'stopped';
-    if (trigger === 'abort' || trigger === 'break') return 'cancelled';
-    if (trigger === 'stop_sequence') return 'stopped';
+    const early = this.earlyFinish();
+    if (early !== undefined) return early;
     if (s.serverFinish !== undefined) {
       const f = s.serverFinish.toLowerCase();
       if (f === 'length') return 'length';
@@ -595,7 +593,7 @@ export class Generation implements AsyncIterable<StreamChunk> {
       requestId: this.requestId,
       model: this.ctx.schema.model,
       text: first?.text ?? '',
-      finishReason: first?.finishReason ?? this.emptyFinish(),
+      finishReason: first?.finishReason ?? this.earlyFinish() ?? 'stop',
       sequences,
       usage: {
         ...(promptTokens !== undefined ? { promptTokens } : {}),
@@ -612,11 +610,12 @@ export class Generation implements AsyncIterable<StreamChunk> {
     };
   }
 
-  private emptyFinish(): FinishReason {
+  /** The finish reason an early end gives every sequence that did not match a stop sequence itself. */
+  private earlyFinish(): FinishReason | undefined {
     const trigger = this.early?.trigger;
-    if (trigger === 'stop') return 'stopped';
+    if (trigger === 'stop' || trigger === 'stop_sequence') return 'stopped';
     if (trigger === 'abort' || trigger === 'break') return 'cancelled';
-    return 'stop';
+    return undefined;
   }
 }
 
