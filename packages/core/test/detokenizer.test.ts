@@ -180,14 +180,19 @@ describe('IncrementalDetokenizer', () => {
   it('shows no U+FFFD for text whose characters are split across byte tokens', () => {
     const tokenizer = new ByteTokenizer();
     fc.assert(
-      fc.property(fc.string({ unit: 'grapheme', maxLength: 20 }), sizes, (text, chunkSizes) => {
-        const deltas = stream(
-          new IncrementalDetokenizer(tokenizer),
-          chunked(tokenizer.encode(text), chunkSizes),
-        );
-        expect(deltas.join('')).toBe(text);
-        for (const delta of deltas) expect(delta).not.toContain('\uFFFD');
-      }),
+      // A text holding U+FFFD itself would rightly stream it: the property is about split characters.
+      fc.property(
+        fc.string({ unit: 'grapheme', maxLength: 20 }).filter((t) => !t.includes('\uFFFD')),
+        sizes,
+        (text, chunkSizes) => {
+          const deltas = stream(
+            new IncrementalDetokenizer(tokenizer),
+            chunked(tokenizer.encode(text), chunkSizes),
+          );
+          expect(deltas.join('')).toBe(text);
+          for (const delta of deltas) expect(delta).not.toContain('\uFFFD');
+        },
+      ),
       { numRuns: 500 },
     );
   });
