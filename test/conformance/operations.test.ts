@@ -150,6 +150,44 @@ describe.each(CASES)('conformance: %s Triton over %s', (kind, protocol) => {
     expect(results.map((r) => r.text)).toEqual(prompts.map((p) => expected(p, 4)));
   });
 
+  it('sends several prompts to a non-decoupled model as one batched request', async () => {
+    const requests = [
+      { prompt: 'Hello world', maxTokens: 6 },
+      { prompt: PROMPT, maxTokens: 2 },
+      { prompt: 'Machine learning is fun', maxTokens: 9 },
+    ];
+    const results = await llm('ensemble_unary').generateBatch(requests);
+    expect(results.map((r) => r.text)).toEqual(requests.map((r) => expected(r.prompt, r.maxTokens)));
+    const id = results[0]!.requestId;
+    expect(results.every((r) => r.requestId === id)).toBe(true);
+    const raw = await llm('tensorrt_llm_unary').generateBatch([
+      { inputIds: [259, 260, 261, 262], maxTokens: 3 },
+      { inputIds: [42], maxTokens: 7 },
+    ]);
+    expect(raw.map((r) => r.sequences[0]!.tokenIds)).toEqual([
+      generateTokens([259, 260, 261, 262], { maxTokens: 3 })[0]!.tokens,
+      generateTokens([42], { maxTokens: 7 })[0]!.tokens,
+    ]);
+    const seen = server()
+      .events()
+      .filter((e) => e.model === 'tensorrt_llm_unary' && (e.id === id || e.id === raw[0]!.requestId));
+    const generated = (prompts: number[][], limits: number[]): number =>
+      prompts.reduce((n, ids, i) => n + generateTokens(ids, { maxTokens: limits[i]! })[0]!.tokens.length, 0);
+    expect(seen.map((e) => [e.id, e.event, e.tokens])).toEqual([
+      [id, 'received', 0],
+      [
+        id,
+        'completed',
+        generated(
+          requests.map((r) => fakeTokenizer.encode(r.prompt)),
+          [6, 2, 9],
+        ),
+      ],
+      [raw[0]!.requestId, 'received', 0],
+      [raw[0]!.requestId, 'completed', generated([[259, 260, 261, 262], [42]], [3, 7])],
+    ]);
+  });
+
   it('says an unknown model is not there', async () => {
     const err = await llm('nope')
       .generate({ prompt: 'hi', maxTokens: 2 })

@@ -3,15 +3,18 @@
 
 Stdlib only. Expected values come from a reference written here straight from GENERATOR.md, not from
 the models' own code. Exercises every model over HTTP (/infer, /generate, /generate_stream), the
-in-band stop, cancellation by closing a stream, the event log, and the server's error answers.
+in-band stop, cancellation by closing a stream, batches (the refusal by decoupled models over gRPC), the event
+log, and the server's error answers.
 
-    python3 test/triton/smoke.py [--url http://127.0.0.1:18000] [--events build/triton-events.jsonl]
+    python3 test/triton/smoke.py [--url http://127.0.0.1:18000] [--grpc-port 18001] [--events build/triton-events.jsonl]
 """
 
 import argparse
 import http.client
 import json
 import os
+import socket
+import struct
 import sys
 import time
 import traceback
@@ -83,10 +86,11 @@ def log_prob(tok):
 
 # ---- HTTP helpers -----------------------------------------------------------------------------------
 class Server:
-    def __init__(self, url: str, events_path: str):
+    def __init__(self, url: str, events_path: str, grpc_port: int):
         u = urllib.parse.urlparse(url)
         self.host, self.port = u.hostname, u.port or 80
         self.events_path = events_path
+        self.grpc_port = grpc_port
 
     def _conn(self):
         return http.client.HTTPConnection(self.host, self.port, timeout=30)
@@ -180,6 +184,132 @@ def word_list(words):
         ends.append(len(ids))
     n = max(1, len(ids))
     return [1, 2, n], ids + [0] * (n - len(ids)) + ends + [-1] * (n - len(ends))
+
+
+
+# ---- a minimal gRPC client --------------------------------------------------------------------------
+# Only gRPC can send a decoupled model a batch (HTTP /infer refuses decoupled models, /generate* send
+# batch 1), so this speaks just enough HTTP/2 without TLS (literal HPACK headers) and protobuf for one
+# ModelStreamInfer call.
+def _varint(n):
+    n &= (1 << 64) - 1
+    out = bytearray()
+    while True:
+        low, n = n & 0x7F, n >> 7
+        out.append(low | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def _pb_bytes(field, payload):
+    payload = payload.encode() if isinstance(payload, str) else payload
+    return _varint(field << 3 | 2) + _varint(len(payload)) + payload
+
+
+def _pb_fields(buf):
+    """(field number, value) of a protobuf message; length-delimited values as bytes."""
+    i = 0
+    while i < len(buf):
+        key, i = _read_varint(buf, i)
+        field, wire = key >> 3, key & 7
+        if wire == 0:
+            value, i = _read_varint(buf, i)
+        elif wire == 2:
+            size, i = _read_varint(buf, i)
+            value, i = buf[i : i + size], i + size
+        elif wire in (1, 5):
+            size = 8 if wire == 1 else 4
+            value, i = buf[i : i + size], i + size
+        else:
+            raise ValueError(f"protobuf wire type {wire}")
+        yield field, value
+
+
+def _read_varint(buf, i):
+    value = shift = 0
+    while True:
+        byte = buf[i]
+        i += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            return value, i
+
+
+RAW_FORMATS = {"INT32": "<i", "UINT64": "<Q", "BOOL": "<?", "FP32": "<f"}
+
+
+def _raw_contents(datatype, data):
+    if datatype == "BYTES":
+        return b"".join(struct.pack("<I", len(v.encode())) + v.encode() for v in data)
+    return b"".join(struct.pack(RAW_FORMATS[datatype], v) for v in data)
+
+
+def model_infer_request(model, inputs, request_id=""):
+    """A ModelInferRequest from infer_input() dicts, tensor data sent as raw_input_contents."""
+    msg = _pb_bytes(1, model) + (_pb_bytes(3, request_id) if request_id else b"")
+    for t in inputs:
+        tensor = _pb_bytes(1, t["name"]) + _pb_bytes(2, t["datatype"])
+        tensor += b"".join(_varint(3 << 3) + _varint(d) for d in t["shape"])
+        msg += _pb_bytes(5, tensor)
+    for t in inputs:
+        msg += _pb_bytes(7, _raw_contents(t["datatype"], t["data"]))
+    return msg
+
+
+def _hpack_literal(name, value):
+    def string(text):
+        data = text.encode()
+        assert len(data) < 127, "one-byte HPACK length prefix"
+        return bytes([len(data)]) + data
+
+    return b"\x00" + string(name) + string(value)  # literal without indexing, new name, no Huffman
+
+
+def _h2_frame(kind, flags, stream, payload=b""):
+    return struct.pack(">I", len(payload))[1:] + bytes([kind, flags]) + struct.pack(">I", stream) + payload
+
+
+def _recv_exact(sock, n):
+    data = b""
+    while len(data) < n:
+        chunk = sock.recv(n - len(data))
+        if not chunk:
+            raise ConnectionError("gRPC connection closed")
+        data += chunk
+    return data
+
+
+def grpc_first_stream_error(host, port, request, timeout_s=30.0):
+    """Sends one request on ModelStreamInfer; the error_message of the first response ('' for none)."""
+    DATA, HEADERS, RST_STREAM, SETTINGS, PING, GOAWAY = 0, 1, 3, 4, 6, 7
+    END_STREAM, END_HEADERS, ACK = 0x1, 0x4, 0x1
+    headers = b"".join(_hpack_literal(k, v) for k, v in (
+        (":method", "POST"), (":scheme", "http"), (":path", "/inference.GRPCInferenceService/ModelStreamInfer"),
+        (":authority", f"{host}:{port}"), ("content-type", "application/grpc"), ("te", "trailers")))
+    message = b"\x00" + struct.pack(">I", len(request)) + request
+    with socket.create_connection((host, port), timeout=timeout_s) as sock:
+        sock.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + _h2_frame(SETTINGS, 0, 0)
+                     + _h2_frame(HEADERS, END_HEADERS, 1, headers) + _h2_frame(DATA, END_STREAM, 1, message))
+        body = b""
+        while True:
+            head = _recv_exact(sock, 9)
+            size, kind, flags = int.from_bytes(head[:3], "big"), head[3], head[4]
+            stream = int.from_bytes(head[5:9], "big") & 0x7FFFFFFF
+            payload = _recv_exact(sock, size)
+            if kind == SETTINGS and not flags & ACK:
+                sock.sendall(_h2_frame(SETTINGS, ACK, 0))
+            elif kind == PING and not flags & ACK:
+                sock.sendall(_h2_frame(PING, ACK, 0, payload))
+            elif kind == DATA and stream == 1:
+                body += payload
+                if len(body) >= 5 and len(body) >= 5 + int.from_bytes(body[1:5], "big"):
+                    response = body[5 : 5 + int.from_bytes(body[1:5], "big")]
+                    # ModelStreamInferResponse.error_message
+                    errors = [v for f, v in _pb_fields(response) if f == 1]
+                    return errors[0].decode("utf-8", errors="replace") if errors else ""
+            if kind in (RST_STREAM, GOAWAY) or (stream == 1 and kind in (DATA, HEADERS) and flags & END_STREAM):
+                raise AssertionError("the gRPC stream ended without a response")
 
 
 # ---- checks -----------------------------------------------------------------------------------------
@@ -490,15 +620,232 @@ def errors_have_the_real_servers_status_and_text(s):
        f"several responses on /generate {body}")
 
 
+# ---- batches (GENERATOR.md "Batches") ---------------------------------------------------------------
+def rows(out):
+    """A JSON output tensor as its batch rows, each a nested list of the remaining dims."""
+    def nest(flat, shape):
+        if len(shape) <= 1:
+            return list(flat)
+        step = len(flat) // shape[0] if shape[0] else 0
+        return [nest(flat[i * step : (i + 1) * step], shape[1:]) for i in range(shape[0])]
+
+    return nest(out["data"], out["shape"])
+
+
+def padded(single, width, pad):
+    """A single request's [beams, w] rows padded to the batch's width."""
+    return [row + [pad] * (width - len(row)) for row in single]
+
+
+def compare_batch_row(batch_out, b, single_out, end_id, what):
+    """Batch row b must equal the single request's answer, up to the batch's padding and batch_index."""
+    eq(set(batch_out), set(single_out), f"{what}: output names")
+    for name, out in batch_out.items():
+        got, want = rows(out)[b], rows(single_out[name])[0]
+        if name == "batch_index":
+            eq((got, want), ([b], [0]), f"{what}: batch_index")
+        elif name == "output_ids":
+            eq(got, padded(want, out["shape"][2], end_id), f"{what}: output_ids padded with end_id {end_id}")
+        elif name == "output_log_probs":
+            eq(got, padded(want, out["shape"][2], 0), f"{what}: output_log_probs padded with 0")
+        else:
+            eq(got, want, f"{what}: {name}")
+
+
+def batch_inputs(items, names):
+    """One batch of raw inputs from per-item dicts name -> (dtype, row shape, row data); rows are padded
+    to the longest with 0 (offsets of word lists with -1)."""
+    inputs = []
+    for name in names:
+        dtype = items[0][name][0]
+        if name in ("stop_words_list", "bad_words_list"):
+            width = max(item[name][1][2] for item in items)
+            data = []
+            for item in items:
+                w = item[name][1][2]
+                row = item[name][2]
+                data += row[:w] + [0] * (width - w) + row[w:] + [-1] * (width - w)
+            inputs.append(infer_input(name, dtype, [len(items), 2, width], data))
+            continue
+        width = max(len(item[name][2]) for item in items)
+        data = sum((item[name][2] + [0] * (width - len(item[name][2])) for item in items), [])
+        inputs.append(infer_input(name, dtype, [len(items), width], data))
+    return inputs
+
+
+def single_inputs(item):
+    return [infer_input(name, dtype, shape, data) for name, (dtype, shape, data) in item.items()]
+
+
+def raw_item(ids, max_tokens, **extra):
+    item = {
+        "input_ids": ("INT32", [1, len(ids)], ids),
+        "input_lengths": ("INT32", [1, 1], [len(ids)]),
+        "request_output_len": ("INT32", [1, 1], [max_tokens]),
+    }
+    item.update(extra)
+    return item
+
+
+@check
+def unary_batch_items_equal_single_requests(s):
+    stop_shape, stop_data = word_list([" data", " is"])
+    bad_shape, bad_data = word_list([" of"])
+    none_shape, none_data = word_list([])
+    end_ids = [2, C[4], 2]
+
+    def extra(i):
+        # A batch tensor has a row for every item, so every item names every optional input.
+        def flag(value):
+            return ("BOOL", [1, 1], [value])
+
+        return {
+            "end_id": ("INT32", [1, 1], [end_ids[i]]),
+            "stop_words_list": ("INT32", *((stop_shape, stop_data) if i == 0 else (none_shape, none_data))),
+            "bad_words_list": ("INT32", *((bad_shape, bad_data) if i == 1 else (none_shape, none_data))),
+            "exclude_input_in_output": flag(i == 1),
+            "return_log_probs": flag(i != 0),
+            "return_num_input_tokens": flag(True),
+            "return_num_output_tokens": flag(True),
+        }
+
+    prompts = [encode("Hello world"), PROMPT, [5, 6, 7, 8]]
+    lengths = [4, 30, 9]
+    refs = [
+        reference(prompts[0], 4, stop=[encode(" data"), encode(" is")]),
+        reference(prompts[1], 30, end_id=C[4], bad=[encode(" of")]),
+        reference(prompts[2], 9),
+    ]
+    eq(len({len(r[0]) for r in refs}), 3, "reference: the items have different output lengths")
+    items = [raw_item(prompts[i], lengths[i], **extra(i)) for i in range(3)]
+    r = rid("batch")
+    status, _, body = s.post("/v2/models/tensorrt_llm_unary/infer",
+                             {"id": r, "inputs": batch_inputs(items, list(items[0]))})
+    eq(status, 200, f"batch status {body}")
+    batch_out = outputs_of(body)
+    eq(batch_out["output_ids"]["shape"][:2], [3, 1], "output_ids [N, beams, maxlen]")
+    ids_rows, length_rows = rows(batch_out["output_ids"]), rows(batch_out["sequence_length"])
+    for b in range(3):
+        prefix = [] if b == 1 else prompts[b]
+        eq(ids_rows[b][0][: length_rows[b][0]], prefix + refs[b][0], f"item {b} ids follow GENERATOR.md")
+        _, _, single = s.post("/v2/models/tensorrt_llm_unary/infer", {"inputs": single_inputs(items[b])})
+        compare_batch_row(batch_out, b, outputs_of(single), end_ids[b], f"item {b}")
+    eq([(e["event"], e["tokens"]) for e in s.events(r)],
+       [("received", 0), ("completed", sum(len(ref[0]) for ref in refs))], "one request in the event log")
+
+    beams = [raw_item(p, n, beam_width=("INT32", [1, 1], [2])) for p, n in ((PROMPT, 3), ([9, 10, 11], 7))]
+    _, _, body = s.post("/v2/models/tensorrt_llm_unary/infer", {"inputs": batch_inputs(beams, list(beams[0]))})
+    batch_out = outputs_of(body)
+    eq(batch_out["output_ids"]["shape"][:2], [2, 2], "beams of every item")
+    for b in range(2):
+        _, _, single = s.post("/v2/models/tensorrt_llm_unary/infer", {"inputs": single_inputs(beams[b])})
+        compare_batch_row(batch_out, b, outputs_of(single), 2, f"beam item {b}")
+
+
+@check
+def ensemble_unary_batch_items_equal_single_requests(s):
+    prompts, lengths = ["What", "Hello world", "Machine learning"], [5, 12, 3]
+    stops = [[" is", ""], ["", ""], [" data", " of"]]
+
+    def item(b):
+        return [infer_input("text_input", "BYTES", [1, 1], [prompts[b]]),
+                infer_input("max_tokens", "INT32", [1, 1], [lengths[b]]),
+                infer_input("stop_words", "BYTES", [1, 2], stops[b])]
+    batch = [infer_input(t["name"], t["datatype"], [3, *t["shape"][1:]],
+                         sum((item(b)[i]["data"] for b in range(3)), []))
+             for i, t in enumerate(item(0))]
+    r = rid("ens-batch")
+    status, _, body = s.post("/v2/models/ensemble_unary/infer", {"id": r, "inputs": batch})
+    eq(status, 200, f"batch status {body}")
+    batch_out = outputs_of(body)
+    eq(batch_out["text_output"]["shape"], [3, 1], "text_output [N, beams]")
+    total = 0
+    for b in range(3):
+        want, _ = reference(encode(prompts[b]), lengths[b], stop=[encode(w) for w in stops[b] if w])
+        total += len(want)
+        eq(rows(batch_out["text_output"])[b], [prompts[b] + decode(want)], f"item {b} text follows GENERATOR.md")
+        _, _, single = s.post("/v2/models/ensemble_unary/infer", {"inputs": item(b)})
+        compare_batch_row(batch_out, b, outputs_of(single), 2, f"item {b}")
+    eq([(e["model"], e["event"], e["tokens"]) for e in s.events(r)],
+       [("tensorrt_llm_unary", "received", 0), ("tensorrt_llm_unary", "completed", total)],
+       "inner request logged once under the outer id")
+
+
+@check
+def decoupled_models_refuse_batches_over_grpc(s):
+    n = 3
+    text = [infer_input("text_input", "BYTES", [n, 1], ["Hello", "What", "ML"]),
+            infer_input("max_tokens", "INT32", [n, 1], [2, 3, 4])]
+    cases = {
+        "tensorrt_llm": [infer_input("input_ids", "INT32", [n, 2], PROMPT * n),
+                         infer_input("input_lengths", "INT32", [n, 1], [2] * n),
+                         infer_input("request_output_len", "INT32", [n, 1], [2] * n)],
+        "ensemble": text,
+        "tensorrt_llm_bls": text,
+        "llmapi": text[:1],
+    }
+    refusal = f"batch size {n} > 1 is only supported by non-decoupled models"
+    for model, inputs in cases.items():
+        r = rid(f"batch-{model}")
+        error = grpc_first_stream_error(s.host, s.grpc_port, model_infer_request(model, inputs, r))
+        want = f"in ensemble 'ensemble', {refusal}" if model == "ensemble" else refusal
+        eq(error, want, f"{model} refusal")
+        logged = [(e["model"], e["event"], e["tokens"]) for e in s.events(r)]
+        if model in ("tensorrt_llm", "ensemble", "llmapi"):
+            inner = "llmapi" if model == "llmapi" else "tensorrt_llm"
+            eq(logged, [(inner, "received", 0), (inner, "error", 0)], f"{model} event log")
+    # The same request with batch 1 goes through, so the refusal is about N alone.
+    one = [infer_input(t["name"], t["datatype"], [1, *t["shape"][1:]], t["data"][: len(t["data"]) // n])
+           for t in cases["tensorrt_llm"]]
+    eq(grpc_first_stream_error(s.host, s.grpc_port, model_infer_request("tensorrt_llm", one)), "",
+       "batch 1 answered")
+
+
+@check
+def stop_request_ends_every_item_of_a_unary_batch(s):
+    import threading
+
+    r = rid("batch-stop")
+    items = [raw_item(PROMPT, 3000, exclude_input_in_output=("BOOL", [1, 1], [True])),
+             raw_item([7, 8, 9], 3000, exclude_input_in_output=("BOOL", [1, 1], [True]))]
+    result = {}
+    body = {"id": r, "inputs": batch_inputs(items, list(items[0]))}
+    thread = threading.Thread(target=lambda: result.update(
+        zip(("status", "ctype", "body"), s.post("/v2/models/tensorrt_llm_unary/infer", body))))
+    thread.start()
+    s.wait_event(r, {"received"})
+    time.sleep(0.2)
+    status, _, answer = s.post("/v2/models/tensorrt_llm_unary/infer", {"id": r, "inputs": [
+        infer_input("input_lengths", "INT32", [1, 1], [0]), infer_input("request_output_len", "INT32", [1, 1], [0]),
+        infer_input("stop", "BOOL", [1, 1], [True])]})
+    eq((status, answer.get("outputs", [])), (200, []), "the stop request's own answer has no outputs")
+    thread.join(30)
+    eq(result["status"], 200, f"batch status {result['body']}")
+    lengths = outputs_of(result["body"])["sequence_length"]["data"]
+    eq((len(set(lengths)), 0 < lengths[0] < 3000), (1, True), f"items stopped together in lockstep {lengths}")
+    logged = s.wait_event(r, {"stopped", "completed", "cancelled", "error"})
+    eq((logged["event"], logged["tokens"]), ("stopped", sum(lengths)), "one stopped event, tokens summed")
+
+
+@check
+def core_refuses_inputs_of_different_batch_sizes(s):
+    status, _, body = s.post("/v2/models/tensorrt_llm_unary/infer", {"inputs": [
+        infer_input("input_ids", "INT32", [2, 2], PROMPT * 2), infer_input("input_lengths", "INT32", [3, 1], [2] * 3),
+        infer_input("request_output_len", "INT32", [2, 1], [2] * 2)]})
+    eq(status, 400, f"status {body}")
+    eq("batch size does not match other inputs for 'tensorrt_llm_unary'" in body["error"], True, f"error {body}")
+
+
 def main() -> int:
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--url", default=f"http://127.0.0.1:{os.environ.get('TRITON_HTTP_PORT', '18000')}")
     parser.add_argument("--events", default=os.environ.get("TRTLLM_FAKE_EVENT_LOG",
                                                            os.path.join(root, "build", "triton-events.jsonl")))
+    parser.add_argument("--grpc-port", type=int, default=int(os.environ.get("TRITON_GRPC_PORT", "18001")))
     parser.add_argument("-k", default="", help="run only checks whose name contains this")
     args = parser.parse_args()
-    server = Server(args.url, args.events)
+    server = Server(args.url, args.events, args.grpc_port)
     passed = failed = 0
     for fn in CHECKS:
         if args.k not in fn.__name__:

@@ -1,6 +1,13 @@
+import { SharedBatchCall } from './batch-call.js';
 import { invalidArgument, TritonLlmError } from './errors.js';
-import { type GenerateOptions, Generation, type GenerationEvent } from './generation.js';
-import { encodeGenerateRequest } from './models/encode-request.js';
+import {
+  type GenerateOptions,
+  Generation,
+  type GenerationContext,
+  type GenerationEvent,
+} from './generation.js';
+import { planBatches } from './models/batch.js';
+import { type EncodedRequest, encodeGenerateRequest } from './models/encode-request.js';
 import type { GenerateRequest, ModelFlavor } from './request.js';
 import type { GenerateResult, StreamChunk } from './result.js';
 import { type RetryOptions, type RetryPolicy, retryPolicy, withRetry } from './retry.js';
@@ -118,21 +125,21 @@ export class TritonLlm {
    * collected. Aborting the signal resolves with what arrived and finish reason `cancelled`.
    */
   async generate(request: GenerateRequest, options: GenerateOptions = {}): Promise<GenerateResult> {
-    const generation = await this.start(request, options, false);
-    let result: GenerateResult | undefined;
-    for await (const chunk of generation) if (chunk.done) result = chunk.result;
-    if (result === undefined)
-      throw new TritonLlmError('protocol', 'the request ended without a result', { model: this.model });
-    return result;
+    return collect(await this.start(request, options, false));
   }
 
   /**
-   * Several prompts (or id lists) with the same options, results in input order. Requests run
-   * concurrently, at most `max_batch_size` at a time, so Triton's in-flight batcher batches them.
+   * Several prompts (or id lists), results in input order. Where the deployed model takes batches
+   * in one request (not decoupled, `max_batch_size` > 1), requests that send the same inputs go
+   * together as batched requests of at most `max_batch_size` items (`concurrency` of them at a
+   * time, default 2: one running, one queued on the server). Otherwise, or with `batch: false`,
+   * each request is sent alone, at most `concurrency` at a time (default `max_batch_size`), and
+   * Triton's in-flight batcher batches them. A batched request is one request on the server: it is
+   * cancelled there only when every item in it is, and results of one batch share its request id.
    */
   async generateBatch(
     requests: readonly GenerateRequest[],
-    options: GenerateOptions & { readonly concurrency?: number } = {},
+    options: GenerateOptions & { readonly concurrency?: number; readonly batch?: boolean } = {},
   ): Promise<GenerateResult[]> {
     if (!Array.isArray(requests) || requests.length === 0) {
       throw new TritonLlmError(
@@ -140,20 +147,49 @@ export class TritonLlm {
         `requests: must be a non-empty array (got ${String(requests)})`,
       );
     }
+    const { concurrency, batch, ...generateOptions } = options;
+    if (concurrency !== undefined && !(Number.isInteger(concurrency) && concurrency > 0))
+      throw invalidArgument('concurrency', concurrency, 'must be a positive integer');
+    if (batch !== undefined && typeof batch !== 'boolean')
+      throw invalidArgument('batch', batch, 'must be a boolean');
     requests.forEach((r) => {
       validateRequest(r);
     });
-    const schema = await this.schema(options);
-    const limit = Math.max(1, options.concurrency ?? (schema.maxBatchSize > 0 ? schema.maxBatchSize : 1));
+    const call = await this.prepare(generateOptions);
+    const { schema } = call;
     const results: GenerateResult[] = new Array(requests.length);
-    let next = 0;
-    const worker = async (): Promise<void> => {
-      while (next < requests.length) {
-        const i = next++;
-        results[i] = await this.generate(requests[i]!, options);
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(limit, requests.length) }, worker));
+    if (batch === false || schema.decoupled || schema.maxBatchSize <= 1) {
+      const limit = concurrency ?? Math.max(1, schema.maxBatchSize);
+      await runLimited(requests.length, limit, async (i) => {
+        results[i] = await this.generate(requests[i]!, generateOptions);
+      });
+      return results;
+    }
+    // Everything is encoded before anything is sent: an option the model lacks fails the whole call.
+    const encoded = requests.map((r) => this.encode(schema, r, false));
+    const groups = planBatches(
+      encoded,
+      schema.maxBatchSize,
+      requests.map((r) => r.requestId !== undefined),
+    );
+    // Retries belong to the shared call: an item must not resend the batch on its own.
+    const once = { ...call.retry, attempts: 1 };
+    await runLimited(groups.length, concurrency ?? 2, async (g) => {
+      const group = groups[g]!;
+      const shared = new SharedBatchCall(group.members.length, (signal) =>
+        this.sendBatch(group.request, call, signal),
+      );
+      await Promise.all(
+        group.members.map(async (i, k) => {
+          const item = { ...encoded[i]!, request: { ...encoded[i]!.request, id: group.request.id } };
+          const generation = this.generation(call, requests[i]!, item, false, {
+            retry: once,
+            unary: (o) => shared.row(k, o.signal),
+          });
+          results[i] = await collect(generation);
+        }),
+      );
+    });
     return results;
   }
 
@@ -308,6 +344,23 @@ export class TritonLlm {
     streaming: boolean,
   ): Promise<Generation> {
     validateRequest(request);
+    const call = await this.prepare(options);
+    if (streaming && !call.schema.decoupled) {
+      throw new TritonLlmError(
+        'failed_precondition',
+        `model '${this.model}' is not decoupled; streaming needs the model deployed with decoupled_mode: true ` +
+          '(model_transaction_policy { decoupled: true }), or call generate()',
+        { model: this.model },
+      );
+    }
+    return this.generation(call, request, this.encode(call.schema, request, streaming), streaming);
+  }
+
+  /**
+   * Merges the call's options over the client's defaults, reads the schema, and leaves in
+   * `timeoutMs` what the schema read did not use: the deadline covers both.
+   */
+  private async prepare(options: GenerateOptions): Promise<PreparedCall> {
     let merged: GenerateOptions = { ...this.options.defaults, ...options };
     checkCallOptions(merged, '');
     const retry = options.retry === undefined ? this.retry : retryPolicy(this.options.retry, options.retry);
@@ -319,47 +372,64 @@ export class TritonLlm {
       ...(options.retry !== undefined ? { retry: options.retry } : {}),
     });
     if (merged.timeoutMs !== undefined) {
-      // The first call reads the schema too; the deadline covers both.
       const left = merged.timeoutMs - (performance.now() - started);
       if (left <= 0) {
         throw new TritonLlmError(
           'deadline_exceeded',
           `the ${merged.timeoutMs} ms deadline passed while reading the model config`,
-          {
-            model: this.model,
-          },
+          { model: this.model },
         );
       }
       merged = { ...merged, timeoutMs: left };
     }
-    if (streaming && !schema.decoupled) {
-      throw new TritonLlmError(
-        'failed_precondition',
-        `model '${this.model}' is not decoupled; streaming needs the model deployed with decoupled_mode: true ` +
-          '(model_transaction_policy { decoupled: true }), or call generate()',
-        { model: this.model },
-      );
-    }
-    const requestId = request.requestId ?? generateRequestId();
-    const encoded = encodeGenerateRequest(request, {
+    return { schema, options: merged, retry };
+  }
+
+  private encode(schema: ModelSchema, request: GenerateRequest, streaming: boolean): EncodedRequest {
+    return encodeGenerateRequest(request, {
       schema,
-      requestId,
+      requestId: request.requestId ?? generateRequestId(),
       streaming,
       protocol: this.transport.protocol,
       ...(this.options.tokenizer !== undefined ? { tokenizer: this.options.tokenizer } : {}),
     });
+  }
+
+  private generation(
+    call: PreparedCall,
+    request: GenerateRequest,
+    encoded: EncodedRequest,
+    streaming: boolean,
+    shared?: Pick<GenerationContext, 'unary' | 'retry'>,
+  ): Generation {
     return new Generation({
       transport: this.transport,
-      schema,
+      schema: call.schema,
       request,
       encoded,
       streaming,
       tokenizer: this.options.tokenizer,
-      options: merged,
-      retry,
+      options: call.options,
+      retry: call.retry,
       warnServerKeepsGenerating: (model) => this.warnOnce(model),
       ...(this.options.onEvent !== undefined ? { observe: this.options.onEvent } : {}),
+      ...shared,
     });
+  }
+
+  /** A batched request under the call's retry policy and deadline. */
+  private sendBatch(request: InferRequest, call: PreparedCall, signal: AbortSignal): Promise<InferResponse> {
+    const { timeoutMs, headers } = call.options;
+    return withRetry(
+      (left) =>
+        this.transport.infer(request, {
+          signal,
+          ...(left !== undefined ? { timeoutMs: left } : {}),
+          ...(headers !== undefined ? { headers } : {}),
+        }),
+      call.retry,
+      { idempotent: true, signal, ...(timeoutMs !== undefined ? { timeoutMs } : {}) },
+    );
   }
 
   private warnOnce(model: string): void {
@@ -382,4 +452,32 @@ function checkCallOptions(options: { timeoutMs?: number; idleTimeoutMs?: number 
       throw invalidArgument(`${prefix}${field}`, value, 'must be a positive number of milliseconds');
     }
   }
+}
+
+/** The options of one call, resolved against the client's, and the schema they apply to. */
+interface PreparedCall {
+  readonly schema: ModelSchema;
+  readonly options: GenerateOptions;
+  readonly retry: RetryPolicy;
+}
+
+/** Iterates a generation to its end and returns its result. */
+async function collect(generation: Generation): Promise<GenerateResult> {
+  let result: GenerateResult | undefined;
+  for await (const chunk of generation) if (chunk.done) result = chunk.result;
+  if (result === undefined) {
+    throw new TritonLlmError('protocol', 'the request ended without a result', {
+      requestId: generation.requestId,
+    });
+  }
+  return result;
+}
+
+/** Runs `task(0..count-1)` with at most `limit` running at once. */
+async function runLimited(count: number, limit: number, task: (i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < count) await task(next++);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, count) }, worker));
 }

@@ -54,6 +54,11 @@ export interface GenerationContext {
   /** Called once per client when an early end cannot stop the server's generation. */
   readonly warnServerKeepsGenerating: (model: string) => void;
   readonly observe?: (event: GenerationEvent) => void;
+  /**
+   * Where a non-decoupled request gets its one response, instead of its own `infer` call: a
+   * member of a batched request reads its row of the shared answer.
+   */
+  readonly unary?: (options: CallOptions) => Promise<InferResponse>;
 }
 
 /** Lifecycle events for logging, metrics and tracing hooks. */
@@ -295,7 +300,12 @@ export class Generation implements AsyncIterable<StreamChunk> {
       ...(timeoutMs !== undefined ? { timeoutMs: Math.max(1, timeoutMs) } : {}),
       ...(ctx.options.headers !== undefined ? { headers: ctx.options.headers } : {}),
     };
-    if (!ctx.schema.decoupled) return once(() => transport.infer(ctx.encoded.request, callOptions));
+    if (!ctx.schema.decoupled) {
+      const { unary } = ctx;
+      return once(() =>
+        unary !== undefined ? unary(callOptions) : transport.infer(ctx.encoded.request, callOptions),
+      );
+    }
     this.transportStream = transport.stream(ctx.encoded.request, callOptions);
     return this.transportStream[Symbol.asyncIterator]();
   }

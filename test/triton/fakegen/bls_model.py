@@ -80,6 +80,7 @@ def _check(response):
 class TritonPythonModel:
     def initialize(self, args):
         self.config = io.model_config_of(args)
+        self.model_name = args["model_name"]
         self.accumulate = io.bool_parameter(self.config, "accumulate_tokens", False)
         self.llm_model = io.parameter(self.config, "tensorrt_llm_model_name", "tensorrt_llm")
         self.workers = Workers()
@@ -95,6 +96,9 @@ class TritonPythonModel:
     def _run(self, request, sender):
         cancelled = False
         try:
+            size = io.batch_size(request, self.model_name)
+            if size > 1:
+                raise io.batch_refusal(size)
             pre = self._preprocess(request)
             llm_inputs = [pb_utils.Tensor(PRE_OUTPUTS[name], pre[name]) for name in PRE_OUTPUTS]
             for name, inner in LLM_INPUTS.items():

@@ -22,6 +22,9 @@ DEFAULT_MAX_TOKENS = 32  # tensorrt_llm.SamplingParams.max_tokens default
 class LlmApiRequest:
     def __init__(self, model, request):
         io.required(request, "text_input")
+        size = io.batch_size(request, model.model_name)
+        if size > 1:
+            raise io.batch_refusal(size)
         texts = io.strings(request, "text_input")
         if len(texts) != 1:
             raise io.InvalidArgument(f"text_input must hold exactly one prompt, got {len(texts)}")

@@ -31,16 +31,68 @@ def scalar(request, name, default=None):
     return scalar_of(name, value)
 
 
+def any_flag(request, name) -> bool:
+    """A BOOL input that is true for any batch item (absent: false)."""
+    value = tensor(request, name)
+    return value is not None and bool(np.any(value))
+
+
 def required_scalar(request, name):
     return scalar_of(name, required(request, name))
 
 
 def scalar_of(name, value):
-    flat = value.reshape(-1)
+    flat = np.asarray(value).reshape(-1)
     if flat.size != 1:
         raise InvalidArgument(f"input '{name}' must hold one value per request, got shape {list(value.shape)}")
     item = flat[0].item() if hasattr(flat[0], "item") else flat[0]
     return item
+
+
+def batch_size(request, model_name: str) -> int:
+    """The batch dimension N shared by every input (Triton checks it too; 1 for a request without inputs)."""
+    size = None
+    for t in request.inputs():
+        shape = t.as_numpy().shape
+        if not shape:
+            continue
+        if size is None:
+            size = int(shape[0])
+        elif shape[0] != size:
+            raise InvalidArgument(f"input '{t.name()}' batch size does not match other inputs for '{model_name}'")
+    return 1 if size is None else size
+
+
+def batch_refusal(size: int) -> InvalidArgument:
+    return InvalidArgument(f"batch size {size} > 1 is only supported by non-decoupled models")
+
+
+class Row:
+    """Batch item b of a request: row b of every input, read like a request of its own."""
+
+    def __init__(self, request, b: int):
+        self.request = request
+        self.b = b
+
+    def tensor(self, name):
+        value = tensor(self.request, name)
+        return None if value is None else np.asarray(value)[self.b]
+
+    def required(self, name):
+        value = self.tensor(name)
+        if value is None:
+            raise InvalidArgument(f"missing required input '{name}'")
+        return value
+
+    def scalar(self, name, default=None):
+        value = self.tensor(name)
+        return default if value is None else scalar_of(name, value)
+
+    def required_scalar(self, name):
+        return scalar_of(name, self.required(name))
+
+    def flag(self, name, default: bool) -> bool:
+        return bool(self.scalar(name, default))
 
 
 def strings(request, name) -> list:

@@ -1,7 +1,9 @@
 /** The engine's entry: find the model, run the request on the right model kind, track it. */
 import { asTritonError, unknownModel } from '../errors.js';
 import { MODEL_VERSION, type ModelDef } from '../models/repository.js';
+import { batchNeedsNonDecoupled, batchSize } from './batch.js';
 import type { EngineContext } from './context.js';
+import { refuse } from './finish.js';
 import { executeGenerator } from './generator-model.js';
 import { executeLlmApi } from './llmapi-model.js';
 import type { InferenceRequest, ResponseSink } from './request.js';
@@ -16,6 +18,12 @@ export function findModel(ctx: EngineContext, name: string, version = ''): Model
 }
 
 function run(req: InferenceRequest, sink: ResponseSink, ctx: EngineContext): Promise<void> {
+  // A decoupled model answers each request on a response stream of its own: one item per request.
+  const n = batchSize(req.inputs);
+  if (n > 1 && req.model.decoupled) {
+    refuse(req, sink, ctx, batchNeedsNonDecoupled(n));
+    return Promise.resolve();
+  }
   switch (req.model.kind) {
     case 'generator':
       return executeGenerator(req, sink, ctx);

@@ -1,6 +1,7 @@
 /**
  * One running generation of the `tensorrt_llm` (or LLM-API) model: the pure generator of
- * GENERATOR.md, paced by ttft/itl, stoppable in-band, cancellable, and logged.
+ * GENERATOR.md, paced by ttft/itl, stoppable in-band, cancellable, and logged. A batch runs all its
+ * items in the one generation, side by side, so they share its timing, stop, cancellation and log.
  */
 import { TritonError } from '../errors.js';
 import {
@@ -14,13 +15,19 @@ import type { EngineContext } from './context.js';
 import { sleepUntil, yieldToIo } from './pace.js';
 import type { Delivery, Protocol } from './request.js';
 
+/** One batch item: what a request of its own would have asked for. */
+export interface GenerationItem {
+  readonly inputIds: readonly number[];
+  readonly options: GenerateOptions;
+}
+
 export interface GenerationSpec {
   /** The generator model, as logged. */
   readonly model: string;
   readonly id: string;
   readonly protocol: Protocol;
-  readonly inputIds: readonly number[];
-  readonly options: GenerateOptions;
+  /** One per batch item (one for an unbatched request). */
+  readonly items: readonly GenerationItem[];
   /** Whether an in-band `stop` request for this model and id ends it. */
   readonly stoppable: boolean;
   readonly errorAfterTokens: number | undefined;
@@ -28,8 +35,9 @@ export interface GenerationSpec {
   readonly signal: AbortSignal | undefined;
 }
 
-/** A token of sequence `k`; `last` when the sequence ends with it (and why). */
+/** A token of sequence `k` of batch item `item`; `last` when the sequence ends with it (and why). */
 export interface TokenStep {
+  readonly item: number;
   readonly k: number;
   readonly token: number;
   readonly logProb: number;
@@ -56,12 +64,28 @@ export function nowNs(): bigint {
 // Back-to-back tokens (itl 0) still give I/O a turn this often.
 const TOKENS_PER_YIELD = 64;
 
+/** When an item arrived and produced its first and last tokens (0 before it has any), in ns. */
+export interface ItemTiming {
+  readonly arrivalNs: bigint;
+  readonly firstTokenNs: bigint;
+  readonly lastTokenNs: bigint;
+}
+
+/** A sequence as the loop runs it: which item and index it is, and its state. */
+interface Slot {
+  readonly item: number;
+  readonly k: number;
+  readonly state: SequenceState;
+}
+
 export class Generation {
-  readonly sequences: SequenceState[];
+  /** The sequences of each batch item, by item then sequence index. */
+  readonly items: readonly (readonly SequenceState[])[];
   readonly arrivalNs = nowNs();
   private readonly arrivalMs = performance.now();
-  firstTokenNs = 0n;
-  lastTokenNs = 0n;
+  private readonly firstTokenNs: bigint[];
+  private readonly lastTokenNs: bigint[];
+  private readonly slots: readonly Slot[];
   private delivered = 0;
   private stopRequested = false;
   private readonly spec: GenerationSpec;
@@ -70,15 +94,33 @@ export class Generation {
   constructor(spec: GenerationSpec, ctx: EngineContext) {
     this.spec = spec;
     this.ctx = ctx;
-    this.sequences = Array.from({ length: sequenceCount(spec.options) }, () => ({
-      tokens: [],
-      logProbs: [],
-      cumLogProb: 0,
-      reason: undefined,
-    }));
+    this.items = spec.items.map((item) =>
+      Array.from({ length: sequenceCount(item.options) }, () => ({
+        tokens: [],
+        logProbs: [],
+        cumLogProb: 0,
+        reason: undefined,
+      })),
+    );
+    this.slots = this.items.flatMap((seqs, item) => seqs.map((state, k) => ({ item, k, state })));
+    this.firstTokenNs = this.items.map(() => 0n);
+    this.lastTokenNs = this.items.map(() => 0n);
   }
 
-  /** Tokens produced so far, over all sequences. */
+  /** The sequences of the first (for an unbatched request, the only) item. */
+  get sequences(): readonly SequenceState[] {
+    return this.items[0] ?? [];
+  }
+
+  timing(item: number): ItemTiming {
+    return {
+      arrivalNs: this.arrivalNs,
+      firstTokenNs: this.firstTokenNs[item] ?? 0n,
+      lastTokenNs: this.lastTokenNs[item] ?? 0n,
+    };
+  }
+
+  /** Tokens produced so far, over all sequences of all items. */
   get tokenCount(): number {
     return this.delivered;
   }
@@ -117,8 +159,8 @@ export class Generation {
   }
 
   private endLive(pending: readonly SequenceStep[], reason: FinishReason): void {
-    pending.forEach((p, k) => {
-      const seq = this.sequences[k]!;
+    pending.forEach((p, i) => {
+      const seq = this.slots[i]!.state;
       seq.reason = p.done ? p.reason : reason;
     });
   }
@@ -127,7 +169,10 @@ export class Generation {
     deliver: (round: readonly TokenStep[]) => Promise<Delivery>,
   ): Promise<GenerationOutcome> {
     const { spec, ctx } = this;
-    const gens = this.sequences.map((_, k) => new SequenceGenerator(spec.inputIds, spec.options, k));
+    const gens = this.slots.map(({ item, k }) => {
+      const { inputIds, options } = spec.items[item]!;
+      return new SequenceGenerator(inputIds, options, k);
+    });
     // One step of lookahead tells whether a token is its sequence's last.
     const pending: SequenceStep[] = gens.map((g) => g.next());
     let due = this.arrivalMs;
@@ -156,15 +201,19 @@ export class Generation {
         return { kind: 'cancelled' };
       }
       const steps: TokenStep[] = [];
-      pending.forEach((p, k) => {
+      const producedNs = nowNs();
+      pending.forEach((p, i) => {
         if (p.done) return;
-        const next = gens[k]!.next();
-        pending[k] = next;
-        const seq = this.sequences[k]!;
+        const next = gens[i]!.next();
+        pending[i] = next;
+        const { item, k, state: seq } = this.slots[i]!;
         seq.tokens.push(p.token);
         seq.logProbs.push(p.logProb);
         seq.cumLogProb += p.logProb;
+        if (this.firstTokenNs[item] === 0n) this.firstTokenNs[item] = producedNs;
+        this.lastTokenNs[item] = producedNs;
         steps.push({
+          item,
           k,
           token: p.token,
           logProb: p.logProb,
@@ -173,9 +222,6 @@ export class Generation {
         });
       });
       this.delivered += steps.length;
-      const producedNs = nowNs();
-      if (this.firstTokenNs === 0n) this.firstTokenNs = producedNs;
-      this.lastTokenNs = producedNs;
       const delivery = await deliver(steps);
       if (delivery !== 'ok') {
         this.endLive(pending, 'cancelled');

@@ -1,14 +1,19 @@
-/** The raw `tensorrt_llm` model (and its non-decoupled twin): token ids in, token ids out. */
+/**
+ * The raw `tensorrt_llm` model (and its non-decoupled twin): token ids in, token ids out. The twin
+ * takes batches: each row is generated as a request of its own, all rows in one generation.
+ */
 import { TritonError } from '../errors.js';
+import type { ModelDef } from '../models/repository.js';
 import { fp32Tensor, int32Tensor, type Tensor } from '../tensor.js';
 import { END_ID } from '../vocabulary.js';
+import { batchSize, splitBatch, stackResponses } from './batch.js';
 import type { EngineContext } from './context.js';
 import { answerEmpty, refuse } from './finish.js';
-import { Generation, type GenerationOutcome, type TokenStep } from './generation.js';
+import { Generation, type GenerationItem, type GenerationOutcome, type TokenStep } from './generation.js';
 import { excludesInput, sharedOptions } from './generator-options.js';
-import { boolInput, intInput, intsInput, wordListInput } from './inputs.js';
+import { boolInput, type Inputs, intInput, intsInput, wordListInput } from './inputs.js';
 import { type ExtraOutputs, modelOutputs, sequenceIndexTensor } from './outputs.js';
-import type { Delivery, InferenceRequest, ResponseSink } from './request.js';
+import type { Delivery, InferenceRequest, ModelResponse, ResponseSink } from './request.js';
 
 export const STREAMING_NEEDS_DECOUPLED =
   'Streaming is only supported if model is deployed using decoupled mode.';
@@ -35,43 +40,67 @@ function padRows(rows: readonly (readonly number[])[], pad: number): { width: nu
   return { width, flat };
 }
 
+/** What one request (or batch item) of the raw model asks for. */
+interface GeneratorItem extends GenerationItem {
+  readonly inputs: Inputs;
+  readonly streaming: boolean;
+  readonly endId: number;
+  /** The ids the output starts with (the prompt, unless excluded). */
+  readonly prefix: readonly number[];
+}
+
+function generatorItem(inputs: Inputs, model: ModelDef): GeneratorItem {
+  // A batch row of input_ids holds input_lengths real ids, then padding.
+  const allIds = intsInput(inputs, 'input_ids') ?? [];
+  const inputIds = allIds.slice(0, Math.max(0, intInput(inputs, 'input_lengths') ?? allIds.length));
+  const options = {
+    ...sharedOptions(inputs),
+    maxTokens: intInput(inputs, 'request_output_len') ?? 0,
+    stopWords: wordListInput(inputs, 'stop_words_list'),
+    badWords: wordListInput(inputs, 'bad_words_list'),
+  };
+  return {
+    inputs,
+    inputIds,
+    options,
+    streaming: boolInput(inputs, 'streaming') ?? false,
+    endId: options.endId ?? END_ID,
+    prefix: excludesInput(inputs, model.parameters) ? [] : inputIds,
+  };
+}
+
+function extraOutputs(item: GeneratorItem, outputTokens: number): ExtraOutputs {
+  return {
+    perfMetrics: boolInput(item.inputs, 'return_perf_metrics') ?? false,
+    numInputTokens: boolInput(item.inputs, 'return_num_input_tokens') ? item.inputIds.length : undefined,
+    numOutputTokens: boolInput(item.inputs, 'return_num_output_tokens') ? outputTokens : undefined,
+  };
+}
+
 export async function executeGenerator(
   req: InferenceRequest,
   sink: ResponseSink,
   ctx: EngineContext,
 ): Promise<void> {
   const { inputs, model } = req;
-  if (boolInput(inputs, 'stop') === true) {
+  const rows = splitBatch(inputs, batchSize(inputs));
+  if (rows.some((row) => boolInput(row, 'stop') === true)) {
     ctx.stops.stop(model.name, req.id);
     return answerEmpty(req, sink);
   }
-  const allIds = intsInput(inputs, 'input_ids') ?? [];
-  const inputIds = allIds.slice(0, Math.max(0, intInput(inputs, 'input_lengths') ?? allIds.length));
-  const shared = sharedOptions(inputs);
-  const options = {
-    ...shared,
-    maxTokens: intInput(inputs, 'request_output_len') ?? 0,
-    stopWords: wordListInput(inputs, 'stop_words_list'),
-    badWords: wordListInput(inputs, 'bad_words_list'),
-  };
-  const streaming = boolInput(inputs, 'streaming') ?? false;
-  const refusal = generatorRefusal(model.decoupled, streaming, options.beamWidth ?? 1);
-  if (refusal) return refuse(req, sink, ctx, refusal);
-
-  const endId = options.endId ?? END_ID;
-  const prefix = excludesInput(inputs, model.parameters) ? [] : inputIds;
-  const extraFor = (outputTokens: number): ExtraOutputs => ({
-    perfMetrics: boolInput(inputs, 'return_perf_metrics') ?? false,
-    numInputTokens: boolInput(inputs, 'return_num_input_tokens') ? inputIds.length : undefined,
-    numOutputTokens: boolInput(inputs, 'return_num_output_tokens') ? outputTokens : undefined,
-  });
+  const items = rows.map((row) => generatorItem(row, model));
+  for (const item of items) {
+    const refusal = generatorRefusal(model.decoupled, item.streaming, item.options.beamWidth ?? 1);
+    if (refusal) return refuse(req, sink, ctx, refusal);
+  }
+  // Only a decoupled model streams, and it takes one item: streaming is about item 0.
+  const streaming = items[0]?.streaming ?? false;
   const generation = new Generation(
     {
       model: model.name,
       id: req.id,
       protocol: req.protocol,
-      inputIds,
-      options,
+      items,
       stoppable: true,
       errorAfterTokens: req.faults.errorAfterTokens,
       signal: sink.signal,
@@ -80,7 +109,7 @@ export async function executeGenerator(
   );
 
   const streamStep = (step: TokenStep): Promise<Delivery> => {
-    const seq = generation.sequences[step.k]!;
+    const seq = generation.items[step.item]![step.k]!;
     const outputs = modelOutputs(
       model,
       {
@@ -90,17 +119,18 @@ export async function executeGenerator(
         output_log_probs: fp32Tensor('output_log_probs', [1, 1, 1], [step.logProb]),
         sequence_index: sequenceIndexTensor(step.k),
       },
-      generation,
-      extraFor(seq.tokens.length),
+      generation.timing(step.item),
+      extraOutputs(items[step.item]!, seq.tokens.length),
     );
     return sink.send({ outputs, tokens: 1, final: false });
   };
 
-  const wholeResponse = (ks: readonly number[], final: boolean) => {
-    const seqs = ks.map((k) => generation.sequences[k]!);
+  const wholeResponse = (b: number, ks: readonly number[], final: boolean): ModelResponse => {
+    const item = items[b]!;
+    const seqs = ks.map((k) => generation.items[b]![k]!);
     const ids = padRows(
-      seqs.map((s) => [...prefix, ...s.tokens]),
-      endId,
+      seqs.map((s) => [...item.prefix, ...s.tokens]),
+      item.endId,
     );
     const logProbs = padRows(
       seqs.map((s) => s.logProbs),
@@ -112,7 +142,7 @@ export async function executeGenerator(
       sequence_length: int32Tensor(
         'sequence_length',
         [1, beams],
-        seqs.map((s) => prefix.length + s.tokens.length),
+        seqs.map((s) => item.prefix.length + s.tokens.length),
       ),
       cum_log_probs: fp32Tensor(
         'cum_log_probs',
@@ -123,7 +153,12 @@ export async function executeGenerator(
       sequence_index: sequenceIndexTensor(ks.length === 1 ? ks[0]! : 0),
     };
     const tokens = seqs.reduce((n, s) => n + s.tokens.length, 0);
-    const outputs = modelOutputs(model, values, generation, extraFor(seqs[0]?.tokens.length ?? 0));
+    const outputs = modelOutputs(
+      model,
+      values,
+      generation.timing(b),
+      extraOutputs(item, seqs[0]?.tokens.length ?? 0),
+    );
     return { outputs, tokens, final };
   };
 
@@ -137,12 +172,20 @@ export async function executeGenerator(
   });
   await finishGeneration(outcome, sink, async () => {
     if (streaming) return 'ok';
-    const all = generation.sequences.map((_, k) => k);
+    const all = (b: number) => generation.items[b]!.map((_, k) => k);
     // Separate sequences (not beams) of a decoupled model come one response each.
-    const perSequence = model.decoupled && (options.beamWidth ?? 1) <= 1 && all.length > 1;
-    if (!perSequence) return sink.send(wholeResponse(all, !model.decoupled));
-    for (const k of all) {
-      const delivery = await sink.send(wholeResponse([k], false));
+    const first = items[0];
+    const perSequence =
+      model.decoupled && (first?.options.beamWidth ?? 1) <= 1 && generation.sequences.length > 1;
+    if (!perSequence) {
+      const responses = items.map((_, b) => wholeResponse(b, all(b), !model.decoupled));
+      // Each item's output ids are padded with its own end id, as within the item.
+      return sink.send(
+        stackResponses(responses, (name, b) => (name === 'output_ids' ? items[b]?.endId : undefined)),
+      );
+    }
+    for (const k of all(0)) {
+      const delivery = await sink.send(wholeResponse(0, [k], false));
       if (delivery !== 'ok') return delivery;
     }
     return 'ok';

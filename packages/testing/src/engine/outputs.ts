@@ -4,7 +4,7 @@
  */
 import type { ModelDef } from '../models/repository.js';
 import { fp32Tensor, int32Tensor, int64Tensor, type Tensor } from '../tensor.js';
-import type { Generation } from './generation.js';
+import type { ItemTiming } from './generation.js';
 
 const ONE = [1, 1] as const;
 
@@ -44,39 +44,38 @@ export interface ExtraOutputs {
   readonly numOutputTokens: number | undefined;
 }
 
-/** The declared outputs of `model`, in config order, from `values` then the shared zero outputs. */
+/**
+ * The declared outputs of `model` for one request (or batch item), in config order, from `values`
+ * then the shared zero outputs.
+ */
 export function modelOutputs(
   model: ModelDef,
   values: Readonly<Record<string, Tensor>>,
-  generation: Generation | undefined,
+  timing: ItemTiming | undefined,
   extra: ExtraOutputs,
 ): Tensor[] {
   const out: Tensor[] = [];
   for (const spec of model.outputs) {
-    const t = values[spec.name] ?? extraOutput(spec.name, generation, extra) ?? ZERO_OUTPUTS.get(spec.name);
+    const t = values[spec.name] ?? extraOutput(spec.name, timing, extra) ?? ZERO_OUTPUTS.get(spec.name);
     if (t) out.push(t);
   }
   return out;
 }
 
-function extraOutput(
-  name: string,
-  generation: Generation | undefined,
-  extra: ExtraOutputs,
-): Tensor | undefined {
+function extraOutput(name: string, timing: ItemTiming | undefined, extra: ExtraOutputs): Tensor | undefined {
   if (name === 'num_input_tokens' && extra.numInputTokens !== undefined)
     return int32Tensor(name, ONE, [extra.numInputTokens]);
   if (name === 'num_output_tokens' && extra.numOutputTokens !== undefined)
     return int32Tensor(name, ONE, [extra.numOutputTokens]);
-  if (!extra.perfMetrics || !generation) return undefined;
+  if (!extra.perfMetrics || !timing) return undefined;
   switch (name) {
     case 'arrival_time_ns':
     case 'first_scheduled_time_ns':
-      return int64Tensor(name, ONE, [generation.arrivalNs]);
+      return int64Tensor(name, ONE, [timing.arrivalNs]);
     case 'first_token_time_ns':
-      return int64Tensor(name, ONE, [generation.firstTokenNs]);
+      return int64Tensor(name, ONE, [timing.firstTokenNs]);
     case 'last_token_time_ns':
-      return int64Tensor(name, ONE, [generation.lastTokenNs]);
+      return int64Tensor(name, ONE, [timing.lastTokenNs]);
     default:
       return undefined;
   }

@@ -7,17 +7,50 @@ import { TritonError } from '../errors.js';
 import type { ModelDef } from '../models/repository.js';
 import { fp32Tensor, type Tensor, textTensor } from '../tensor.js';
 import { decode, encode } from '../vocabulary.js';
+import { batchSize, splitBatch, stackResponses } from './batch.js';
 import type { EngineContext } from './context.js';
 import { refuse } from './finish.js';
-import { Generation, type GenerationOutcome, type TokenStep } from './generation.js';
+import { Generation, type GenerationItem, type GenerationOutcome, type TokenStep } from './generation.js';
 import { generatorRefusal } from './generator-model.js';
 import { excludesInput, sharedOptions } from './generator-options.js';
-import { boolInput, intInput, textsInput } from './inputs.js';
+import { boolInput, type Inputs, intInput, textsInput } from './inputs.js';
 import { type ExtraOutputs, modelOutputs, sequenceIndexTensor } from './outputs.js';
 import type { Delivery, InferenceRequest, ModelResponse, ResponseSink } from './request.js';
 
-function words(req: InferenceRequest, name: string): number[][] {
-  return (textsInput(req.inputs, name) ?? []).map(encode).filter((w) => w.length > 0);
+function words(inputs: Inputs, name: string): number[][] {
+  return (textsInput(inputs, name) ?? []).map(encode).filter((w) => w.length > 0);
+}
+
+/** What one request (or batch item) of a text model asks its generator for. */
+interface TextItem extends GenerationItem {
+  readonly inputs: Inputs;
+  readonly streaming: boolean;
+  /** The ids the output text starts with (the prompt, unless excluded). */
+  readonly prefix: readonly number[];
+}
+
+function textItem(inputs: Inputs, inner: ModelDef): TextItem {
+  const inputIds = encode(textsInput(inputs, 'text_input')?.[0] ?? '');
+  return {
+    inputs,
+    inputIds,
+    options: {
+      ...sharedOptions(inputs),
+      maxTokens: intInput(inputs, 'max_tokens') ?? 0,
+      stopWords: words(inputs, 'stop_words'),
+      badWords: words(inputs, 'bad_words'),
+    },
+    streaming: boolInput(inputs, 'stream') ?? false,
+    prefix: excludesInput(inputs, inner.parameters) ? [] : inputIds,
+  };
+}
+
+function extraOutputs(item: TextItem, outputTokens: number): ExtraOutputs {
+  return {
+    perfMetrics: boolInput(item.inputs, 'return_perf_metrics') ?? false,
+    numInputTokens: boolInput(item.inputs, 'return_num_input_tokens') ? item.inputIds.length : undefined,
+    numOutputTokens: boolInput(item.inputs, 'return_num_output_tokens') ? outputTokens : undefined,
+  };
 }
 
 /** The client-facing side of one ensemble or BLS request: open until completed, failed or cancelled. */
@@ -82,45 +115,34 @@ export async function executeTextModel(
   const { model, inputs } = req;
   const inner: ModelDef | undefined = ctx.models.get(model.generator ?? '');
   if (!inner) return refuse(req, sink, ctx, new TritonError('INTERNAL', `no generator for '${model.name}'`));
-  const inputIds = encode(textsInput(inputs, 'text_input')?.[0] ?? '');
-  const options = {
-    ...sharedOptions(inputs),
-    maxTokens: intInput(inputs, 'max_tokens') ?? 0,
-    stopWords: words(req, 'stop_words'),
-    badWords: words(req, 'bad_words'),
-  };
-  const streaming = boolInput(inputs, 'stream') ?? false;
+  const items = splitBatch(inputs, batchSize(inputs)).map((row) => textItem(row, inner));
   const outer = new OuterRequest(req, sink, ctx);
-  const refusal = generatorRefusal(inner.decoupled, streaming, options.beamWidth ?? 1);
-  if (refusal) {
+  for (const item of items) {
+    const refusal = generatorRefusal(inner.decoupled, item.streaming, item.options.beamWidth ?? 1);
+    if (!refusal) continue;
     const base = { model: inner.name, id: req.id, tokens: 0, protocol: req.protocol } as const;
     ctx.events.record({ ...base, event: 'received' });
     ctx.events.record({ ...base, event: 'error' });
     return outer.finish({ kind: 'error', error: refusal });
   }
+  // Only a decoupled model streams, and it takes one item: streaming is about item 0.
+  const streaming = items[0]?.streaming ?? false;
 
-  const prefix = excludesInput(inputs, inner.parameters) ? [] : inputIds;
   const generation = new Generation(
     {
       model: inner.name,
       id: req.id,
       protocol: req.protocol,
-      inputIds,
-      options,
+      items,
       stoppable: true,
       errorAfterTokens: req.faults.errorAfterTokens,
       signal: undefined,
     },
     ctx,
   );
-  const extraFor = (outputTokens: number): ExtraOutputs => ({
-    perfMetrics: boolInput(inputs, 'return_perf_metrics') ?? false,
-    numInputTokens: boolInput(inputs, 'return_num_input_tokens') ? inputIds.length : undefined,
-    numOutputTokens: boolInput(inputs, 'return_num_output_tokens') ? outputTokens : undefined,
-  });
 
   const streamed = (step: TokenStep): ModelResponse => {
-    const seq = generation.sequences[step.k]!;
+    const seq = generation.items[step.item]![step.k]!;
     // Per-token decoding is what breaks multi-byte characters into U+FFFD on the real server.
     const text = model.accumulateTokens ? decode(seq.tokens) : decode([step.token]);
     const values: Record<string, Tensor> = {
@@ -130,14 +152,20 @@ export async function executeTextModel(
       sequence_index: sequenceIndexTensor(step.k),
     };
     return {
-      outputs: modelOutputs(model, values, generation, extraFor(seq.tokens.length)),
+      outputs: modelOutputs(
+        model,
+        values,
+        generation.timing(step.item),
+        extraOutputs(items[step.item]!, seq.tokens.length),
+      ),
       tokens: 1,
       final: false,
     };
   };
 
-  const whole = (ks: readonly number[], final: boolean): ModelResponse => {
-    const seqs = ks.map((k) => generation.sequences[k]!);
+  const whole = (b: number, ks: readonly number[], final: boolean): ModelResponse => {
+    const item = items[b]!;
+    const seqs = ks.map((k) => generation.items[b]![k]!);
     const width = Math.max(0, ...seqs.map((s) => s.logProbs.length));
     const logProbs = seqs.flatMap((s) => [
       ...s.logProbs,
@@ -147,7 +175,7 @@ export async function executeTextModel(
       text_output: textTensor(
         'text_output',
         [1, seqs.length],
-        seqs.map((s) => decode([...prefix, ...s.tokens])),
+        seqs.map((s) => decode([...item.prefix, ...s.tokens])),
       ),
       cum_log_probs: fp32Tensor(
         'cum_log_probs',
@@ -158,7 +186,12 @@ export async function executeTextModel(
       sequence_index: sequenceIndexTensor(ks.length === 1 ? ks[0]! : 0),
     };
     const tokens = seqs.reduce((n, s) => n + s.tokens.length, 0);
-    const outputs = modelOutputs(model, values, generation, extraFor(seqs[0]?.tokens.length ?? 0));
+    const outputs = modelOutputs(
+      model,
+      values,
+      generation.timing(b),
+      extraOutputs(item, seqs[0]?.tokens.length ?? 0),
+    );
     return { outputs, tokens, final };
   };
 
@@ -168,10 +201,12 @@ export async function executeTextModel(
     return 'ok';
   });
   if (outer.isOpen && !streaming && (outcome.kind === 'completed' || outcome.kind === 'stopped')) {
-    const all = generation.sequences.map((_, k) => k);
-    const perSequence = model.decoupled && (options.beamWidth ?? 1) <= 1 && all.length > 1;
-    if (perSequence) for (const k of all) await outer.send(whole([k], false));
-    else await outer.send(whole(all, !model.decoupled));
+    const all = (b: number) => generation.items[b]!.map((_, k) => k);
+    const first = items[0];
+    const perSequence =
+      model.decoupled && (first?.options.beamWidth ?? 1) <= 1 && generation.sequences.length > 1;
+    if (perSequence) for (const k of all(0)) await outer.send(whole(0, [k], false));
+    else await outer.send(stackResponses(items.map((_, b) => whole(b, all(b), !model.decoupled))));
   }
   outer.finish(outcome);
 }

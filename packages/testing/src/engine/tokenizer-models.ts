@@ -1,9 +1,22 @@
-/** `preprocessing` and `postprocessing`, the tokenizer steps of the ensemble, callable on their own. */
+/**
+ * `preprocessing` and `postprocessing`, the tokenizer steps of the ensemble, callable on their own;
+ * a batch is each row done on its own, stacked.
+ */
 import { int32Tensor, type Tensor, textTensor } from '../tensor.js';
 import { decode, END_ID, encode, PAD_ID } from '../vocabulary.js';
+import { batchSize, splitBatch, stackResponses } from './batch.js';
 import type { EngineContext } from './context.js';
-import { intInput, intsInput, textsInput } from './inputs.js';
-import type { InferenceRequest, ResponseSink } from './request.js';
+import { type Inputs, intInput, intsInput, textsInput } from './inputs.js';
+import type { InferenceRequest, ModelResponse, ResponseSink } from './request.js';
+
+/**
+ * Batch rows padded as the official preprocessing pads them: word lists' offsets with -1, ids (and
+ * everything else) with 0, the tokenizer's pad id.
+ */
+function padWordLists(name: string, _item: number, at: readonly number[]): number | undefined {
+  const wordList = name === 'BAD_WORDS_IDS' || name === 'STOP_WORDS_IDS';
+  return wordList && at[0] === 1 ? -1 : undefined;
+}
 
 /** The raw model's `[1, 2, N]` word list of `words` (row 0 padded with 0, row 1 with -1). */
 export function wordListTensor(name: string, words: readonly string[]): Tensor {
@@ -21,8 +34,7 @@ export function wordListTensor(name: string, words: readonly string[]): Tensor {
   return int32Tensor(name, [1, 2, width], [...row0, ...row1]);
 }
 
-function preprocess(req: InferenceRequest): Tensor[] {
-  const { inputs } = req;
+function preprocess(inputs: Inputs): Tensor[] {
   const ids = encode(textsInput(inputs, 'QUERY')?.[0] ?? '');
   return [
     int32Tensor('INPUT_ID', [1, ids.length], ids),
@@ -35,8 +47,7 @@ function preprocess(req: InferenceRequest): Tensor[] {
   ];
 }
 
-function postprocess(req: InferenceRequest): Tensor[] {
-  const { inputs } = req;
+function postprocess(inputs: Inputs): Tensor[] {
   const tokens = inputs.get('TOKENS_BATCH');
   const ids = intsInput(inputs, 'TOKENS_BATCH') ?? [];
   const lengths = intsInput(inputs, 'SEQUENCE_LENGTH') ?? [];
@@ -55,8 +66,11 @@ export async function executeTokenizerModel(
 ): Promise<void> {
   const base = { model: req.model.name, id: req.id, tokens: 0, protocol: req.protocol } as const;
   ctx.events.record({ ...base, event: 'received' });
-  const outputs = req.model.kind === 'preprocessing' ? preprocess(req) : postprocess(req);
-  const delivery = await sink.send({ outputs, tokens: 0, final: true });
+  const steps = req.model.kind === 'preprocessing' ? preprocess : postprocess;
+  const items = splitBatch(req.inputs, batchSize(req.inputs)).map(
+    (row): ModelResponse => ({ outputs: steps(row), tokens: 0, final: true }),
+  );
+  const delivery = await sink.send(stackResponses(items, padWordLists));
   if (delivery !== 'ok') {
     ctx.events.record({ ...base, event: delivery === 'cancelled' ? 'cancelled' : 'error' });
     return;

@@ -1,6 +1,6 @@
 /**
  * Triton core's checks of a request against the model config, with its messages: input count and
- * missing inputs, unknown inputs, data types, shapes.
+ * missing inputs, unknown inputs, batch sizes, data types, shapes.
  */
 import { requestPrefix, TritonError } from '../errors.js';
 import type { ModelDef } from '../models/repository.js';
@@ -38,14 +38,10 @@ export function validateInputs(model: ModelDef, id: string, inputs: readonly Inp
       )}, but missing required input(s) ${list(missing)}. Please provide all required input(s).`,
     );
   }
+  validateBatch(model, prefix, inputs);
   for (const input of inputs) {
     const spec = model.inputs.find((s) => s.name === input.name);
-    if (!spec) {
-      throw new TritonError(
-        'INVALID_ARG',
-        `${prefix}unexpected inference input '${input.name}' for model '${model.name}'`,
-      );
-    }
+    if (!spec) continue;
     if (input.datatype !== spec.datatype) {
       throw new TritonError(
         'INVALID_ARG',
@@ -64,18 +60,38 @@ export function validateInputs(model: ModelDef, id: string, inputs: readonly Inp
         `${prefix}unexpected shape for input '${input.name}' for model '${model.name}'. Expected ${dims(expected)}, got ${dims(input.shape)}`,
       );
     }
-    if (batch > model.maxBatchSize) {
+  }
+}
+
+/**
+ * Triton core's batch pass, before any data type or shape check: every input must be known and
+ * share the leading (batch) dimension, which must not exceed `max_batch_size`.
+ */
+function validateBatch(model: ModelDef, prefix: string, inputs: readonly InputHeader[]): void {
+  let batch: number | undefined;
+  for (const input of inputs) {
+    if (!model.inputs.some((s) => s.name === input.name)) {
       throw new TritonError(
         'INVALID_ARG',
-        `${prefix}inference request batch-size must be <= ${model.maxBatchSize} for '${model.name}'`,
+        `${prefix}unexpected inference input '${input.name}' for model '${model.name}'`,
       );
     }
-    if (batch !== 1) {
+    // A shape without a batch dimension is reported by the shape check.
+    const own = input.shape[0];
+    if (own === undefined) continue;
+    if (batch === undefined) batch = own;
+    else if (own !== batch) {
       throw new TritonError(
         'INVALID_ARG',
-        `${prefix}the fake Triton runs one batch element per request; got batch size ${batch} for input '${input.name}' of model '${model.name}'`,
+        `${prefix}input '${input.name}' batch size does not match other inputs for '${model.name}'`,
       );
     }
+  }
+  if (batch !== undefined && batch > model.maxBatchSize) {
+    throw new TritonError(
+      'INVALID_ARG',
+      `${prefix}inference request batch-size must be <= ${model.maxBatchSize} for '${model.name}'`,
+    );
   }
 }
 

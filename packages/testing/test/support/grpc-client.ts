@@ -82,7 +82,8 @@ export interface OutputTensor {
   readonly values: (number | string | bigint | boolean)[];
 }
 
-function unpack(datatype: string, raw: Buffer): (number | string | bigint | boolean)[] {
+/** Values of a raw (binary) tensor, row-major. */
+export function unpack(datatype: string, raw: Buffer): (number | string | bigint | boolean)[] {
   const out: (number | string | bigint | boolean)[] = [];
   let at = 0;
   while (at < raw.length) {
