@@ -44,6 +44,7 @@ export interface Arrival {
 }
 
 export function prepareRequest(target: Target, a: Arrival): InferenceRequest {
+  const arrivalMs = performance.now();
   validateInputs(target.model, a.id, a.headers);
   validateOutputs(target.model, a.id, a.outputs);
   return {
@@ -53,5 +54,6 @@ export function prepareRequest(target: Target, a: Arrival): InferenceRequest {
     parameters: a.parameters,
     protocol: a.protocol,
     faults: target.faults,
+    arrivalMs,
   };
 }

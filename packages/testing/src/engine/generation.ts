@@ -33,6 +33,8 @@ export interface GenerationSpec {
   readonly errorAfterTokens: number | undefined;
   /** A client cancellation that reaches the generator (the raw models'); none for an ensemble's. */
   readonly signal: AbortSignal | undefined;
+  /** When the outermost request arrived (`performance.now()`): the token schedule starts here. */
+  readonly arrivalMs: number;
 }
 
 /** A token of sequence `k` of batch item `item`; `last` when the sequence ends with it (and why). */
@@ -81,8 +83,8 @@ interface Slot {
 export class Generation {
   /** The sequences of each batch item, by item then sequence index. */
   readonly items: readonly (readonly SequenceState[])[];
-  readonly arrivalNs = nowNs();
-  private readonly arrivalMs = performance.now();
+  readonly arrivalNs: bigint;
+  private readonly arrivalMs: number;
   private readonly firstTokenNs: bigint[];
   private readonly lastTokenNs: bigint[];
   private readonly slots: readonly Slot[];
@@ -94,6 +96,8 @@ export class Generation {
   constructor(spec: GenerationSpec, ctx: EngineContext) {
     this.spec = spec;
     this.ctx = ctx;
+    this.arrivalMs = spec.arrivalMs;
+    this.arrivalNs = BigInt(Math.round((performance.timeOrigin + spec.arrivalMs) * 1000)) * 1000n;
     this.items = spec.items.map((item) =>
       Array.from({ length: sequenceCount(item.options) }, () => ({
         tokens: [],

@@ -104,6 +104,7 @@ export async function executeGenerator(
       stoppable: true,
       errorAfterTokens: req.faults.errorAfterTokens,
       signal: sink.signal,
+      arrivalMs: req.arrivalMs,
     },
     ctx,
   );

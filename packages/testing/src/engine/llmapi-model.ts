@@ -66,6 +66,7 @@ export async function executeLlmApi(
       stoppable: true,
       errorAfterTokens: req.faults.errorAfterTokens,
       signal: sink.signal,
+      arrivalMs: req.arrivalMs,
     },
     ctx,
   );

@@ -15,6 +15,11 @@ export interface InferenceRequest {
   readonly parameters: ReadonlyMap<string, ParameterValue>;
   readonly protocol: Protocol;
   readonly faults: FaultPlan;
+  /**
+   * `performance.now()` when the front end took the request, before validation and decoding: the
+   * injected delays count from here, so the fake's own handling does not add to them.
+   */
+  readonly arrivalMs: number;
 }
 
 /** One response of a model. `final` is only ever set by non-decoupled models (one response each). */

@@ -137,6 +137,7 @@ export async function executeTextModel(
       stoppable: true,
       errorAfterTokens: req.faults.errorAfterTokens,
       signal: undefined,
+      arrivalMs: req.arrivalMs,
     },
     ctx,
   );
