@@ -71,6 +71,41 @@ function ratioRows(comparisons: readonly Comparison[]): string[][] {
   });
 }
 
+/** Within 2 % of the delays the fake injects (the bench's accuracy bar), per tool and level. */
+const TRUTH_TOLERANCE = 0.02;
+
+function truthTable(
+  r: ValidateResults,
+  own: readonly LevelFigures[],
+  reconciled: readonly LevelFigures[],
+): string[] {
+  const { ttftMs, itlMs } = r.config;
+  const cell = (measured: number | undefined, injected: number): string => {
+    if (measured === undefined || !Number.isFinite(measured) || injected === 0) return 'n/a';
+    const ratio = measured / injected;
+    const text = `${ms(measured)} (${ratio.toFixed(3)})`;
+    return Math.abs(ratio - 1) > TRUTH_TOLERANCE ? `**${text}**` : text;
+  };
+  const row = (label: string, f: LevelFigures) => [
+    label,
+    String(f.concurrency),
+    cell(f.ttftMs?.p50, ttftMs),
+    cell(f.itlMs?.p50, itlMs),
+  ];
+  // genai-perf's own ITL re-tokenizes the text; its one-token-per-response row stands for it.
+  const rows = [
+    ...own.filter((f) => f.tool !== 'genai-perf').map((f) => row(f.tool, f)),
+    ...reconciled.map((f) => row('genai-perf, 1 token/response', f)),
+  ];
+  return [
+    `**Against the injected truth** (${ttftMs} ms to the first token, ${itlMs} ms between tokens; measured p50 ` +
+      `and its ratio to the injected value; bold: more than ${TRUTH_TOLERANCE * 100} % off)`,
+    '',
+    table(['tool', 'conc.', 'TTFT p50 ms', 'ITL p50 ms'], rows),
+    '',
+  ];
+}
+
 /** The generated block. */
 export function validationMarkdown(r: ValidateResults): string {
   const versions = Object.entries(r.versions)
@@ -117,6 +152,7 @@ export function validationMarkdown(r: ValidateResults): string {
       ),
       '',
     );
+    if (server === 'fake') parts.push(...truthTable(r, sorted, reconciled));
     if (server === 'fake' && r.clientPath.length > 0) {
       parts.push(
         '**Client path**: `TritonLlm.stream()` over the gRPC transport, timed like trtllm-bench, with one ' +

@@ -48,23 +48,36 @@ export async function runPerfAnalyzer(ctx: ToolContext, job: LevelJob): Promise<
   if ('skipped' in ctx.peers.perfAnalyzer) throw new Error(ctx.peers.perfAnalyzer.skipped);
   const exportFile = join(ctx.workDir, `perf_analyzer-c${job.concurrency}.json`);
   const csvFile = join(ctx.workDir, `perf_analyzer-c${job.concurrency}.csv`);
-  await runCommand(['rm', '-f', exportFile, csvFile], { timeoutMs: 10_000 });
-  await runCommand(
-    [
-      ctx.peers.perfAnalyzer.path,
-      ...perfAnalyzerArgs({
-        grpcAddress: ctx.grpcAddress,
-        model: ctx.model,
-        inputData: ctx.files.perfAnalyzerJson,
-        ...job,
-        exportFile,
-        csvFile,
-      }),
-    ],
-    { env: ctx.peers.env, timeoutMs: 600_000 },
-  );
-  const own = csvRow(await readFile(csvFile, 'utf8'));
-  const timings = await readProfileExport(exportFile);
+  // perf_analyzer 2.50 has once left its profile export cut at 128 KiB while exiting with 0 (on
+  // the real Triton at concurrency 1): a run whose export does not parse is made once more.
+  let own: Record<string, number> = {};
+  let timings: Awaited<ReturnType<typeof readProfileExport>> | undefined;
+  for (let attempt = 1; timings === undefined; attempt++) {
+    await runCommand(['rm', '-f', exportFile, csvFile], { timeoutMs: 10_000 });
+    await runCommand(
+      [
+        ctx.peers.perfAnalyzer.path,
+        ...perfAnalyzerArgs({
+          grpcAddress: ctx.grpcAddress,
+          model: ctx.model,
+          inputData: ctx.files.perfAnalyzerJson,
+          ...job,
+          exportFile,
+          csvFile,
+        }),
+      ],
+      { env: ctx.peers.env, timeoutMs: 600_000 },
+    );
+    own = csvRow(await readFile(csvFile, 'utf8'));
+    try {
+      timings = await readProfileExport(exportFile);
+    } catch (err) {
+      if (attempt >= 2 || !(err instanceof SyntaxError)) throw err;
+      process.stderr.write(
+        `perf_analyzer left an unreadable profile export (${err.message}); running it again\n`,
+      );
+    }
+  }
   const tokens = timings.reduce((n, r) => n + r.tokenMs.length, 0);
   const requestThroughput = own['Inferences/Second'] ?? Number.NaN;
   return {

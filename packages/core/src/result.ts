@@ -36,10 +36,11 @@ export interface PerfMetrics {
   readonly kvCacheAllocNewBlocks?: number;
   readonly kvCacheReusedBlocks?: number;
   readonly kvCacheAllocTotalBlocks?: number;
-  readonly arrivalTimeNs?: number;
-  readonly firstScheduledTimeNs?: number;
-  readonly firstTokenTimeNs?: number;
-  readonly lastTokenTimeNs?: number;
+  // Nanosecond timestamps (INT64 on the wire) pass 2^53 within days of their epoch: kept as bigints.
+  readonly arrivalTimeNs?: bigint;
+  readonly firstScheduledTimeNs?: bigint;
+  readonly firstTokenTimeNs?: bigint;
+  readonly lastTokenTimeNs?: bigint;
   readonly acceptanceRate?: number;
   readonly totalAcceptedDraftTokens?: number;
   readonly totalDraftTokens?: number;

@@ -1,7 +1,7 @@
 import { TritonLlmError } from '../errors.js';
 import type { Logits, PerfMetrics } from '../result.js';
 import type { ModelSchema } from '../schema.js';
-import { elementCount, type Tensor, tensorBytes, tensorNumbers, tensorStrings } from '../tensor.js';
+import { elementCount, type Tensor, tensorBigInts, tensorBytes, tensorNumbers, tensorStrings } from '../tensor.js';
 import type { InferResponse } from '../transport.js';
 
 /** What one response says about one sequence. */
@@ -130,9 +130,10 @@ export function decodeResponse(
   const contextLogits = wants.contextLogits ? logitsOf(out.get('context_logits')) : undefined;
   let perfMetrics: PerfMetrics | undefined;
   if (wants.perfMetrics) {
-    const metrics: Record<string, number> = {};
+    const metrics: Record<string, number | bigint> = {};
     for (const [name, key] of PERF_OUTPUTS) {
-      const v = firstNumber(out.get(name));
+      const t = out.get(name);
+      const v = name.endsWith('_time_ns') ? firstBigInt(t) : firstNumber(t);
       if (v !== undefined) metrics[key] = v;
     }
     if (Object.keys(metrics).length > 0) perfMetrics = metrics;
@@ -158,6 +159,11 @@ function evenSlice(length: number, parts: number, index: number): [number, numbe
 
 function numbersOf(t: Tensor | undefined): number[] | undefined {
   return t === undefined ? undefined : tensorNumbers(t);
+}
+
+function firstBigInt(t: Tensor | undefined): bigint | undefined {
+  if (t === undefined || elementCount(t.shape) === 0) return undefined;
+  return tensorBigInts(t)[0];
 }
 
 function firstNumber(t: Tensor | undefined): number | undefined {
