@@ -13,12 +13,12 @@ const TITLES: Readonly<Record<Cause, string>> = {
   counting: 'genai-perf counts tokens by re-tokenizing text (a definition, not a timing difference)',
   window: "perf_analyzer's throughput window ends at a whole-second check (a definition)",
   'client-path':
-    'Ours: time our client spends before a request reaches the server (a new gRPC call per request, and the JavaScript work of the other streams)',
+    'Ours: time our client spends before a request reaches the server (a gRPC call per request where the transport is not multiplexed, and the JavaScript work of the other streams)',
   'server-slower':
     "The real Triton itself generated more slowly during that tool's run (its own event log), on a 2-core machine it shares with the client and with other work",
   saturated:
     'Run-to-run spread of the real Triton on this shared 2-core machine: the two peers disagree with each other as much',
-  tail: 'Tail percentiles of a few dozen requests on a shared machine',
+  tail: 'Tail percentiles of a few dozen requests on a shared machine (the medians agree)',
   unexplained: 'Not accounted for by a definition: look at these',
 };
 
@@ -69,6 +69,17 @@ function cause(r: ValidateResults, c: Comparison): Cause {
   if (r.servers.triton !== undefined && c.server === 'triton' && spread !== undefined) {
     if (Math.abs(spread - 1) > r.config.tolerance) return 'saturated';
   }
+  // A tail alone (the p50 agrees) is a handful of slow requests among a few dozen: noise first.
+  if (c.metric.endsWith('p99')) {
+    const median = r.comparisons.find(
+      (x) =>
+        x.peer === c.peer &&
+        x.server === c.server &&
+        x.concurrency === c.concurrency &&
+        x.metric === c.metric.replace('p99', 'p50'),
+    );
+    if (median !== undefined && !median.beyond) return 'tail';
+  }
   if (c.metric.startsWith('TTFT') || c.metric.startsWith('E2E')) {
     const rows = r.clientPath.filter((p) => p.concurrency === c.concurrency);
     const perCall = rows.find((p) => p.transport === 'call per request');
@@ -79,16 +90,6 @@ function cause(r: ValidateResults, c: Comparison): Cause {
     if (perCall !== undefined && mux !== undefined && c.ratio > 1 && perCall[key][tail] > mux[key][tail]) {
       return 'client-path';
     }
-  }
-  if (c.metric.endsWith('p99')) {
-    const median = r.comparisons.find(
-      (x) =>
-        x.peer === c.peer &&
-        x.server === c.server &&
-        x.concurrency === c.concurrency &&
-        x.metric === c.metric.replace('p99', 'p50'),
-    );
-    if (median !== undefined && !median.beyond) return 'tail';
   }
   return 'unexplained';
 }

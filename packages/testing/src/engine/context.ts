@@ -1,4 +1,5 @@
 /** What every model execution of one fake server shares. */
+import { setMaxListeners } from 'node:events';
 import type { ModelDef } from '../models/repository.js';
 import type { EventLog } from './event-log.js';
 import type { FaultState } from './faults.js';
@@ -35,6 +36,11 @@ export class StopRegistry {
 export class Activity {
   private readonly running = new Set<Promise<unknown>>();
   private readonly shutdown = new AbortController();
+
+  constructor() {
+    // Every paced generation listens on this one signal: thousands at once are expected, not a leak.
+    setMaxListeners(0, this.shutdown.signal);
+  }
 
   get active(): number {
     return this.running.size;
