@@ -153,6 +153,13 @@ function rawBatch(items: readonly RawItem[]): TestTensor[] {
       items.flatMap((i) => (i.stopToken === undefined ? [0, -1] : [i.stopToken, 1])),
       [n, 2, 1],
     ),
+    ...flagTensors(items),
+  ];
+}
+
+/** The per-item flags both batches send: log probs as the item asks, token counts always. */
+function flagTensors(items: readonly { readonly logProbs: boolean }[]): TestTensor[] {
+  return [
     bools(
       'return_log_probs',
       items.map((i) => i.logProbs),
@@ -205,18 +212,7 @@ function textBatch(items: readonly TextItem[]): TestTensor[] {
       items.flatMap((i) => i.stopWords),
       [n, 2],
     ),
-    bools(
-      'return_log_probs',
-      items.map((i) => i.logProbs),
-    ),
-    bools(
-      'return_num_input_tokens',
-      items.map(() => true),
-    ),
-    bools(
-      'return_num_output_tokens',
-      items.map(() => true),
-    ),
+    ...flagTensors(items),
   ];
 }
 

@@ -12,7 +12,7 @@ import { answerEmpty, refuse } from './finish.js';
 import { Generation, type GenerationItem, type GenerationOutcome, type TokenStep } from './generation.js';
 import { excludesInput, sharedOptions } from './generator-options.js';
 import { boolInput, type Inputs, intInput, intsInput, wordListInput } from './inputs.js';
-import { type ExtraOutputs, modelOutputs, sequenceIndexTensor } from './outputs.js';
+import { extraOutputs, modelOutputs, sequenceIndexTensor } from './outputs.js';
 import type { Delivery, InferenceRequest, ModelResponse, ResponseSink } from './request.js';
 
 export const STREAMING_NEEDS_DECOUPLED =
@@ -66,14 +66,6 @@ function generatorItem(inputs: Inputs, model: ModelDef): GeneratorItem {
     streaming: boolInput(inputs, 'streaming') ?? false,
     endId: options.endId ?? END_ID,
     prefix: excludesInput(inputs, model.parameters) ? [] : inputIds,
-  };
-}
-
-function extraOutputs(item: GeneratorItem, outputTokens: number): ExtraOutputs {
-  return {
-    perfMetrics: boolInput(item.inputs, 'return_perf_metrics') ?? false,
-    numInputTokens: boolInput(item.inputs, 'return_num_input_tokens') ? item.inputIds.length : undefined,
-    numOutputTokens: boolInput(item.inputs, 'return_num_output_tokens') ? outputTokens : undefined,
   };
 }
 

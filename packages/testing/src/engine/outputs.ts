@@ -5,6 +5,7 @@
 import type { ModelDef } from '../models/repository.js';
 import { fp32Tensor, int32Tensor, int64Tensor, type Tensor } from '../tensor.js';
 import type { ItemTiming } from './generation.js';
+import { boolInput, type Inputs } from './inputs.js';
 
 const ONE = [1, 1] as const;
 
@@ -42,6 +43,18 @@ export interface ExtraOutputs {
   readonly perfMetrics: boolean;
   readonly numInputTokens: number | undefined;
   readonly numOutputTokens: number | undefined;
+}
+
+/** The optional outputs a generator item asked for, with the counts they report. */
+export function extraOutputs(
+  item: { readonly inputs: Inputs; readonly inputIds: readonly number[] },
+  outputTokens: number,
+): ExtraOutputs {
+  return {
+    perfMetrics: boolInput(item.inputs, 'return_perf_metrics') ?? false,
+    numInputTokens: boolInput(item.inputs, 'return_num_input_tokens') ? item.inputIds.length : undefined,
+    numOutputTokens: boolInput(item.inputs, 'return_num_output_tokens') ? outputTokens : undefined,
+  };
 }
 
 /**

@@ -14,7 +14,7 @@ import { Generation, type GenerationItem, type GenerationOutcome, type TokenStep
 import { generatorRefusal } from './generator-model.js';
 import { excludesInput, sharedOptions } from './generator-options.js';
 import { boolInput, type Inputs, intInput, textsInput } from './inputs.js';
-import { type ExtraOutputs, modelOutputs, sequenceIndexTensor } from './outputs.js';
+import { extraOutputs, modelOutputs, sequenceIndexTensor } from './outputs.js';
 import type { Delivery, InferenceRequest, ModelResponse, ResponseSink } from './request.js';
 
 function words(inputs: Inputs, name: string): number[][] {
@@ -42,14 +42,6 @@ function textItem(inputs: Inputs, inner: ModelDef): TextItem {
     },
     streaming: boolInput(inputs, 'stream') ?? false,
     prefix: excludesInput(inputs, inner.parameters) ? [] : inputIds,
-  };
-}
-
-function extraOutputs(item: TextItem, outputTokens: number): ExtraOutputs {
-  return {
-    perfMetrics: boolInput(item.inputs, 'return_perf_metrics') ?? false,
-    numInputTokens: boolInput(item.inputs, 'return_num_input_tokens') ? item.inputIds.length : undefined,
-    numOutputTokens: boolInput(item.inputs, 'return_num_output_tokens') ? outputTokens : undefined,
   };
 }
 
