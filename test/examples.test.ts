@@ -18,7 +18,10 @@ const EXAMPLES: readonly [string, RegExp][] = [
   ],
   ['words.ts', /stop 'study': .*\(finish=stop\)/],
   ['sequences.ts', /beam 2: [\s\S]*sequence 1: /],
-  ['batch.ts', /ensemble_unary: 1 request\(s\)[\s\S]*"Machine learning is" -> [\s\S]*ensemble: 3 request\(s\)/],
+  [
+    'batch.ts',
+    /ensemble_unary: 1 request\(s\)[\s\S]*"Machine learning is" -> [\s\S]*ensemble: 3 request\(s\)/,
+  ],
   ['raw-tokenizer.ts', /finish=stop, replacement characters: false/],
   ['bls-accumulate.ts', /tensorrt_llm_bls: .*\(lossy chunks: 0\)\nensemble: .*\(lossy chunks: [1-9]/],
   ['introspection.ts', /flavor=ensemble backend=2026 decoupled=true maxBatchSize=64/],

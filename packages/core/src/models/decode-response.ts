@@ -1,7 +1,14 @@
 import { TritonLlmError } from '../errors.js';
 import type { Logits, PerfMetrics } from '../result.js';
 import type { ModelSchema } from '../schema.js';
-import { elementCount, type Tensor, tensorBigInts, tensorBytes, tensorNumbers, tensorStrings } from '../tensor.js';
+import {
+  elementCount,
+  type Tensor,
+  tensorBigInts,
+  tensorBytes,
+  tensorNumbers,
+  tensorStrings,
+} from '../tensor.js';
 import type { InferResponse } from '../transport.js';
 
 /** What one response says about one sequence. */
