@@ -66,6 +66,19 @@ describe.each(PROTOCOLS)('generateBatch over %s', (protocol) => {
     expect(received('tensorrt_llm_unary')).toHaveLength(4);
   });
 
+  it('demultiplexes the beams of every item of a batch', async () => {
+    const llm = new TritonLlm({ transport: fake.transport(protocol), model: 'tensorrt_llm_unary' });
+    const requests = [
+      { inputIds: [259, 260], maxTokens: 5, beamWidth: 2 },
+      { inputIds: [42], maxTokens: 3, beamWidth: 2 },
+    ];
+    const results = await llm.generateBatch(requests);
+    expect(results.map((r) => r.sequences.map((q) => q.tokenIds))).toEqual(
+      requests.map((r) => generateTokens(r.inputIds, r).map((q) => q.tokens)),
+    );
+    expect(received('tensorrt_llm_unary')).toHaveLength(1);
+  });
+
   it('splits above max_batch_size and keeps input order', async () => {
     const llm = new TritonLlm({ transport: fake.transport(protocol), model: 'ensemble_unary' });
     const { maxBatchSize } = await llm.schema();

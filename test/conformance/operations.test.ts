@@ -188,6 +188,18 @@ describe.each(CASES)('conformance: %s Triton over %s', (kind, protocol) => {
     ]);
   });
 
+  it('demultiplexes the beams of every item of a batched request', async () => {
+    const requests = [
+      { inputIds: [259, 260], maxTokens: 5, beamWidth: 2 },
+      { inputIds: [42], maxTokens: 3, beamWidth: 2 },
+    ];
+    const results = await llm('tensorrt_llm_unary').generateBatch(requests);
+    expect(results.map((r) => r.sequences.map((q) => q.tokenIds))).toEqual(
+      requests.map((r) => generateTokens(r.inputIds, r).map((q) => q.tokens)),
+    );
+    expect(results[1]!.requestId).toBe(results[0]!.requestId);
+  });
+
   it('says an unknown model is not there', async () => {
     const err = await llm('nope')
       .generate({ prompt: 'hi', maxTokens: 2 })
