@@ -19,6 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { grpcTransport } from '@trtllm/grpc';
 import { httpTransport } from '@trtllm/http';
 import { type ReplicaTransport, TritonLlm } from '@trtllm/sdk';
+import { writeGeneratedBlock } from './markdown.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const REPLICA = join(ROOT, 'bench', 'replicas', 'replica-process.ts');
@@ -183,23 +184,13 @@ function markdown(rows: readonly Row[]): string {
   ].join('\n');
 }
 
-async function writeDoc(block: string): Promise<void> {
-  let doc = '';
-  try {
-    doc = await readFile(DOC, 'utf8');
-  } catch {
-    doc = '# Performance\n';
-  }
-  const start = doc.indexOf(START);
-  const end = doc.indexOf(END);
+function writeDoc(block: string): Promise<void> {
   const fresh = `${START}\n${block}\n${END}`;
-  if (start >= 0 && end > start) {
-    doc = doc.slice(0, start) + fresh + doc.slice(end + END.length);
-  } else {
-    // Only appended: other sections of this file belong to other benchmarks.
-    doc = `${doc.trimEnd()}\n\n## Replicas\n\n${fresh}\n`;
-  }
-  await writeFile(DOC, doc);
+  // Only appended under its own heading: other sections of this file belong to other benchmarks.
+  return writeGeneratedBlock(DOC, { start: START, end: END }, fresh, {
+    missing: '# Performance\n',
+    appended: `## Replicas\n\n${fresh}`,
+  });
 }
 
 async function main(): Promise<void> {

@@ -1,4 +1,4 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { markdownTable as table, writeGeneratedBlock } from '../markdown.js';
 import type { OverheadResults, TargetCheck } from './results.js';
 
 const START = '<!-- overhead-results:start (written by pnpm bench:overhead; edits inside are lost) -->';
@@ -7,11 +7,6 @@ const END = '<!-- overhead-results:end -->';
 const n0 = (v: number) => Math.round(v).toLocaleString('en-US');
 const n2 = (v: number) => v.toFixed(2);
 const kb = (v: number | null) => (v === null ? 'n/a' : (v / 1024).toFixed(1));
-
-function table(head: readonly string[], rows: readonly (readonly string[])[]): string {
-  const line = (cells: readonly string[]) => `| ${cells.join(' | ')} |`;
-  return [line(head), line(head.map(() => '---')), ...rows.map(line)].join('\n');
-}
 
 function targetValue(t: TargetCheck): string {
   if (t.target.startsWith('client memory')) return `${kb(t.value)} KB`;
@@ -88,19 +83,8 @@ export function resultsMarkdown(r: OverheadResults): string {
 }
 
 /** Replaces the generated block of `path` (or appends one), keeping the hand-written text around it. */
-export async function writeResultsMarkdown(path: string, r: OverheadResults): Promise<void> {
-  let doc = '';
-  try {
-    doc = await readFile(path, 'utf8');
-  } catch {
-    doc = '# Performance\n\n';
-  }
-  const block = resultsMarkdown(r);
-  const start = doc.indexOf(START);
-  const end = doc.indexOf(END);
-  const next =
-    start >= 0 && end > start
-      ? doc.slice(0, start) + block + doc.slice(end + END.length)
-      : `${doc.trimEnd()}\n\n${block}\n`;
-  await writeFile(path, next, 'utf8');
+export function writeResultsMarkdown(path: string, r: OverheadResults): Promise<void> {
+  return writeGeneratedBlock(path, { start: START, end: END }, resultsMarkdown(r), {
+    missing: '# Performance\n\n',
+  });
 }

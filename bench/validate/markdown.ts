@@ -2,7 +2,7 @@
  * The validation block of docs/PERFORMANCE.md: what ran, the figures of each tool at each level, the
  * ratio of ours to each peer, and every difference beyond the tolerance with its cause.
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { markdownTable as table, writeGeneratedBlock } from '../markdown.js';
 import type { Comparison } from './compare.js';
 import { explainDifferences } from './explain.js';
 import { type LevelFigures, METRICS } from './figures.js';
@@ -14,11 +14,6 @@ const END = '<!-- validate-results:end -->';
 const ms = (v: number | undefined) =>
   v === undefined || !Number.isFinite(v) ? 'n/a' : v.toFixed(v < 20 ? 2 : 1);
 const rate = (v: number) => v.toFixed(v < 100 ? 2 : 0);
-
-function table(head: readonly string[], rows: readonly (readonly string[])[]): string {
-  const line = (cells: readonly string[]) => `| ${cells.join(' | ')} |`;
-  return [line(head), line(head.map(() => '---')), ...rows.map(line)].join('\n');
-}
 
 function figureRows(figures: readonly LevelFigures[], label: (f: LevelFigures) => string): string[][] {
   return figures.map((f) => {
@@ -188,16 +183,8 @@ export function validationMarkdown(r: ValidateResults): string {
 }
 
 /** Replaces the block in `path` (or appends it), keeping everything around it. */
-export async function writeValidationMarkdown(path: string, r: ValidateResults): Promise<void> {
-  const doc = await readFile(path, 'utf8');
-  const block = validationMarkdown(r);
-  const start = doc.indexOf(START);
-  const end = doc.indexOf(END);
-  const next =
-    start >= 0 && end > start
-      ? doc.slice(0, start) + block + doc.slice(end + END.length)
-      : `${doc.trimEnd()}\n\n${block}\n`;
-  await writeFile(path, next, 'utf8');
+export function writeValidationMarkdown(path: string, r: ValidateResults): Promise<void> {
+  return writeGeneratedBlock(path, { start: START, end: END }, validationMarkdown(r));
 }
 
 const SUMMARY_START =
@@ -252,14 +239,6 @@ export function summaryMarkdown(r: ValidateResults): string {
 }
 
 /** Replaces the README's summary block (or appends it to the end of the Benchmarks section, the last one). */
-export async function writeReadmeSummary(path: string, r: ValidateResults): Promise<void> {
-  const doc = await readFile(path, 'utf8');
-  const block = summaryMarkdown(r);
-  const start = doc.indexOf(SUMMARY_START);
-  const end = doc.indexOf(SUMMARY_END);
-  const next =
-    start >= 0 && end > start
-      ? doc.slice(0, start) + block + doc.slice(end + SUMMARY_END.length)
-      : `${doc.trimEnd()}\n\n${block}\n`;
-  await writeFile(path, next, 'utf8');
+export function writeReadmeSummary(path: string, r: ValidateResults): Promise<void> {
+  return writeGeneratedBlock(path, { start: SUMMARY_START, end: SUMMARY_END }, summaryMarkdown(r));
 }
