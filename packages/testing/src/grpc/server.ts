@@ -15,6 +15,7 @@ import { destroyAfterFlush } from '../drop.js';
 import type { EngineContext } from '../engine/context.js';
 import { findModel } from '../engine/execute.js';
 import { asTritonError, grpcStatusOf } from '../errors.js';
+import { listen } from '../listen.js';
 import {
   modelConfig,
   modelMetadata,
@@ -129,15 +130,7 @@ export async function startGrpcFrontEnd(
     socket.once('close', () => sockets.delete(peer));
     injector.injectConnection(socket);
   });
-  await new Promise<void>((resolve, reject) => {
-    listener.once('error', reject);
-    listener.listen(options.port, options.host, () => {
-      listener.off('error', reject);
-      resolve();
-    });
-  });
-  const address = listener.address();
-  const port = typeof address === 'object' && address ? address.port : options.port;
+  const port = await listen(listener, options.port, options.host);
 
   return {
     port,

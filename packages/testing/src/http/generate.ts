@@ -18,6 +18,7 @@ import { MODEL_VERSION, type ModelDef } from '../models/repository.js';
 import type { Tensor } from '../tensor.js';
 import type { Exchange } from './exchange.js';
 import { flatData, isObject, jsonValues, parseJsonBody, stringify } from './json.js';
+import { unaryFault } from './unary-fault.js';
 
 export const GENERATE_NEEDS_ONE_RESPONSE =
   'generate expects model to produce exactly 1 response, use generate stream for model that generates various number of responses';
@@ -156,22 +157,8 @@ function singleSink(ex: Exchange, req: InferenceRequest): ResponseSink {
   return {
     signal: new AbortController().signal,
     async send(r): Promise<Delivery> {
-      const fault = req.faults.beforeResponse(delivered, r.tokens);
-      if (fault === 'stall') {
-        await ex.closed;
-        return 'cancelled';
-      }
-      if (fault === 'drop') {
-        await ex.destroy();
-        return 'cancelled';
-      }
-      if (fault === 'malformed') {
-        if (!ex.gone) {
-          ex.res.writeHead(200, { 'Content-Type': 'application/json' });
-          ex.res.end(generateJson(req, r).slice(0, 10));
-        }
-        return 'failed';
-      }
+      const faulted = await unaryFault(ex, req, delivered, r, () => generateJson(req, r).slice(0, 10));
+      if (faulted !== undefined) return faulted;
       delivered += r.tokens;
       responses.push(r);
       return 'ok';

@@ -22,6 +22,7 @@ import {
   shapeMismatch,
   stringify,
 } from './json.js';
+import { unaryFault } from './unary-fault.js';
 
 export const DECOUPLED_HTTP_INFER = "HTTP end point doesn't support models with decoupled transaction policy";
 export const HEADER_LENGTH = 'inference-header-content-length';
@@ -168,22 +169,8 @@ export async function handleInfer(
     {
       signal: new AbortController().signal,
       async send(r): Promise<Delivery> {
-        const fault = req.faults.beforeResponse(delivered, r.tokens);
-        if (fault === 'stall') {
-          await ex.closed;
-          return 'cancelled';
-        }
-        if (fault === 'drop') {
-          await ex.destroy();
-          return 'cancelled';
-        }
-        if (fault === 'malformed') {
-          if (!ex.gone) {
-            ex.res.writeHead(200, { 'Content-Type': 'application/json' });
-            ex.res.end('{"model_name":');
-          }
-          return 'failed';
-        }
+        const faulted = await unaryFault(ex, req, delivered, r, () => '{"model_name":');
+        if (faulted !== undefined) return faulted;
         delivered += r.tokens;
         response = r;
         return 'ok';

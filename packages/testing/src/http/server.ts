@@ -10,6 +10,7 @@ import type { EngineContext } from '../engine/context.js';
 import { findModel } from '../engine/execute.js';
 import { asTritonError, TritonError } from '../errors.js';
 import type { TlsOptions } from '../grpc/server.js';
+import { listen } from '../listen.js';
 import {
   modelConfig,
   modelMetadata,
@@ -124,15 +125,7 @@ export async function startHttpFrontEnd(
         handler,
       )
     : createHttpServer(handler);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : options.port;
+  const port = await listen(server, options.port, options.host);
   return {
     port,
     close: async () => {
