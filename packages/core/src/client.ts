@@ -125,7 +125,7 @@ export class TritonLlm {
    * collected. Aborting the signal resolves with what arrived and finish reason `cancelled`.
    */
   async generate(request: GenerateRequest, options: GenerateOptions = {}): Promise<GenerateResult> {
-    return collect(await this.start(request, options, false));
+    return collect(await this.start(request, options, false), this.model);
   }
 
   /**
@@ -186,7 +186,7 @@ export class TritonLlm {
             retry: once,
             unary: (o) => shared.row(k, o.signal),
           });
-          results[i] = await collect(generation);
+          results[i] = await collect(generation, this.model);
         }),
       );
     });
@@ -462,12 +462,13 @@ interface PreparedCall {
 }
 
 /** Iterates a generation to its end and returns its result. */
-async function collect(generation: Generation): Promise<GenerateResult> {
+async function collect(generation: Generation, model: string): Promise<GenerateResult> {
   let result: GenerateResult | undefined;
   for await (const chunk of generation) if (chunk.done) result = chunk.result;
   if (result === undefined) {
     throw new TritonLlmError('protocol', 'the request ended without a result', {
       requestId: generation.requestId,
+      model,
     });
   }
   return result;
