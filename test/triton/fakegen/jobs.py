@@ -4,6 +4,12 @@
 import threading
 import time
 
+import triton_python_backend_utils as pb_utils
+
+from . import triton_io as io
+from .events import log_event
+from .generator import GenerationError
+
 POLL_S = 0.005
 
 
@@ -89,3 +95,19 @@ class Workers:
         deadline = time.monotonic() + timeout_s
         for thread in threads:
             thread.join(max(0.0, deadline - time.monotonic()))
+
+
+def start_job(model_name: str, registry: Registry, workers: Workers, request, sender, parse, run) -> None:
+    """Logs `request` as received, parses it with `parse(request)` and runs `run(job, parsed, sender)`
+    on a thread of its own. A request `parse` refuses (INVALID_ARG) is logged as an error and answered
+    with it."""
+    job = Job(request, workers.shutdown)
+    log_event(model_name, job.request_id, "received", 0)
+    try:
+        parsed = parse(request)
+    except (io.InvalidArgument, GenerationError) as e:
+        log_event(model_name, job.request_id, "error", 0)
+        sender.send(io.error(str(e)), flags=pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL)
+        return
+    registry.add(job)
+    workers.start(run, job, parsed, sender)

@@ -12,7 +12,7 @@ import triton_python_backend_utils as pb_utils
 from . import triton_io as io
 from .events import log_event
 from .generator import GenerationError, GenParams, Sequence, log_prob
-from .jobs import Job, Registry, Workers
+from .jobs import Job, Registry, Workers, start_job
 from .vocab import END_ID, decode, encode
 
 FINAL = pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL
@@ -74,16 +74,10 @@ class TritonPythonModel:
                 self.registry.stop(request.request_id())
                 sender.send(flags=FINAL)
                 continue
-            job = Job(request, self.workers.shutdown)
-            log_event(self.model_name, job.request_id, "received", 0)
-            try:
-                parsed = LlmApiRequest(self, request)
-            except (io.InvalidArgument, GenerationError) as e:
-                log_event(self.model_name, job.request_id, "error", 0)
-                sender.send(io.error(str(e)), flags=FINAL)
-                continue
-            self.registry.add(job)
-            self.workers.start(self._run, job, parsed, sender)
+            start_job(
+                self.model_name, self.registry, self.workers, request, sender,
+                lambda r: LlmApiRequest(self, r), self._run,
+            )
         return None
 
     def _run(self, job: Job, req: LlmApiRequest, sender):

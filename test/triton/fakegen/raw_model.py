@@ -14,7 +14,7 @@ import triton_python_backend_utils as pb_utils
 from . import triton_io as io
 from .events import log_event
 from .generator import GenerationError, GenParams, Sequence, log_prob
-from .jobs import Job, Registry, Workers
+from .jobs import Job, Registry, Workers, start_job
 from .vocab import END_ID
 from .word_lists import from_word_list
 
@@ -140,16 +140,10 @@ class TritonPythonModel:
             if io.any_flag(request, "stop"):
                 self._answer_stop(request, sender)
                 continue
-            job = Job(request, self.workers.shutdown)
-            log_event(self.model_name, job.request_id, "received", 0)
-            try:
-                items = parse_batch(self, request)
-            except (io.InvalidArgument, GenerationError) as e:
-                log_event(self.model_name, job.request_id, "error", 0)
-                sender.send(io.error(str(e)), flags=FINAL)
-                continue
-            self.registry.add(job)
-            self.workers.start(self._run, job, items, sender)
+            start_job(
+                self.model_name, self.registry, self.workers, request, sender,
+                lambda r: parse_batch(self, r), self._run,
+            )
         return None
 
     def _answer_stop(self, request, sender):
