@@ -13,6 +13,8 @@ const alias = {
   '@trtllm/tokenizers': src('tokenizers'),
   '@trtllm/openai': src('openai'),
   '@trtllm/bench': src('bench'),
+  '@trtllm/ai-sdk': src('ai-sdk'),
+  '@trtllm/langchain': src('langchain'),
 };
 
 export default defineConfig({

@@ -1,7 +1,7 @@
 import { type GenerateRequest, invalidArgument } from '@trtllm/sdk';
 import { requireLogProbs, requireModel } from './capabilities.js';
 import { chatMessages } from './chat-messages.js';
-import type { ChatTemplate } from './chat-template.js';
+import type { ChatTemplate } from '@trtllm/tokenizers';
 import type { ChoiceOutcome } from './choices.js';
 import type { EndpointContext, EndpointFormat } from './endpoint.js';
 import { responseId, unixSeconds } from './ids.js';

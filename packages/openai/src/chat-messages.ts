@@ -1,5 +1,5 @@
 import { invalidArgument } from '@trtllm/sdk';
-import type { ChatMessage } from './chat-template.js';
+import type { ChatMessage } from '@trtllm/tokenizers';
 
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type Tokenizer, TritonLlm } from '@trtllm/sdk';
 import { loadTokenizer } from '@trtllm/tokenizers';
-import { CHAT_TEMPLATE_CHOICES, type ChatTemplateChoice } from './chat-template.js';
+import { CHAT_TEMPLATE_CHOICES, type ChatTemplateChoice } from '@trtllm/tokenizers';
 import { createOpenAiServer } from './server.js';
 import { transportFromUrl } from './transport-url.js';
 

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { invalidArgument, type Tokenizer, type Transport, TritonLlm, TritonLlmError } from '@trtllm/sdk';
 import { apiKeyCheck } from './api-key.js';
 import { chatCompletionsFormat } from './chat-completions.js';
-import { type ChatTemplate, type ChatTemplateChoice, loadChatTemplate } from './chat-template.js';
+import { type ChatTemplate, type ChatTemplateChoice, loadChatTemplate } from '@trtllm/tokenizers';
 import { completionsFormat } from './completions.js';
 import { type EndpointContext, respond } from './endpoint.js';
 import { readJsonBody, sendError, sendJson } from './http-io.js';
