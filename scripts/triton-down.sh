@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Stops the Triton started by scripts/triton-up.sh, by the pid it recorded.
+# Stops the Triton started by scripts/triton-up.sh (on TRITON_HTTP_PORT, default 18000), by the pid it recorded.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-PIDFILE="$ROOT/build/triton.pid"
+PIDFILE="$ROOT/build/triton-${TRITON_HTTP_PORT:-18000}.pid"
 
 if [[ ! -f "$PIDFILE" ]]; then
   echo "triton-down: not running (no $PIDFILE)"

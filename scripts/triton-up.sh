@@ -2,7 +2,8 @@
 # Starts the real Triton 2.51 on loopback with our model repository (test/triton/models) in the background.
 # Ports: TRITON_HTTP_PORT (18000), TRITON_GRPC_PORT (18001), TRITON_METRICS_PORT (18002).
 # Event log of the generator models: TRTLLM_FAKE_EVENT_LOG (build/triton-events.jsonl).
-# Writes build/triton.pid and build/triton.log; stop it with scripts/triton-down.sh.
+# Writes build/triton-<http port>.pid and .log (so servers on other ports can run side by side); stop it
+# with scripts/triton-down.sh and the same TRITON_HTTP_PORT.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -11,8 +12,8 @@ GRPC_PORT="${TRITON_GRPC_PORT:-18001}"
 METRICS_PORT="${TRITON_METRICS_PORT:-18002}"
 READY_TIMEOUT_S="${TRITON_READY_TIMEOUT_S:-60}"
 BUILD="$ROOT/build"
-PIDFILE="$BUILD/triton.pid"
-LOG="$BUILD/triton.log"
+PIDFILE="$BUILD/triton-$HTTP_PORT.pid"
+LOG="$BUILD/triton-$HTTP_PORT.log"
 EVENTS="${TRTLLM_FAKE_EVENT_LOG:-$BUILD/triton-events.jsonl}"
 VENV="$ROOT/.venv-triton"
 

@@ -5,7 +5,8 @@ import type { TestProject } from 'vitest/node';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const HTTP_PORT = process.env.TRITON_HTTP_PORT ?? '18000';
 const GRPC_PORT = process.env.TRITON_GRPC_PORT ?? '18001';
-const EVENT_LOG = `${root}/build/triton-events.jsonl`;
+// One event log per server, so suites on other ports (TRITON_*_PORT) can run side by side.
+const EVENT_LOG = `${root}/build/triton-events-${HTTP_PORT}.jsonl`;
 
 declare module 'vitest' {
   export interface ProvidedContext {

@@ -7,7 +7,7 @@ import { afterAll, describe, expect, inject, it } from 'vitest';
 import { type Protocol, SERVER_KINDS, useServer } from './servers.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const PIDFILE = `${ROOT}/build/triton.pid`;
+const PIDFILE = `${ROOT}/build/triton-${process.env.TRITON_HTTP_PORT ?? '18000'}.pid`;
 const INPUT = [259, 260];
 
 function alive(pid: number): boolean {
