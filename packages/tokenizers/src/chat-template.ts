@@ -13,11 +13,36 @@ export type ChatTemplateChoice = 'auto' | BuiltinTemplateName;
 /** Every accepted {@link ChatTemplateChoice}, for CLI help and for validating user input. */
 export const CHAT_TEMPLATE_CHOICES: readonly ChatTemplateChoice[] = ['auto', 'chatml', 'llama2', 'llama3'];
 
-/** One chat message after its content parts were joined into text. */
+/**
+ * One chat message after its content parts were joined into text. An assistant turn that called
+ * tools carries `toolCalls`; the `tool` turn that answers one names it in `toolCallId`.
+ */
 export interface ChatMessage {
   readonly role: string;
   readonly content: string;
   readonly name?: string;
+  readonly toolCalls?: readonly ChatToolCall[];
+  readonly toolCallId?: string;
+}
+
+/** A function call the assistant made in an earlier turn; `arguments` is JSON text, as OpenAI sends it. */
+export interface ChatToolCall {
+  readonly id: string;
+  readonly name: string;
+  readonly arguments: string;
+}
+
+/** A function the model may call, described as OpenAI and Hugging Face templates describe one (JSON Schema parameters). */
+export interface ChatTool {
+  readonly name: string;
+  readonly description?: string;
+  readonly parameters?: Readonly<Record<string, unknown>>;
+}
+
+/** What {@link ChatTemplate.render} takes besides the messages. */
+export interface RenderOptions {
+  /** Functions offered to the model, given to the template as its `tools` variable. */
+  readonly tools?: readonly ChatTool[];
 }
 
 /**
@@ -26,12 +51,19 @@ export interface ChatMessage {
  */
 export class ChatTemplate {
   private readonly template: Template;
+  /**
+   * Whether the template reads a `tools` variable at all: one that does not would drop the
+   * functions silently, so callers refuse tools for it instead.
+   */
+  readonly rendersTools: boolean;
 
   constructor(
     readonly source: 'model' | BuiltinTemplateName,
-    text: string,
+    /** The Jinja text, which tool-call parsers inspect to recognise the model's call format. */
+    readonly text: string,
     private readonly specials: { readonly bosToken: string; readonly eosToken: string },
   ) {
+    this.rendersTools = /\btools\b/.test(text);
     try {
       this.template = new Template(text);
     } catch (err) {
@@ -45,11 +77,17 @@ export class ChatTemplate {
     }
   }
 
-  /** The prompt for `messages`, ending where the assistant's reply begins. */
-  render(messages: readonly ChatMessage[]): string {
+  /**
+   * The prompt for `messages`, ending where the assistant's reply begins. Messages reach the
+   * template in Hugging Face's shape (`tool_calls` with `function.arguments` as an object,
+   * `tool_call_id`), and `options.tools` as `tools`, the way Hugging Face templates expect them.
+   */
+  render(messages: readonly ChatMessage[], options: RenderOptions = {}): string {
+    const tools = options.tools ?? [];
     try {
       return this.template.render({
-        messages,
+        messages: messages.map(templateMessage),
+        ...(tools.length > 0 ? { tools: tools.map(templateTool) } : {}),
         add_generation_prompt: true,
         bos_token: this.specials.bosToken,
         eos_token: this.specials.eosToken,
@@ -63,6 +101,49 @@ export class ChatTemplate {
       );
     }
   }
+}
+
+/** A message as Hugging Face templates read it: snake_case fields, call arguments as an object. */
+function templateMessage(m: ChatMessage): Record<string, unknown> {
+  return {
+    role: m.role,
+    content: m.content,
+    ...(m.name !== undefined ? { name: m.name } : {}),
+    ...(m.toolCalls !== undefined && m.toolCalls.length > 0
+      ? {
+          tool_calls: m.toolCalls.map((c) => ({
+            id: c.id,
+            type: 'function',
+            function: { name: c.name, arguments: argumentsValue(c.arguments) },
+          })),
+        }
+      : {}),
+    ...(m.toolCallId !== undefined ? { tool_call_id: m.toolCallId } : {}),
+  };
+}
+
+/**
+ * Templates print arguments with `tojson`, so they need the parsed object; text that is not a JSON
+ * object stays text rather than failing the whole conversation.
+ */
+function argumentsValue(text: string): unknown {
+  try {
+    const value: unknown = JSON.parse(text);
+    return value !== null && typeof value === 'object' && !Array.isArray(value) ? value : text;
+  } catch {
+    return text;
+  }
+}
+
+function templateTool(t: ChatTool): Record<string, unknown> {
+  return {
+    type: 'function',
+    function: {
+      name: t.name,
+      ...(t.description !== undefined ? { description: t.description } : {}),
+      ...(t.parameters !== undefined ? { parameters: t.parameters } : {}),
+    },
+  };
 }
 
 /** What `tokenizer_config.json` says about chat formatting. */
