@@ -34,6 +34,11 @@ export interface GenerateOptions {
   readonly numReturnSequences?: number;
   /** Log probs are zeros unless true. */
   readonly returnLogProbs?: boolean;
+  /**
+   * GENERATOR.md "Scripted output": every sequence is encode(script) instead of the corpus, cut at
+   * `maxTokens`; `endId`, `minTokens`, stop and bad words and `seed` do not apply.
+   */
+  readonly script?: string;
 }
 
 /** One generated sequence: its index `k`, the ids (input excluded), and their log probs. */
@@ -88,11 +93,13 @@ export class SequenceGenerator {
   private p: number;
   private finished: 'stop' | 'length' | undefined;
   private readonly options: GenerateOptions;
+  private readonly script: readonly number[] | undefined;
 
   constructor(inputIds: readonly number[], options: GenerateOptions, k: number) {
     this.index = k;
     this.options = options;
-    this.p = startOffset(inputIds, options.seed ?? 0, k);
+    this.script = options.script === undefined ? undefined : encode(options.script);
+    this.p = this.script ? 0 : startOffset(inputIds, options.seed ?? 0, k);
   }
 
   get done(): boolean {
@@ -105,6 +112,7 @@ export class SequenceGenerator {
     const endId = this.options.endId ?? END_ID;
     const L = CORPUS_IDS.length;
     if (this.tokens.length >= maxTokens) return this.finish('length');
+    if (this.script) return this.nextScripted(this.script);
     // Bad words could rule out every corpus token; after a whole lap of skips nothing is left to say.
     for (let skipped = 0; skipped <= L; skipped++) {
       const tok = CORPUS_IDS[this.p % L]!;
@@ -121,6 +129,17 @@ export class SequenceGenerator {
       return { done: false, token: tok, logProb: this.options.returnLogProbs ? tokenLogProb(tok) : 0 };
     }
     return this.finish('stop');
+  }
+
+  private nextScripted(script: readonly number[]): SequenceStep {
+    const tok = script[this.p];
+    if (tok === undefined) return this.finish('stop');
+    this.p += 1;
+    this.tokens.push(tok);
+    // A script that fits exactly ends with `stop`: only a cut one is `length`.
+    if (this.p >= script.length) this.finished = 'stop';
+    else if (this.tokens.length >= this.options.maxTokens) this.finished = 'length';
+    return { done: false, token: tok, logProb: this.options.returnLogProbs ? tokenLogProb(tok) : 0 };
   }
 
   private finish(reason: 'stop' | 'length'): SequenceStep {

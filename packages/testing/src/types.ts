@@ -43,7 +43,11 @@ export interface FakeEvent {
   readonly event: 'received' | 'completed' | 'cancelled' | 'stopped' | 'error';
   /** Tokens generated (or, for an ensemble or BLS request, forwarded) so far. */
   readonly tokens: number;
+  /** `received` only: the request's `guided_decoding_guide_type`, when it carries one. */
+  readonly guide?: string;
   readonly protocol: 'grpc' | 'http';
+  /** On `received`: the W3C `traceparent` header (gRPC metadata) the client sent, if any. */
+  readonly traceparent?: string;
 }
 
 /**

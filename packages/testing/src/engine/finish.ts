@@ -9,9 +9,10 @@ export function refuse(
   sink: ResponseSink,
   ctx: EngineContext,
   error: TritonError,
+  guide?: string,
 ): void {
   const base = { model: req.model.name, id: req.id, tokens: 0, protocol: req.protocol } as const;
-  ctx.events.record({ ...base, event: 'received' });
+  ctx.events.record({ ...base, event: 'received', ...(guide !== undefined ? { guide } : {}) });
   ctx.events.record({ ...base, event: 'error' });
   sink.fail(error);
 }

@@ -35,6 +35,8 @@ export interface GenerationSpec {
   readonly signal: AbortSignal | undefined;
   /** When the outermost request arrived (`performance.now()`): the token schedule starts here. */
   readonly arrivalMs: number;
+  /** The guide type the `received` event records (GENERATOR.md "Event log"). */
+  readonly guide?: string | undefined;
 }
 
 /** A token of sequence `k` of batch item `item`; `last` when the sequence ends with it (and why). */
@@ -139,6 +141,7 @@ export class Generation {
         event,
         tokens: this.delivered,
         protocol: spec.protocol,
+        ...(event === 'received' && spec.guide !== undefined ? { guide: spec.guide } : {}),
       });
     log('received');
     const unregister = spec.stoppable

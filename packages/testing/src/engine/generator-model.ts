@@ -5,7 +5,7 @@
 import { TritonError } from '../errors.js';
 import type { ModelDef } from '../models/repository.js';
 import { fp32Tensor, int32Tensor, type Tensor } from '../tensor.js';
-import { END_ID } from '../vocabulary.js';
+import { decode, END_ID } from '../vocabulary.js';
 import { batchSize, splitBatch, stackResponses } from './batch.js';
 import type { EngineContext } from './context.js';
 import { answerEmpty, refuse } from './finish.js';
@@ -14,6 +14,7 @@ import { excludesInput, sharedOptions } from './generator-options.js';
 import { boolInput, type Inputs, intInput, intsInput, wordListInput } from './inputs.js';
 import { extraOutputs, modelOutputs, sequenceIndexTensor } from './outputs.js';
 import type { Delivery, InferenceRequest, ModelResponse, ResponseSink } from './request.js';
+import { guideOf, scriptOption, scriptParameter, testHooks } from './test-hooks.js';
 
 export const STREAMING_NEEDS_DECOUPLED =
   'Streaming is only supported if model is deployed using decoupled mode.';
@@ -49,15 +50,18 @@ interface GeneratorItem extends GenerationItem {
   readonly prefix: readonly number[];
 }
 
-function generatorItem(inputs: Inputs, model: ModelDef): GeneratorItem {
+function generatorItem(inputs: Inputs, model: ModelDef, scriptParam: string | undefined): GeneratorItem {
   // A batch row of input_ids holds input_lengths real ids, then padding.
   const allIds = intsInput(inputs, 'input_ids') ?? [];
   const inputIds = allIds.slice(0, Math.max(0, intInput(inputs, 'input_lengths') ?? allIds.length));
+  // The vocabulary is byte-level, so a marker the client tokenized decodes back intact.
+  const hooks = testHooks(decode(inputIds), inputs, scriptParam);
   const options = {
     ...sharedOptions(inputs),
     maxTokens: intInput(inputs, 'request_output_len') ?? 0,
     stopWords: wordListInput(inputs, 'stop_words_list'),
     badWords: wordListInput(inputs, 'bad_words_list'),
+    ...scriptOption(hooks),
   };
   return {
     inputs,
@@ -80,10 +84,18 @@ export async function executeGenerator(
     ctx.stops.stop(model.name, req.id);
     return answerEmpty(req, sink);
   }
-  const items = rows.map((row) => generatorItem(row, model));
+  const guide = guideOf(inputs);
+  let items: GeneratorItem[];
+  try {
+    const scriptParam = scriptParameter(req.parameters);
+    items = rows.map((row) => generatorItem(row, model, scriptParam));
+  } catch (err) {
+    if (err instanceof TritonError) return refuse(req, sink, ctx, err, guide);
+    throw err;
+  }
   for (const item of items) {
     const refusal = generatorRefusal(model.decoupled, item.streaming, item.options.beamWidth ?? 1);
-    if (refusal) return refuse(req, sink, ctx, refusal);
+    if (refusal) return refuse(req, sink, ctx, refusal, guide);
   }
   // Only a decoupled model streams, and it takes one item: streaming is about item 0.
   const streaming = items[0]?.streaming ?? false;
@@ -97,6 +109,7 @@ export async function executeGenerator(
       errorAfterTokens: req.faults.errorAfterTokens,
       signal: sink.signal,
       arrivalMs: req.arrivalMs,
+      guide,
     },
     ctx,
   );

@@ -12,6 +12,7 @@ import { Generation } from './generation.js';
 import { finishGeneration } from './generator-model.js';
 import { bigintInput, boolInput, intInput, textsInput } from './inputs.js';
 import type { InferenceRequest, ModelResponse, ResponseSink } from './request.js';
+import { scriptOption, scriptParameter, testHooks } from './test-hooks.js';
 
 /** SamplingParams' default `max_tokens`. */
 const DEFAULT_MAX_TOKENS = 32;
@@ -36,11 +37,19 @@ export async function executeLlmApi(
   const inputIds = encode(prompt);
   const stops = (textsInput(inputs, 'sampling_param_stop') ?? []).filter((s) => encode(s).length > 0);
   const seed = bigintInput(inputs, 'sampling_param_seed');
+  let hooks: ReturnType<typeof testHooks>;
+  try {
+    hooks = testHooks(prompt, inputs, scriptParameter(req.parameters));
+  } catch (err) {
+    if (err instanceof TritonError) return refuse(req, sink, ctx, err);
+    throw err;
+  }
   const options = {
     maxTokens: intInput(inputs, 'sampling_param_max_tokens') ?? DEFAULT_MAX_TOKENS,
     stopWords: stops.map(encode),
     ...(seed !== undefined ? { seed } : {}),
     returnLogProbs: boolInput(inputs, 'return_cumulative_logprob') ?? false,
+    ...scriptOption(hooks),
   };
   const streaming = boolInput(inputs, 'streaming') ?? false;
   if (streaming && !model.decoupled) {

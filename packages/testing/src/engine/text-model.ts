@@ -16,6 +16,7 @@ import { excludesInput, sharedOptions } from './generator-options.js';
 import { boolInput, type Inputs, intInput, textsInput } from './inputs.js';
 import { extraOutputs, modelOutputs, sequenceIndexTensor } from './outputs.js';
 import type { Delivery, InferenceRequest, ModelResponse, ResponseSink } from './request.js';
+import { guideOf, scriptOption, scriptParameter, testHooks } from './test-hooks.js';
 
 function words(inputs: Inputs, name: string): number[][] {
   return (textsInput(inputs, name) ?? []).map(encode).filter((w) => w.length > 0);
@@ -29,8 +30,10 @@ interface TextItem extends GenerationItem {
   readonly prefix: readonly number[];
 }
 
-function textItem(inputs: Inputs, inner: ModelDef): TextItem {
-  const inputIds = encode(textsInput(inputs, 'text_input')?.[0] ?? '');
+function textItem(inputs: Inputs, inner: ModelDef, scriptParam: string | undefined): TextItem {
+  const prompt = textsInput(inputs, 'text_input')?.[0] ?? '';
+  const inputIds = encode(prompt);
+  const hooks = testHooks(prompt, inputs, scriptParam);
   return {
     inputs,
     inputIds,
@@ -39,6 +42,7 @@ function textItem(inputs: Inputs, inner: ModelDef): TextItem {
       maxTokens: intInput(inputs, 'max_tokens') ?? 0,
       stopWords: words(inputs, 'stop_words'),
       badWords: words(inputs, 'bad_words'),
+      ...scriptOption(hooks),
     },
     streaming: boolInput(inputs, 'stream') ?? false,
     prefix: excludesInput(inputs, inner.parameters) ? [] : inputIds,
@@ -52,11 +56,13 @@ class OuterRequest {
   private readonly req: InferenceRequest;
   private readonly sink: ResponseSink;
   private readonly ctx: EngineContext;
+  private readonly guide: string | undefined;
 
-  constructor(req: InferenceRequest, sink: ResponseSink, ctx: EngineContext) {
+  constructor(req: InferenceRequest, sink: ResponseSink, ctx: EngineContext, guide: string | undefined) {
     this.req = req;
     this.sink = sink;
     this.ctx = ctx;
+    this.guide = guide;
     this.log('received');
     sink.signal.addEventListener('abort', () => this.close('cancelled'), { once: true });
   }
@@ -95,7 +101,8 @@ class OuterRequest {
 
   private log(event: 'received' | 'completed' | 'cancelled' | 'error'): void {
     const { model, id, protocol } = this.req;
-    this.ctx.events.record({ model: model.name, id, event, tokens: this.forwarded, protocol });
+    const guide = event === 'received' && this.guide !== undefined ? { guide: this.guide } : {};
+    this.ctx.events.record({ model: model.name, id, event, tokens: this.forwarded, protocol, ...guide });
   }
 }
 
@@ -107,15 +114,25 @@ export async function executeTextModel(
   const { model, inputs } = req;
   const inner: ModelDef | undefined = ctx.models.get(model.generator ?? '');
   if (!inner) return refuse(req, sink, ctx, new TritonError('INTERNAL', `no generator for '${model.name}'`));
-  const items = splitBatch(inputs, batchSize(inputs)).map((row) => textItem(row, inner));
-  const outer = new OuterRequest(req, sink, ctx);
+  const guide = guideOf(inputs);
+  const outer = new OuterRequest(req, sink, ctx, guide);
+  const innerRefusal = (error: TritonError): void => {
+    const base = { model: inner.name, id: req.id, tokens: 0, protocol: req.protocol } as const;
+    ctx.events.record({ ...base, event: 'received', ...(guide !== undefined ? { guide } : {}) });
+    ctx.events.record({ ...base, event: 'error' });
+    outer.finish({ kind: 'error', error });
+  };
+  let items: TextItem[];
+  try {
+    const scriptParam = scriptParameter(req.parameters);
+    items = splitBatch(inputs, batchSize(inputs)).map((row) => textItem(row, inner, scriptParam));
+  } catch (err) {
+    if (err instanceof TritonError) return innerRefusal(err);
+    throw err;
+  }
   for (const item of items) {
     const refusal = generatorRefusal(inner.decoupled, item.streaming, item.options.beamWidth ?? 1);
-    if (!refusal) continue;
-    const base = { model: inner.name, id: req.id, tokens: 0, protocol: req.protocol } as const;
-    ctx.events.record({ ...base, event: 'received' });
-    ctx.events.record({ ...base, event: 'error' });
-    return outer.finish({ kind: 'error', error: refusal });
+    if (refusal) return innerRefusal(refusal);
   }
   // Only a decoupled model streams, and it takes one item: streaming is about item 0.
   const streaming = items[0]?.streaming ?? false;
@@ -130,6 +147,7 @@ export async function executeTextModel(
       errorAfterTokens: req.faults.errorAfterTokens,
       signal: undefined,
       arrivalMs: req.arrivalMs,
+      guide,
     },
     ctx,
   );
