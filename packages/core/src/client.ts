@@ -12,6 +12,8 @@ import type { GenerateRequest, ModelFlavor } from './request.js';
 import type { GenerateResult, StreamChunk } from './result.js';
 import { type RetryOptions, type RetryPolicy, retryPolicy, withRetry } from './retry.js';
 import { detectSchema, type ModelSchema } from './schema.js';
+import { observer, Telemetry, type TelemetryOptions } from './telemetry.js';
+import type { RequestTelemetry } from './telemetry-request.js';
 import type { Tokenizer } from './tokenizer.js';
 import type {
   CallOptions,
@@ -54,6 +56,8 @@ export interface TritonLlmOptions {
   };
   /** Observes every request's lifecycle: a hook for logging, metrics and tracing. */
   readonly onEvent?: (event: GenerationEvent) => void;
+  /** OpenTelemetry spans and GenAI metrics, off until a tracer or meter is given (see {@link TelemetryOptions}). */
+  readonly telemetry?: TelemetryOptions;
 }
 
 /** Options of the client's unary calls (health, metadata, config, statistics, infer). */
@@ -89,6 +93,7 @@ export class TritonLlm {
   private schemaPromise: Promise<ModelSchema> | undefined;
   private readonly warned = new Set<string>();
   private readonly retry: RetryPolicy;
+  private readonly telemetry: Telemetry | undefined;
 
   constructor(private readonly options: TritonLlmOptions) {
     if (options?.transport === undefined)
@@ -103,6 +108,7 @@ export class TritonLlm {
     this.model = options.model;
     this.retry = retryPolicy(options.retry);
     checkCallOptions(options.defaults ?? {}, 'defaults.');
+    this.telemetry = Telemetry.create(options.telemetry, options.model);
   }
 
   /** The deployed model's schema (flavor, backend version, decoupled, batch size), read once and cached. */
@@ -125,7 +131,12 @@ export class TritonLlm {
    * collected. Aborting the signal resolves with what arrived and finish reason `cancelled`.
    */
   async generate(request: GenerateRequest, options: GenerateOptions = {}): Promise<GenerateResult> {
-    return collect(await this.start(request, options, false), this.model);
+    if (this.telemetry === undefined) return collect(await this.start(request, options, false), this.model);
+    validateRequest(request);
+    const telemetry = this.telemetry.begin(request, false);
+    return telemetry.track(
+      this.start(request, options, false, telemetry).then((g) => collect(g, this.model)),
+    );
   }
 
   /**
@@ -182,11 +193,18 @@ export class TritonLlm {
       await Promise.all(
         group.members.map(async (i, k) => {
           const item = { ...encoded[i]!, request: { ...encoded[i]!.request, id: group.request.id } };
-          const generation = this.generation(call, requests[i]!, item, false, {
-            retry: once,
-            unary: (o) => shared.row(k, o.signal),
-          });
-          results[i] = await collect(generation, this.model);
+          // Each item gets its own span; the shared request carries no single item's trace context.
+          const telemetry = this.telemetry?.begin(requests[i]!, false);
+          const generation = this.generation(
+            call,
+            requests[i]!,
+            item,
+            false,
+            { retry: once, unary: (o) => shared.row(k, o.signal) },
+            telemetry,
+          );
+          const collecting = collect(generation, this.model);
+          results[i] = await (telemetry === undefined ? collecting : telemetry.track(collecting));
         }),
       );
     });
@@ -202,15 +220,16 @@ export class TritonLlm {
     // Validation is synchronous so that bad input throws at the call, before anything is sent.
     validateRequest(request);
     const id = request.requestId ?? generateRequestId();
+    const telemetry = this.telemetry?.begin(request, true);
     let generation: Generation | undefined;
     let stopRequested = false;
-    const starting = this.start({ ...request, requestId: id }, options, true).then((g) => {
+    const starting = this.start({ ...request, requestId: id }, options, true, telemetry).then((g) => {
       generation = g;
       if (stopRequested) void g.stop();
       return g;
     });
     // Keep an unconsumed failure from becoming an unhandled rejection; iteration rethrows it.
-    starting.catch(() => undefined);
+    starting.catch((err: unknown) => telemetry?.fail(err));
     return {
       requestId: id,
       stop: async () => {
@@ -221,7 +240,11 @@ export class TritonLlm {
         let inner: AsyncIterator<StreamChunk> | undefined;
         return {
           next: async () => {
-            inner ??= (await starting)[Symbol.asyncIterator]();
+            if (inner === undefined) {
+              inner = (await starting)[Symbol.asyncIterator]();
+              // A failure before the request is sent (an already aborted signal) has no error event.
+              if (telemetry !== undefined) return telemetry.track(inner.next());
+            }
             return inner.next();
           },
           return: async () => {
@@ -229,9 +252,12 @@ export class TritonLlm {
               // Left before the first chunk: the request may already be on its way.
               const g = await starting.catch(() => undefined);
               if (g !== undefined) await g[Symbol.asyncIterator]().return?.();
+              telemetry?.abandon();
               return { done: true, value: undefined };
             }
-            return (await inner.return?.()) ?? { done: true, value: undefined };
+            const done = (await inner.return?.()) ?? { done: true as const, value: undefined };
+            telemetry?.abandon();
+            return done;
           },
         };
       },
@@ -342,9 +368,10 @@ export class TritonLlm {
     request: GenerateRequest,
     options: GenerateOptions,
     streaming: boolean,
+    telemetry?: RequestTelemetry,
   ): Promise<Generation> {
     validateRequest(request);
-    const call = await this.prepare(options);
+    const call = await this.prepare(telemetry === undefined ? options : this.traced(options, telemetry));
     if (streaming && !call.schema.decoupled) {
       throw new TritonLlmError(
         'failed_precondition',
@@ -353,7 +380,14 @@ export class TritonLlm {
         { model: this.model },
       );
     }
-    return this.generation(call, request, this.encode(call.schema, request, streaming), streaming);
+    const encoded = this.encode(call.schema, request, streaming);
+    return this.generation(call, request, encoded, streaming, undefined, telemetry);
+  }
+
+  /** The call's options with the request span's trace context added to its headers. */
+  private traced(options: GenerateOptions, telemetry: RequestTelemetry): GenerateOptions {
+    const headers = telemetry.headers(options.headers ?? this.options.defaults?.headers);
+    return headers === undefined ? options : { ...options, headers };
   }
 
   /**
@@ -401,7 +435,10 @@ export class TritonLlm {
     encoded: EncodedRequest,
     streaming: boolean,
     shared?: Pick<GenerationContext, 'unary' | 'retry'>,
+    telemetry?: RequestTelemetry,
   ): Generation {
+    const observe =
+      telemetry === undefined ? this.options.onEvent : observer(telemetry, this.options.onEvent);
     return new Generation({
       transport: this.transport,
       schema: call.schema,
@@ -412,7 +449,7 @@ export class TritonLlm {
       options: call.options,
       retry: call.retry,
       warnServerKeepsGenerating: (model) => this.warnOnce(model),
-      ...(this.options.onEvent !== undefined ? { observe: this.options.onEvent } : {}),
+      ...(observe !== undefined ? { observe } : {}),
       ...shared,
     });
   }

@@ -50,6 +50,9 @@ export type { ModelSchema } from './schema.js';
 export { detectSchema } from './schema.js';
 export type { StopSequenceStep } from './stop-sequences.js';
 export { StopSequenceMatcher } from './stop-sequences.js';
+export type { TelemetryOptions } from './telemetry.js';
+export type { TraceContextInjector } from './telemetry-trace-context.js';
+export { injectW3cTraceContext } from './telemetry-trace-context.js';
 export type { DataType, Tensor, TensorData } from './tensor.js';
 export {
   bytesPerElement,

@@ -9,6 +9,7 @@ import { execute } from '../engine/execute.js';
 import type { Delivery, InferenceRequest, ModelResponse, ResponseSink } from '../engine/request.js';
 import { asTritonError, grpcStatusOf, type TritonError } from '../errors.js';
 import { MODEL_VERSION } from '../models/repository.js';
+import { withTraceparent } from '../trace-context.js';
 import { MALFORMED_MESSAGE, ResponseEncoder } from './encode.js';
 import { decodeInputs, inputHeaders, type ProtoInferRequest, requestParameters } from './request.js';
 
@@ -123,7 +124,7 @@ export function handleStreamInfer(call: StreamCall, ctx: EngineContext, drop: Dr
       },
       settle,
     );
-    void execute(req, sink, ctx, outputs);
+    void execute(req, sink, withTraceparent(ctx, call.metadata.get('traceparent')[0]), outputs);
   });
   call.on('end', () => {
     reading = false;

@@ -6,6 +6,7 @@ import { execute } from '../engine/execute.js';
 import type { Delivery, InferenceRequest, ModelResponse } from '../engine/request.js';
 import { asTritonError, grpcStatusOf, type TritonError } from '../errors.js';
 import { MODEL_VERSION } from '../models/repository.js';
+import { withTraceparent } from '../trace-context.js';
 import { MALFORMED_MESSAGE, ResponseEncoder } from './encode.js';
 import { decodeInputs, inputHeaders, type ProtoInferRequest, requestParameters } from './request.js';
 import type { DropConnection } from './stream.js';
@@ -73,7 +74,7 @@ export function handleModelInfer(
       complete: () => answer(undefined, response ?? encoder.response([], undefined)),
       fail: (error) => answer(error),
     },
-    ctx,
+    withTraceparent(ctx, call.metadata.get('traceparent')[0]),
     outputs,
   );
 }

@@ -16,6 +16,7 @@ import type {
 import { asTritonError, TritonError } from '../errors.js';
 import { MODEL_VERSION, type ModelDef } from '../models/repository.js';
 import type { Tensor } from '../tensor.js';
+import { withTraceparent } from '../trace-context.js';
 import type { Exchange } from './exchange.js';
 import { flatData, isObject, jsonValues, parseJsonBody, stringify } from './json.js';
 import { unaryFault } from './unary-fault.js';
@@ -97,7 +98,7 @@ export async function handleGenerate(
     return ex.error(asTritonError(err));
   }
   const sink = streaming ? streamSink(ex, req) : singleSink(ex, req);
-  await execute(req, sink, ctx, []);
+  await execute(req, sink, withTraceparent(ctx, ex.req.headers.traceparent), []);
 }
 
 /** `/generate_stream`: one `data:` event per response; errors after the first event stay in-band. */

@@ -12,6 +12,7 @@ import { MODEL_VERSION } from '../models/repository.js';
 import { isDataType } from '../models/tensor-spec.js';
 import { decodeRaw, encodeRaw } from '../raw-tensor.js';
 import { elementCount, type Tensor } from '../tensor.js';
+import { withTraceparent } from '../trace-context.js';
 import type { Exchange } from './exchange.js';
 import {
   flatData,
@@ -195,7 +196,7 @@ export async function handleInfer(
       },
       fail: (error) => ex.error(error),
     },
-    ctx,
+    withTraceparent(ctx, ex.req.headers.traceparent),
     body.outputs.map((o) => o.name),
   );
 }

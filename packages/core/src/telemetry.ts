@@ -1,0 +1,97 @@
+import type { Attributes, Meter, SpanKind, Tracer } from '@opentelemetry/api';
+import { invalidArgument } from './errors.js';
+import type { GenerationEvent } from './generation.js';
+import type { GenerateRequest } from './request.js';
+import { baseAttributes, OPERATION, requestAttributes } from './telemetry-attributes.js';
+import { GenAiMetrics } from './telemetry-metrics.js';
+import { RequestTelemetry } from './telemetry-request.js';
+import { injectW3cTraceContext, type TraceContextInjector } from './telemetry-trace-context.js';
+
+// A runtime value of the optional peer's enum, written out so core never loads the api.
+const CLIENT: SpanKind = 2;
+
+/**
+ * OpenTelemetry for `TritonLlm` (`new TritonLlm({ ..., telemetry: { tracer, meter } })`), off
+ * until a tracer or a meter is given. `tracer` records one span per `generate()` / `stream()`
+ * request (and per item of `generateBatch()`), named and attributed by the OpenTelemetry GenAI
+ * semantic conventions; `meter` records the GenAI client histograms. Both come from your own
+ * OpenTelemetry setup (`trace.getTracer('my-service')`, `metrics.getMeter('my-service')`): the SDK
+ * needs `@opentelemetry/api` only for its types and never loads it.
+ */
+export interface TelemetryOptions {
+  /** Records a span per request (kind CLIENT, `text_completion {model}`), child of the active span. */
+  readonly tracer?: Tracer;
+  /** Records `gen_ai.client.operation.duration`, `gen_ai.client.token.usage` and the streaming chunk timings. */
+  readonly meter?: Meter;
+  /**
+   * How the span's context reaches Triton in the call's headers (gRPC metadata): W3C
+   * `traceparent` / `tracestate` by default, your own injector, or `false` for none.
+   */
+  readonly propagate?: false | TraceContextInjector;
+  /**
+   * The server's URL, for the `server.address` / `server.port` attributes (transports do not
+   * expose theirs; with replicas, the name of the service in front of them).
+   */
+  readonly serverUrl?: string;
+}
+
+/** One client's telemetry: its instruments and the attributes every request shares. */
+export class Telemetry {
+  private readonly metrics: GenAiMetrics | undefined;
+  private readonly attributes: Attributes;
+  private readonly inject: TraceContextInjector | undefined;
+
+  private constructor(
+    private readonly options: TelemetryOptions,
+    private readonly model: string,
+  ) {
+    this.metrics = options.meter !== undefined ? new GenAiMetrics(options.meter) : undefined;
+    this.attributes = baseAttributes(model, options.serverUrl);
+    this.inject = options.propagate === false ? undefined : (options.propagate ?? injectW3cTraceContext);
+  }
+
+  /** The client's telemetry, or undefined (and nothing on any request's path) when neither is given. */
+  static create(options: TelemetryOptions | undefined, model: string): Telemetry | undefined {
+    if (options === undefined) return undefined;
+    if (typeof options !== 'object' || options === null)
+      throw invalidArgument('telemetry', options, 'must be an object with a tracer and/or a meter');
+    const { tracer, meter, propagate, serverUrl } = options;
+    if (tracer !== undefined && typeof tracer.startSpan !== 'function')
+      throw invalidArgument('telemetry.tracer', tracer, 'must be an OpenTelemetry Tracer');
+    if (meter !== undefined && typeof meter.createHistogram !== 'function')
+      throw invalidArgument('telemetry.meter', meter, 'must be an OpenTelemetry Meter');
+    if (propagate !== undefined && propagate !== false && typeof propagate !== 'function')
+      throw invalidArgument('telemetry.propagate', propagate, 'must be false or a function');
+    if (serverUrl !== undefined && !URL.canParse(serverUrl))
+      throw invalidArgument('telemetry.serverUrl', serverUrl, 'must be a URL');
+    if (tracer === undefined && meter === undefined) return undefined;
+    return new Telemetry(options, model);
+  }
+
+  /** Starts one request's span (a child of the active context) and its clock. */
+  begin(request: GenerateRequest, streaming: boolean): RequestTelemetry {
+    const span = this.options.tracer?.startSpan(`${OPERATION} ${this.model}`, {
+      kind: CLIENT,
+      attributes: { ...this.attributes, ...requestAttributes(request, streaming) },
+    });
+    return new RequestTelemetry({
+      span,
+      metrics: this.metrics,
+      inject: this.inject,
+      attributes: this.attributes,
+      streaming,
+    });
+  }
+}
+
+/** The generation's observer: the request's telemetry first, then the user's `onEvent`. */
+export function observer(
+  telemetry: RequestTelemetry,
+  onEvent: ((event: GenerationEvent) => void) | undefined,
+): (event: GenerationEvent) => void {
+  if (onEvent === undefined) return (event) => telemetry.observe(event);
+  return (event) => {
+    telemetry.observe(event);
+    onEvent(event);
+  };
+}
