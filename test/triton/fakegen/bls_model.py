@@ -5,6 +5,7 @@ responses, but the inner `tensorrt_llm` request (which carries the outer request
 Parameter `accumulate_tokens`: true sends all text so far in every streamed response.
 """
 
+import json
 import traceback
 
 import numpy as np
@@ -55,6 +56,8 @@ LLM_INPUTS = {
     "repetition_penalty": "repetition_penalty",
     "presence_penalty": "presence_penalty",
     "frequency_penalty": "frequency_penalty",
+    "guided_decoding_guide_type": "guided_decoding_guide_type",
+    "guided_decoding_guide": "guided_decoding_guide",
 }
 # tensorrt_llm outputs that become the BLS's own outputs unchanged
 PASSTHROUGH = (
@@ -63,6 +66,12 @@ PASSTHROUGH = (
     "first_scheduled_time_ns", "first_token_time_ns", "last_token_time_ns", "acceptance_rate",
     "total_accepted_draft_tokens", "total_draft_tokens", "num_input_tokens", "num_output_tokens",
 )
+
+
+def _forwarded_parameters(request) -> dict:
+    """The request parameters a BLS request can carry (the backend takes bool, int and str values)."""
+    params = json.loads(request.parameters() or "{}")
+    return {k: v for k, v in params.items() if isinstance(v, (bool, int, str))}
 
 
 class InnerError(Exception):
@@ -111,6 +120,8 @@ class TritonPythonModel:
                 inputs=llm_inputs,
                 requested_output_names=["output_ids", "sequence_length", *PASSTHROUGH],
                 request_id=request.request_id(),
+                # As the ensemble does (Triton core forwards them): `fake_script` reaches the generator.
+                parameters=_forwarded_parameters(request),
             )
             # Accumulating only makes sense for one token per response (streaming).
             accumulated = {} if self.accumulate and bool(io.scalar(request, "stream", False)) else None

@@ -11,12 +11,16 @@ import time
 ENV_VAR = "TRTLLM_FAKE_EVENT_LOG"
 
 
-def log_event(model: str, request_id: str, event: str, tokens: int) -> None:
+def log_event(model: str, request_id: str, event: str, tokens: int, guide: "str | None" = None) -> None:
+    """`guide`: the request's guide type, recorded on `received` events that have one."""
     path = os.environ.get(ENV_VAR)
     if not path:
         return
+    record = {"ts": int(time.time() * 1000), "model": model, "id": request_id, "event": event, "tokens": tokens}
+    if guide is not None:
+        record["guide"] = guide
     line = json.dumps(
-        {"ts": int(time.time() * 1000), "model": model, "id": request_id, "event": event, "tokens": tokens},
+        record,
         ensure_ascii=False,
         separators=(",", ":"),
     )

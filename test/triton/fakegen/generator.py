@@ -33,6 +33,9 @@ class GenParams:
     seed: int = 0
     stop_words: list = field(default_factory=list)
     bad_words: list = field(default_factory=list)
+    # GENERATOR.md "Scripted output": encode(script) instead of the corpus; end_id, min_tokens, stop and
+    # bad words and seed do not apply.
+    script: "str | None" = None
 
 
 def _ends_with(tokens: list, word) -> bool:
@@ -46,8 +49,9 @@ class Sequence:
     def __init__(self, params: GenParams, k: int = 0):
         self.params = params
         self.k = k
+        self.script = None if params.script is None else encode(params.script)
         start = sum(int(t) for t in params.input_ids) + int(params.seed) % CORPUS_LEN + 7 * k
-        self.pos = start % CORPUS_LEN
+        self.pos = 0 if self.script is not None else start % CORPUS_LEN
         self.tokens: list = []
         self.finish = None  # "stop" | "length" | "stopped" | "cancelled"
         self.stop_word = None  # index into params.stop_words of the word that ended it
@@ -62,6 +66,8 @@ class Sequence:
         if len(self.tokens) >= p.max_tokens:
             self.finish = "length"
             return None
+        if self.script is not None:
+            return self._scripted()
         for _ in range(CORPUS_LEN + 1):
             tok = CORPUS_IDS[self.pos % CORPUS_LEN]
             self.pos = (self.pos + 1) % CORPUS_LEN
@@ -81,6 +87,20 @@ class Sequence:
                     self.stop_word = i
                     return tok
         if len(self.tokens) >= p.max_tokens:
+            self.finish = "length"
+        return tok
+
+    def _scripted(self):
+        if self.pos >= len(self.script):
+            self.finish = "stop"
+            return None
+        tok = self.script[self.pos]
+        self.pos += 1
+        self.tokens.append(tok)
+        # A script that fits exactly ends with "stop": only a cut one is "length".
+        if self.pos >= len(self.script):
+            self.finish = "stop"
+        elif len(self.tokens) >= self.params.max_tokens:
             self.finish = "length"
         return tok
 

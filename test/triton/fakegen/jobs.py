@@ -9,6 +9,7 @@ import triton_python_backend_utils as pb_utils
 from . import triton_io as io
 from .events import log_event
 from .generator import GenerationError
+from .hooks import guide_of
 
 POLL_S = 0.005
 
@@ -102,7 +103,7 @@ def start_job(model_name: str, registry: Registry, workers: Workers, request, se
     on a thread of its own. A request `parse` refuses (INVALID_ARG) is logged as an error and answered
     with it."""
     job = Job(request, workers.shutdown)
-    log_event(model_name, job.request_id, "received", 0)
+    log_event(model_name, job.request_id, "received", 0, guide_of(request))
     try:
         parsed = parse(request)
     except (io.InvalidArgument, GenerationError) as e:

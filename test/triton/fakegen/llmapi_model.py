@@ -12,6 +12,7 @@ import triton_python_backend_utils as pb_utils
 from . import triton_io as io
 from .events import log_event
 from .generator import GenerationError, GenParams, Sequence, log_prob
+from .hooks import parse_fake_script, script_parameter
 from .jobs import Job, Registry, Workers, start_job
 from .vocab import END_ID, decode, encode
 
@@ -42,6 +43,7 @@ class LlmApiRequest:
             end_id=END_ID,
             seed=int(io.scalar(request, "sampling_param_seed", 0)),
             stop_words=[encode(s) for s in self.stop_strings],
+            script=_script(request, texts[0]),
         )
         self.exclude_input = bool(io.scalar(request, "sampling_param_exclude_input_from_output", False))
         self.return_finish_reason = bool(io.scalar(request, "return_finish_reason", False))
@@ -119,6 +121,14 @@ class TritonPythonModel:
             cum = sum(log_prob(t) for t in seq.tokens)
             tensors.append(pb_utils.Tensor("cumulative_logprob", np.asarray([[cum]], dtype=np.float32)))
         return pb_utils.InferenceResponse(output_tensors=tensors)
+
+
+def _script(request, prompt: bytes):
+    """The `fake_script` parameter, else the prompt's marker (the LLM-API model has no guided decoding)."""
+    scripted = script_parameter(request)
+    if scripted is not None:
+        return scripted
+    return parse_fake_script(prompt.decode("utf-8", errors="replace"))
 
 
 def _string(value) -> np.ndarray:

@@ -14,8 +14,9 @@ import triton_python_backend_utils as pb_utils
 from . import triton_io as io
 from .events import log_event
 from .generator import GenerationError, GenParams, Sequence, log_prob
+from .hooks import script_of, script_parameter
 from .jobs import Job, Registry, Workers, start_job
-from .vocab import END_ID
+from .vocab import END_ID, decode
 from .word_lists import from_word_list
 
 FINAL = pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL
@@ -25,7 +26,7 @@ STREAMING_NEEDS_DECOUPLED = "Streaming is only supported if model is deployed us
 class RawRequest:
     """One parsed batch item: row b of every input, generated as a request of its own."""
 
-    def __init__(self, model, row: io.Row):
+    def __init__(self, model, row: io.Row, script_param=None):
         ids = row.tensor("input_ids")
         if ids.ndim != 1:
             raise io.InvalidArgument(f"'input_ids' must have shape [batch, length], got rows of {list(ids.shape)}")
@@ -62,6 +63,8 @@ class RawRequest:
             seed=int(row.scalar("seed", 0)),
             stop_words=stop_words,
             bad_words=bad_words,
+            # The vocabulary is byte-level, so a marker the client tokenized decodes back intact.
+            script=script_of(decode(self.input_ids), row, script_param),
         )
         self.exclude_input = row.flag("exclude_input_in_output", model.exclude_input_default)
         self.return_log_probs = row.flag("return_log_probs", False)
@@ -88,12 +91,13 @@ def parse_batch(model, request) -> list:
     size = io.batch_size(request, model.model_name)
     if size > 1 and model.decoupled:
         raise io.batch_refusal(size)
+    script_param = script_parameter(request)
     if size == 1:
-        return [RawRequest(model, io.Row(request, 0))]
+        return [RawRequest(model, io.Row(request, 0), script_param)]
     items = []
     for b in range(size):
         try:
-            items.append(RawRequest(model, io.Row(request, b)))
+            items.append(RawRequest(model, io.Row(request, b), script_param))
         except (io.InvalidArgument, GenerationError) as e:
             raise io.InvalidArgument(f"batch item {b}: {e}") from e
     # The stacked response has one beams dimension for every item.
