@@ -1,2 +1,11 @@
-/** Placeholder: the chat model is being written. */
-export const TRTLLM_LANGCHAIN = 'trtllm';
+export type {
+  ChatTritonCallOptions,
+  ChatTritonInput,
+  ChatTritonOptions,
+  TritonCallTransportOptions,
+} from './chat-triton.js';
+export { ChatTriton } from './chat-triton.js';
+export type { TritonConnection } from './connection.js';
+export type { TritonResponseMetadata } from './metadata.js';
+export type { TritonGenerationSettings } from './settings.js';
+export { DEFAULT_MAX_TOKENS } from './settings.js';

@@ -1,0 +1,406 @@
+import type { CallbackManagerForLLMRun } from '@langchain/core/callbacks/manager';
+import { ModelAbortError } from '@langchain/core/errors';
+import {
+  BaseChatModel,
+  type BaseChatModelCallOptions,
+  type BaseChatModelParams,
+  type LangSmithParams,
+} from '@langchain/core/language_models/chat_models';
+import {
+  AIMessage,
+  AIMessageChunk,
+  type AIMessageChunkFields,
+  type BaseMessage,
+  type UsageMetadata,
+} from '@langchain/core/messages';
+import { ChatGenerationChunk, type ChatResult } from '@langchain/core/outputs';
+import {
+  type GenerateOptions,
+  type GenerateRequest,
+  type GenerateResult,
+  type GenerationEvent,
+  invalidArgument,
+  type RetryOptions,
+  type Tokenizer,
+  TritonLlm,
+  TritonLlmError,
+} from '@trtllm/sdk';
+import {
+  CHAT_TEMPLATE_CHOICES,
+  ChatTemplate,
+  type ChatTemplateChoice,
+  loadChatTemplate,
+  loadTokenizer,
+} from '@trtllm/tokenizers';
+import { type TritonConnection, transportOf } from './connection.js';
+import { chatMessagesOf } from './messages.js';
+import { responseMetadata, type TritonResponseMetadata, usageMetadata } from './metadata.js';
+import { mergeSettings, pickSettings, requestFor, type TritonGenerationSettings } from './settings.js';
+
+/** Per-call transport options of {@link ChatTriton} (model-wide defaults go in the constructor). */
+export interface TritonCallTransportOptions {
+  /** Total deadline in milliseconds, sent as the gRPC deadline. LangChain's `timeout` aborts instead. */
+  readonly timeoutMs?: number;
+  /** Longest wait for the next response in milliseconds. */
+  readonly idleTimeoutMs?: number;
+  /** Extra headers (gRPC metadata) for the request. */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** The request id sent to Triton (generated when absent), to find the request in server logs. */
+  readonly requestId?: string;
+}
+
+/**
+ * Call options of {@link ChatTriton}: LangChain's (`signal`, `stop`, `callbacks`, `timeout`, ...)
+ * plus every generation setting and the transport options, each overriding the model's default for
+ * this call.
+ */
+export interface ChatTritonCallOptions
+  extends BaseChatModelCallOptions,
+    Omit<TritonGenerationSettings, 'stop'>,
+    TritonCallTransportOptions {}
+
+/** Options of {@link ChatTriton} that are not generation settings. */
+export interface ChatTritonOptions {
+  /** The deployed model: `ensemble` (default), `tensorrt_llm_bls`, `tensorrt_llm` (needs a tokenizer), an LLM-API model. */
+  readonly model?: string;
+  /** Pin a model version; the server picks when absent. */
+  readonly modelVersion?: string;
+  /** Turns text into ids for the raw `tensorrt_llm` model, and counts prompt tokens where the server does not. */
+  readonly tokenizer?: Tokenizer;
+  /** A Hugging Face tokenizer directory: its tokenizer (unless `tokenizer` is given) and its chat template. */
+  readonly tokenizerDir?: string;
+  /**
+   * How messages become the prompt: `auto` (default: the chat template of `tokenizerDir`, else
+   * ChatML), a built-in template name, or a {@link ChatTemplate} you loaded.
+   */
+  readonly chatTemplate?: ChatTemplateChoice | ChatTemplate;
+  /** Default transport options of every call (`timeoutMs`, `idleTimeoutMs`, `headers`). */
+  readonly timeoutMs?: number;
+  /** Longest wait for the next response in milliseconds, for every call. */
+  readonly idleTimeoutMs?: number;
+  /** Headers (gRPC metadata) sent with every call. */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** The SDK's retries of requests that fail before the server answered (on by default). */
+  readonly retry?: RetryOptions;
+  /** Where the SDK's warnings go (default console.warn). */
+  readonly logger?: { warn(message: string): void };
+  /** Observes every request's lifecycle (the SDK's hook for logging, metrics and tracing). */
+  readonly onEvent?: (event: GenerationEvent) => void;
+}
+
+/**
+ * Constructor input of {@link ChatTriton}: where the server is ({@link TritonConnection}), which model
+ * and how to prompt it ({@link ChatTritonOptions}), default generation settings
+ * ({@link TritonGenerationSettings}), and LangChain's own model parameters (callbacks, tags, ...).
+ */
+export type ChatTritonInput = BaseChatModelParams &
+  TritonConnection &
+  ChatTritonOptions &
+  TritonGenerationSettings;
+
+/** What a call needs once the lazily loaded parts are ready. */
+interface Ready {
+  readonly llm: TritonLlm;
+  readonly template: ChatTemplate;
+  readonly tokenizer: Tokenizer | undefined;
+}
+
+/** A request about to be sent, with what the response metadata needs to know of it. */
+interface Prepared {
+  readonly llm: TritonLlm;
+  readonly request: GenerateRequest;
+  readonly options: GenerateOptions;
+  readonly countPrompt: () => number | undefined;
+}
+
+/**
+ * A LangChain.js chat model for a TensorRT-LLM model served by NVIDIA Triton, built on `@trtllm/sdk`:
+ * messages are rendered with the model's chat template, sent over gRPC or HTTP, and streamed back
+ * token by token (`stream`, `handleLLMNewToken`). LangChain's `signal` reaches the server as the SDK
+ * does it (the raw and LLM-API models stop generating; for `ensemble` and BLS, `response_metadata.early_stop`
+ * says the server keeps going). Messages carry `usage_metadata` and `response_metadata.finish_reason`.
+ *
+ * ```ts
+ * const model = new ChatTriton({ grpcUrl: 'http://localhost:8001', model: 'ensemble', maxTokens: 128 });
+ * const chain = ChatPromptTemplate.fromMessages([['human', 'Explain {topic}']]).pipe(model);
+ * for await (const chunk of await chain.stream({ topic: 'ML' })) process.stdout.write(chunk.text);
+ * ```
+ */
+export class ChatTriton extends BaseChatModel<ChatTritonCallOptions, AIMessageChunk> {
+  /** The deployed model's name. */
+  readonly model: string;
+  /** Default generation settings of every call. */
+  readonly settings: TritonGenerationSettings;
+  private readonly owned: boolean;
+  private readonly closeTransport: () => Promise<void>;
+  private readonly init: () => Promise<Ready>;
+  private ready: Promise<Ready> | undefined;
+
+  /** LangChain's name for the class (serialization, tracing). */
+  static override lc_name(): string {
+    return 'ChatTriton';
+  }
+
+  /** Checks every option (an error names the field and value) and connects lazily, on the first call. */
+  constructor(fields: ChatTritonInput) {
+    if (fields === null || typeof fields !== 'object') {
+      throw invalidArgument('fields', fields, 'must be an object with grpcUrl, httpUrl or transport');
+    }
+    super(fields);
+    const model = fields.model ?? 'ensemble';
+    if (typeof model !== 'string' || model.length === 0) {
+      throw invalidArgument('model', model, 'must be a non-empty string');
+    }
+    const choice = fields.chatTemplate ?? 'auto';
+    if (!(choice instanceof ChatTemplate) && !CHAT_TEMPLATE_CHOICES.includes(choice)) {
+      throw invalidArgument(
+        'chatTemplate',
+        choice,
+        `must be a ChatTemplate or one of ${CHAT_TEMPLATE_CHOICES.join(', ')}`,
+      );
+    }
+    const { tokenizerDir } = fields;
+    if (tokenizerDir !== undefined && (typeof tokenizerDir !== 'string' || tokenizerDir.length === 0)) {
+      throw invalidArgument('tokenizerDir', tokenizerDir, 'must be a directory path');
+    }
+    this.model = model;
+    this.settings = pickSettings(fields);
+    // A placeholder prompt: the defaults are checked as a request would be, before any call.
+    requestFor(' ', this.settings);
+    const { transport, owned } = transportOf(fields);
+    this.owned = owned;
+    this.closeTransport = () => transport.close();
+    const defaults = {
+      ...(fields.timeoutMs !== undefined ? { timeoutMs: fields.timeoutMs } : {}),
+      ...(fields.idleTimeoutMs !== undefined ? { idleTimeoutMs: fields.idleTimeoutMs } : {}),
+      ...(fields.headers !== undefined ? { headers: fields.headers } : {}),
+    };
+    const llmOptions = (tokenizer: Tokenizer | undefined) => ({
+      transport,
+      model,
+      defaults,
+      ...(fields.modelVersion !== undefined ? { modelVersion: fields.modelVersion } : {}),
+      ...(tokenizer !== undefined ? { tokenizer } : {}),
+      ...(fields.retry !== undefined ? { retry: fields.retry } : {}),
+      ...(fields.logger !== undefined ? { logger: fields.logger } : {}),
+      ...(fields.onEvent !== undefined ? { onEvent: fields.onEvent } : {}),
+    });
+    // Checked now (defaults, model) even though the tokenizer may still have to be loaded.
+    new TritonLlm(llmOptions(fields.tokenizer));
+    this.init = async () => {
+      const [tokenizer, template] = await Promise.all([
+        fields.tokenizer ?? (tokenizerDir !== undefined ? loadTokenizer(tokenizerDir) : undefined),
+        choice instanceof ChatTemplate
+          ? choice
+          : loadChatTemplate({ choice, ...(tokenizerDir !== undefined ? { tokenizerDir } : {}) }),
+      ]);
+      return { llm: new TritonLlm(llmOptions(tokenizer)), template, tokenizer };
+    };
+  }
+
+  /** LangChain's identifier of this kind of model. */
+  _llmType(): string {
+    return 'triton';
+  }
+
+  /** The settings a call with `options` uses, as LangChain's tracing shows them. */
+  override invocationParams(options?: this['ParsedCallOptions']): Record<string, unknown> {
+    const merged = mergeSettings(this.settings, pickSettings(options));
+    return Object.fromEntries(
+      Object.entries({ model: this.model, ...merged }).map(([k, v]) => [
+        k,
+        typeof v === 'bigint' ? v.toString() : v,
+      ]),
+    );
+  }
+
+  /** Tracing metadata in LangSmith's names. */
+  override getLsParams(options: this['ParsedCallOptions']): LangSmithParams {
+    const merged = mergeSettings(this.settings, pickSettings(options));
+    return {
+      ls_provider: 'triton',
+      ls_model_name: this.model,
+      ls_model_type: 'chat',
+      ...(merged.temperature !== undefined ? { ls_temperature: merged.temperature } : {}),
+      ...(merged.maxTokens !== undefined ? { ls_max_tokens: merged.maxTokens } : {}),
+      ...(merged.stop !== undefined ? { ls_stop: [...merged.stop] } : {}),
+    };
+  }
+
+  /**
+   * Closes the connection this model opened from `grpcUrl` / `httpUrl`. A transport passed in is
+   * left open: its owner closes it.
+   */
+  async close(): Promise<void> {
+    if (this.owned) await this.closeTransport();
+  }
+
+  /** Streams the reply: one chunk per text delta, then a last chunk with usage and response metadata. */
+  override async *_streamResponseChunks(
+    messages: BaseMessage[],
+    options: this['ParsedCallOptions'],
+    runManager?: CallbackManagerForLLMRun,
+  ): AsyncGenerator<ChatGenerationChunk> {
+    const prepared = await this.prepare(messages, options);
+    const run = this.run(prepared);
+    let streamed = false;
+    for (;;) {
+      const step = await run.next();
+      if (step.done) {
+        const result = step.value;
+        throwIfAborted(result, prepared);
+        // A model that is not decoupled answers once: its whole text is the only delta.
+        if (!streamed && result.text !== '') yield* this.delta(result.text, runManager);
+        yield finalChunk(result, prepared);
+        return;
+      }
+      streamed = true;
+      yield* this.delta(step.value, runManager);
+    }
+  }
+
+  /** The whole reply: one generation per returned sequence (beams, `numReturnSequences`). */
+  override async _generate(
+    messages: BaseMessage[],
+    options: this['ParsedCallOptions'],
+    runManager?: CallbackManagerForLLMRun,
+  ): Promise<ChatResult> {
+    const prepared = await this.prepare(messages, options);
+    const run = this.run(prepared);
+    let step = await run.next();
+    while (step.done !== true) {
+      await runManager?.handleLLMNewToken(step.value, { prompt: 0, completion: 0 });
+      step = await run.next();
+    }
+    const result = step.value;
+    throwIfAborted(result, prepared);
+    const usage = usageMetadata(result, prepared.countPrompt);
+    const sequences = result.sequences.length > 0 ? result.sequences : [undefined];
+    return {
+      generations: sequences.map((sequence, i) => {
+        const text = sequence?.text ?? result.text;
+        const metadata = responseMetadata(result, sequence);
+        return {
+          text,
+          // The request's tokens, counted once: on the first sequence.
+          message: new AIMessage(messageFields(text, metadata, i === 0 ? usage : undefined)),
+          generationInfo: { finish_reason: metadata.finish_reason },
+        };
+      }),
+      llmOutput: {
+        tokenUsage: {
+          promptTokens: usage.input_tokens,
+          completionTokens: usage.output_tokens,
+          totalTokens: usage.total_tokens,
+        },
+      },
+    };
+  }
+
+  private async *delta(text: string, runManager: CallbackManagerForLLMRun | undefined) {
+    const chunk = new ChatGenerationChunk({ text, message: new AIMessageChunk({ content: text }) });
+    yield chunk;
+    await runManager?.handleLLMNewToken(text, { prompt: 0, completion: 0 }, undefined, undefined, undefined, {
+      chunk,
+    });
+  }
+
+  private loaded(): Promise<Ready> {
+    this.ready ??= this.init().catch((err: unknown) => {
+      this.ready = undefined;
+      throw err;
+    });
+    return this.ready;
+  }
+
+  /** Renders and checks the request before anything is sent. */
+  private async prepare(messages: BaseMessage[], options: this['ParsedCallOptions']): Promise<Prepared> {
+    const chat = chatMessagesOf(messages);
+    const call = pickSettings(options);
+    const settings = mergeSettings(this.settings, call);
+    // Checked before the template and tokenizer load, so a bad value fails without touching the server.
+    requestFor(' ', settings);
+    const { llm, template, tokenizer } = await this.loaded();
+    const prompt = template.render(chat);
+    const requestId = options.requestId;
+    const request = { ...requestFor(prompt, settings), ...(requestId !== undefined ? { requestId } : {}) };
+    const generateOptions: GenerateOptions = {
+      ...(options.signal !== undefined ? { signal: options.signal } : {}),
+      ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+      ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
+      ...(options.headers !== undefined ? { headers: options.headers } : {}),
+    };
+    return {
+      llm,
+      request,
+      options: generateOptions,
+      countPrompt: () => tokenizer?.encode(prompt).length,
+    };
+  }
+
+  /**
+   * Yields the first sequence's text deltas and returns the whole result. Models that are not
+   * decoupled, and requests for several sequences, are generated whole (`generate()`); the rest are
+   * streamed, so callbacks see tokens as they arrive even under `invoke`.
+   */
+  private async *run(prepared: Prepared): AsyncGenerator<string, GenerateResult> {
+    const { llm, request, options } = prepared;
+    const schema = await llm.schema(options.signal !== undefined ? { signal: options.signal } : {});
+    const several = (request.beamWidth ?? 1) > 1 || (request.numReturnSequences ?? 1) > 1;
+    if (!schema.decoupled || several) return await llm.generate(request, options);
+    for await (const chunk of llm.stream(request, options)) {
+      if (chunk.done) return chunk.result;
+      if (chunk.sequenceIndex === 0 && chunk.text !== '') yield chunk.text;
+    }
+    throw new TritonLlmError('protocol', `the stream of model '${llm.model}' ended without a final chunk`, {
+      model: llm.model,
+    });
+  }
+}
+
+/**
+ * Message fields with usage. Under `exactOptionalPropertyTypes` @langchain/core 1.4's inferred
+ * `usage_metadata` type collapses to `undefined`, so the fields are typed here once.
+ */
+function messageFields(
+  content: string,
+  metadata: TritonResponseMetadata,
+  usage: UsageMetadata | undefined,
+): AIMessageChunkFields {
+  const fields = {
+    content,
+    response_metadata: { ...metadata },
+    ...(usage !== undefined ? { usage_metadata: usage } : {}),
+  };
+  return fields as unknown as AIMessageChunkFields;
+}
+
+function finalChunk(result: GenerateResult, prepared: Prepared): ChatGenerationChunk {
+  const metadata = responseMetadata(result);
+  return new ChatGenerationChunk({
+    text: '',
+    message: new AIMessageChunk(messageFields('', metadata, usageMetadata(result, prepared.countPrompt))),
+    generationInfo: { finish_reason: metadata.finish_reason },
+  });
+}
+
+/**
+ * LangChain reports an aborted model call as `ModelAbortError` with the partial reply; the reply's
+ * `response_metadata.early_stop` carries the SDK's report: whether the server was told and whether it
+ * stops generating (it does not for `ensemble` and BLS models).
+ */
+function throwIfAborted(result: GenerateResult, prepared: Prepared): void {
+  const early = result.earlyStop;
+  if (early?.trigger !== 'abort') return;
+  const metadata = responseMetadata(result);
+  const partial = new AIMessageChunk(
+    messageFields(result.text, metadata, usageMetadata(result, prepared.countPrompt)),
+  );
+  const server = early.serverStopsGenerating
+    ? 'the server stops generating'
+    : `the server keeps generating to maxTokens (model flavor without a stop; call the raw tensorrt_llm model with a tokenizer to free it)`;
+  throw new ModelAbortError(
+    `request ${result.requestId} to model '${result.model}' was aborted after ${result.usage.completionTokens} tokens; ${server}`,
+    partial,
+  );
+}
