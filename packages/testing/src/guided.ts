@@ -93,8 +93,8 @@ class Instantiator {
       case 'number':
         return minimum ?? 0;
       case 'integer':
-        // Math.ceil(-0.5) is -0, which JSON writes as 0 (as Python's int does).
-        return minimum === undefined ? 0 : Math.ceil(minimum);
+        // Math.ceil(-0.5) is -0; adding 0 makes it the 0 that Python's math.ceil gives.
+        return minimum === undefined ? 0 : Math.ceil(minimum) + 0;
       case 'boolean':
         return true;
       case 'null':
