@@ -262,6 +262,32 @@ describe.each(PROTOCOLS)('OpenTelemetry over %s', (protocol) => {
   });
 });
 
+describe('OpenTelemetry for generateBatch', () => {
+  const fake = useFakeTriton();
+
+  it('a batched request records one span per item, each with its own usage', async () => {
+    const { exporter, tracer } = setUp();
+    const llm = new TritonLlm({
+      transport: fake.transport('grpc'),
+      model: 'ensemble_unary',
+      telemetry: { tracer },
+    });
+    const maxTokens = [4, 9];
+    await llm.generateBatch(maxTokens.map((n) => ({ prompt: PROMPT, maxTokens: n })));
+    const received = fake
+      .triton()
+      .events()
+      .filter((e) => e.model === 'tensorrt_llm_unary' && e.event === 'received');
+    expect(received).toHaveLength(1);
+    const spans = exporter.getFinishedSpans();
+    expect(spans.map((s) => s.name)).toEqual([
+      'text_completion ensemble_unary',
+      'text_completion ensemble_unary',
+    ]);
+    expect(spans.map((s) => s.attributes['gen_ai.usage.output_tokens']).sort()).toEqual(maxTokens);
+  });
+});
+
 describe('telemetry options', () => {
   it('refuses what is not a tracer, naming the field', () => {
     const err = (() => {
