@@ -1,0 +1,269 @@
+import type {
+  LanguageModelV4,
+  LanguageModelV4CallOptions,
+  LanguageModelV4Content,
+  LanguageModelV4GenerateResult,
+  LanguageModelV4StreamPart,
+  LanguageModelV4StreamResult,
+  SharedV4Warning,
+} from '@ai-sdk/provider';
+import type { GenerateOptions, GenerateRequest, Tokenizer, TritonLlm } from '@trtllm/sdk';
+import { TritonLlmError } from '@trtllm/sdk';
+import type { ChatTemplate } from '@trtllm/tokenizers';
+import { prepareCall } from './call-settings.js';
+import { chatMessages } from './prompt.js';
+import {
+  checkRequest,
+  parseTritonOptions,
+  type TritonCallSettings,
+  type TritonRequestOptions,
+} from './provider-options.js';
+import { earlyStopJson, finishReason, PROVIDER_KEY, providerMetadata, usageOf } from './result.js';
+
+/** What a model needs from its provider. */
+export interface TritonModelConfig {
+  readonly provider: string;
+  /** The SDK client of this model (opened on first use, so a provider can exist before its server). */
+  readonly llm: () => TritonLlm;
+  readonly template: () => Promise<ChatTemplate>;
+  readonly tokenizer: Tokenizer | undefined;
+  readonly defaults: { readonly request: TritonRequestOptions; readonly call: TritonCallSettings };
+  readonly defaultMaxTokens: number;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+interface Prepared {
+  readonly llm: TritonLlm;
+  readonly prompt: string;
+  readonly request: GenerateRequest;
+  readonly options: GenerateOptions;
+  readonly warnings: SharedV4Warning[];
+}
+
+/**
+ * An AI SDK language model (specification v4) for one model served by Triton: the AI SDK's
+ * messages go through the model's chat template and the request through `TritonLlm`, which maps it
+ * to whatever inputs the deployed model declares, streams exact text deltas and reports how an
+ * early end reached the server. Made by a {@link TritonProvider}: `triton('ensemble')`.
+ */
+export class TritonLanguageModel implements LanguageModelV4 {
+  readonly specificationVersion = 'v4';
+  /** No URL is passed through to Triton: the AI SDK downloads files, and the prompt is text. */
+  readonly supportedUrls: Record<string, RegExp[]> = {};
+
+  constructor(
+    readonly modelId: string,
+    private readonly config: TritonModelConfig,
+  ) {}
+
+  /** The provider's name, as the AI SDK logs it. */
+  get provider(): string {
+    return this.config.provider;
+  }
+
+  async doGenerate(options: LanguageModelV4CallOptions): Promise<LanguageModelV4GenerateResult> {
+    const call = await this.prepare(options);
+    const result = await call.llm.generate(call.request, call.options);
+    const content: LanguageModelV4Content[] =
+      result.text.length > 0 ? [{ type: 'text', text: result.text }] : [];
+    const first = result.sequences.find((s) => s.index === 0);
+    return {
+      content,
+      finishReason: finishReason(first?.finishReason ?? result.finishReason),
+      usage: usageOf(result, call.prompt, this.config.tokenizer),
+      providerMetadata: providerMetadata(result),
+      request: { body: call.request },
+      response: { id: result.requestId, modelId: result.model, timestamp: new Date() },
+      warnings: call.warnings,
+    };
+  }
+
+  async doStream(options: LanguageModelV4CallOptions): Promise<LanguageModelV4StreamResult> {
+    const call = await this.prepare(options);
+    // Our own controller, so that a consumer that stops reading cancels the request as an abort
+    // does, and the final chunk (with its early-stop report) still arrives to be drained.
+    const controller = new AbortController();
+    const outer = options.abortSignal;
+    const onAbort = (): void => controller.abort(outer?.reason);
+    if (outer?.aborted) controller.abort(outer.reason);
+    else outer?.addEventListener('abort', onAbort, { once: true });
+    const release = (): void => outer?.removeEventListener('abort', onAbort);
+    let generation: ReturnType<TritonLlm['stream']>;
+    try {
+      generation = call.llm.stream(call.request, { ...call.options, signal: controller.signal });
+    } catch (err) {
+      release();
+      throw err;
+    }
+    const chunks = serialized(generation[Symbol.asyncIterator]());
+    const textId = `${generation.requestId}-0`;
+    const raw = options.includeRawChunks === true;
+    const { prompt } = call;
+    const tokenizer = this.config.tokenizer;
+    let textOpen = false;
+    let cancelled = false;
+    const stream = new ReadableStream<LanguageModelV4StreamPart>({
+      start: (out) => {
+        out.enqueue({ type: 'stream-start', warnings: call.warnings });
+        out.enqueue({
+          type: 'response-metadata',
+          id: generation.requestId,
+          modelId: this.modelId,
+          timestamp: new Date(),
+        });
+      },
+      // Pulls until it has something to give: the SDK's chunks may carry no text (held-back
+      // characters, other sequences), and a pull that enqueues nothing is not called again.
+      pull: async (out) => {
+        try {
+          for (;;) {
+            const next = await chunks.next();
+            if (cancelled) return;
+            if (next.done) {
+              release();
+              out.close();
+              return;
+            }
+            const chunk = next.value;
+            if (raw) out.enqueue({ type: 'raw', rawValue: chunk });
+            if (!chunk.done) {
+              if (chunk.sequenceIndex !== 0 || chunk.text.length === 0) {
+                if (raw) return;
+                continue;
+              }
+              if (!textOpen) {
+                textOpen = true;
+                out.enqueue({ type: 'text-start', id: textId });
+              }
+              out.enqueue({ type: 'text-delta', id: textId, delta: chunk.text });
+              return;
+            }
+            if (textOpen) out.enqueue({ type: 'text-end', id: textId });
+            const first = chunk.result.sequences.find((s) => s.index === 0);
+            out.enqueue({
+              type: 'finish',
+              finishReason: finishReason(first?.finishReason ?? chunk.finishReason),
+              usage: usageOf(chunk.result, prompt, tokenizer),
+              providerMetadata: providerMetadata(chunk.result),
+            });
+            release();
+            out.close();
+            return;
+          }
+        } catch (err) {
+          release();
+          if (cancelled) return;
+          // A server error after some text: the text stays delivered, then the error and the end.
+          if (textOpen) out.enqueue({ type: 'text-end', id: textId });
+          out.enqueue({ type: 'error', error: err });
+          const early = err instanceof TritonLlmError ? err.earlyStop : undefined;
+          out.enqueue({
+            type: 'finish',
+            finishReason: { unified: 'error', raw: err instanceof TritonLlmError ? err.code : undefined },
+            usage: usageOf(undefined, prompt, tokenizer),
+            providerMetadata: {
+              [PROVIDER_KEY]: {
+                requestId: generation.requestId,
+                ...(early !== undefined ? { earlyStop: earlyStopJson(early) } : {}),
+              },
+            },
+          });
+          out.close();
+        }
+      },
+      cancel: async (reason) => {
+        cancelled = true;
+        controller.abort(reason);
+        release();
+        // The abort ends the request on the server as the SDK's early-stop table says; reading on
+        // to the final chunk completes the SDK's report (its `end` event and warning) without
+        // holding up the consumer that left.
+        void drain(chunks);
+      },
+    });
+    return { stream, request: { body: call.request } };
+  }
+
+  private async prepare(options: LanguageModelV4CallOptions): Promise<Prepared> {
+    const { config } = this;
+    const perCall = parseTritonOptions(
+      options.providerOptions?.[PROVIDER_KEY],
+      `providerOptions.${PROVIDER_KEY}`,
+    );
+    const trtllm = {
+      request: { ...config.defaults.request, ...perCall.request },
+      call: { ...config.defaults.call, ...perCall.call },
+    };
+    const maxTokens = options.maxOutputTokens ?? config.defaultMaxTokens;
+    // The AI SDK's settings are checked before any I/O, as the SDK checks its own.
+    checkRequest({
+      prompt: '-',
+      maxTokens,
+      ...pick(options, ['temperature', 'topP', 'topK', 'presencePenalty', 'frequencyPenalty', 'seed']),
+      ...(options.stopSequences !== undefined ? { stopWords: options.stopSequences } : {}),
+    });
+    const headers = { ...config.headers, ...definedHeaders(options.headers) };
+    const signal = options.abortSignal;
+    const llm = config.llm();
+    const { messages, warnings: promptWarnings } = chatMessages(options.prompt);
+    const [schema, template] = await Promise.all([
+      llm.schema({
+        ...(signal !== undefined ? { signal } : {}),
+        ...(Object.keys(headers).length > 0 ? { headers } : {}),
+      }),
+      config.template(),
+    ]);
+    const prompt = template.render(messages);
+    const prepared = prepareCall(options, schema, trtllm, config.defaultMaxTokens);
+    const request: GenerateRequest = { ...prepared.request, prompt };
+    checkRequest(request);
+    const { timeoutMs, idleTimeoutMs } = prepared.call;
+    return {
+      llm,
+      prompt,
+      request,
+      options: {
+        ...(signal !== undefined ? { signal } : {}),
+        ...(Object.keys(headers).length > 0 ? { headers } : {}),
+        ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+        ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}),
+      },
+      warnings: [...promptWarnings, ...prepared.warnings],
+    };
+  }
+}
+
+function pick<T extends object, K extends keyof T>(source: T, keys: readonly K[]): Partial<Pick<T, K>> {
+  const out: Partial<Pick<T, K>> = {};
+  for (const key of keys) if (source[key] !== undefined) out[key] = source[key];
+  return out;
+}
+
+function definedHeaders(headers: Record<string, string | undefined> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers ?? {})) if (value !== undefined) out[name] = value;
+  return out;
+}
+
+/**
+ * An iterator whose `next()` calls wait for each other: the drain after a cancel may start while a
+ * pull still waits for its chunk, and the SDK's stream must not be read twice at once.
+ */
+function serialized<T>(inner: AsyncIterator<T>): { next(): Promise<IteratorResult<T>> } {
+  let last: Promise<unknown> = Promise.resolve();
+  return {
+    next: () => {
+      const result = last.then(() => inner.next());
+      last = result.catch(() => undefined);
+      return result;
+    },
+  };
+}
+
+async function drain(chunks: { next(): Promise<IteratorResult<unknown>> }): Promise<void> {
+  try {
+    for (;;) if ((await chunks.next()).done) return;
+  } catch {
+    // The consumer is gone; the SDK has already reported the error through its hooks.
+  }
+}
