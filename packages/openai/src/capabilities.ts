@@ -24,3 +24,24 @@ export function requireModel(requested: string, served: string): void {
     );
   }
 }
+
+/**
+ * Refuses, naming the OpenAI parameter, a request that needs guided decoding (a required or named
+ * `tool_choice`, a JSON `response_format`) when the deployed model has no `guided_decoding_guide_type`
+ * input: the server will not pretend the output is constrained.
+ */
+export async function requireGuidedDecoding(
+  llm: TritonLlm,
+  param: string,
+  value: unknown,
+  signal: AbortSignal,
+): Promise<void> {
+  const schema = await llm.schema({ signal });
+  if (!schema.inputs.has('guided_decoding_guide_type')) {
+    throw new TritonLlmError(
+      'invalid_argument',
+      `${param}: ${JSON.stringify(value)} needs guided decoding, and model '${schema.model}' (${schema.flavor}) has none (no guided_decoding_guide_type input)`,
+      { model: schema.model },
+    );
+  }
+}

@@ -1,13 +1,16 @@
 import { type GenerateRequest, invalidArgument } from '@trtllm/sdk';
-import { requireLogProbs, requireModel } from './capabilities.js';
-import { chatMessages } from './chat-messages.js';
 import type { ChatTemplate } from '@trtllm/tokenizers';
+import { requireGuidedDecoding, requireLogProbs, requireModel } from './capabilities.js';
+import { chatMessages } from './chat-messages.js';
+import { type ToolPlan, toolPlan } from './chat-tools.js';
 import type { ChoiceOutcome } from './choices.js';
 import type { EndpointContext, EndpointFormat } from './endpoint.js';
 import { responseId, unixSeconds } from './ids.js';
 import { chatLogProbs } from './logprobs.js';
-import { type Body, commonParams, optionalBoolean, optionalInteger, refuseNonEmpty } from './params.js';
-import type { OpenAiUsage } from './wire.js';
+import { type Body, commonParams, optionalBoolean, optionalInteger } from './params.js';
+import { readToolOutput, ToolCallDeltas, type ToolOutputContext } from './tool-call-deltas.js';
+import type { ToolCallParserChoice } from './tool-parsers/index.js';
+import type { OpenAiChatFinishReason, OpenAiFinishReason, OpenAiUsage } from './wire.js';
 
 /** `response_format` as guided decoding, where the model has the guided-decoding inputs. */
 function guidedDecoding(value: unknown): GenerateRequest['guidedDecoding'] {
@@ -25,11 +28,41 @@ function guidedDecoding(value: unknown): GenerateRequest['guidedDecoding'] {
   );
 }
 
-/** Reads a `/v1/chat/completions` body into the shape the response driver runs. */
-export async function chatCompletionsFormat(
+/** The guide of a request: from its tool choice or its response format, never both. */
+async function requestGuide(
   body: Body,
-  ctx: EndpointContext & { readonly template: ChatTemplate; readonly defaultMaxTokens: number },
-): Promise<EndpointFormat> {
+  tools: ToolPlan | undefined,
+  ctx: EndpointContext,
+): Promise<GenerateRequest['guidedDecoding']> {
+  const format = guidedDecoding(body.response_format);
+  if (format === undefined) return tools?.guided;
+  if (tools?.guided !== undefined) {
+    throw invalidArgument(
+      'response_format',
+      body.response_format,
+      'cannot be combined with a required or named tool_choice (both constrain the output)',
+    );
+  }
+  await requireGuidedDecoding(ctx.llm, 'response_format', body.response_format, ctx.signal);
+  return format;
+}
+
+/** What the chat endpoint needs besides the shared endpoint context. */
+export interface ChatContext extends EndpointContext {
+  readonly template: ChatTemplate;
+  readonly defaultMaxTokens: number;
+  readonly toolCallParser: ToolCallParserChoice;
+  /** Receives the warning about model output that looked like a tool call but was not one. */
+  readonly warn: (message: string) => void;
+}
+
+/** A model that stopped after making calls stopped to have them run. */
+function chatFinish(reason: OpenAiFinishReason, called: boolean): OpenAiChatFinishReason {
+  return called && reason === 'stop' ? 'tool_calls' : reason;
+}
+
+/** Reads a `/v1/chat/completions` body into the shape the response driver runs. */
+export async function chatCompletionsFormat(body: Body, ctx: ChatContext): Promise<EndpointFormat> {
   // max_tokens is the deprecated spelling; the newer name wins when both are sent.
   const maxTokens =
     optionalInteger(body, 'max_completion_tokens', 1, 2 ** 31 - 1) ??
@@ -38,15 +71,19 @@ export async function chatCompletionsFormat(
   const params = commonParams(body, maxTokens);
   requireModel(params.model, ctx.modelName);
   const messages = chatMessages(body.messages);
-  refuseNonEmpty(body, 'tools', 'tool calling is not supported');
-  refuseNonEmpty(body, 'functions', 'function calling is not supported');
+  const tools = await toolPlan(body, {
+    llm: ctx.llm,
+    template: ctx.template,
+    parserChoice: ctx.toolCallParser,
+    signal: ctx.signal,
+  });
   const logprobs = optionalBoolean(body, 'logprobs') ?? false;
   const top = optionalInteger(body, 'top_logprobs', 0, 20);
   if (top !== undefined && !logprobs)
     throw invalidArgument('top_logprobs', top, 'needs logprobs set to true');
   if (logprobs) await requireLogProbs(ctx.llm, 'logprobs', ctx.signal);
-  const guided = guidedDecoding(body.response_format);
-  const prompt = ctx.template.render(messages);
+  const guided = await requestGuide(body, tools, ctx);
+  const prompt = ctx.template.render(messages, tools !== undefined ? { tools: tools.tools } : {});
   const sampling = {
     ...params.sampling,
     ...(logprobs ? { returnLogProbs: true } : {}),
@@ -61,31 +98,68 @@ export async function chatCompletionsFormat(
     choices: [{ index, delta, logprobs: logprobsField, finish_reason: finish }],
     ...usageField,
   });
+  const output: ToolOutputContext | undefined =
+    tools !== undefined
+      ? { parser: tools.parser, known: tools.known, warn: (m) => ctx.warn(`${id}: ${m}`) }
+      : undefined;
+  const streams = new Map<number, ToolCallDeltas>();
+  const streamOf = (choice: number, out: ToolOutputContext): ToolCallDeltas => {
+    let s = streams.get(choice);
+    if (s === undefined) {
+      s = new ToolCallDeltas(out);
+      streams.set(choice, s);
+    }
+    return s;
+  };
+  const message = (c: ChoiceOutcome) => {
+    if (output === undefined) {
+      return { message: { role: 'assistant', content: c.text, refusal: null }, finish: c.finishReason };
+    }
+    const { content, toolCalls } = readToolOutput(output, c.text);
+    return {
+      message: {
+        role: 'assistant',
+        content,
+        refusal: null,
+        ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+      },
+      finish: chatFinish(c.finishReason, toolCalls.length > 0),
+    };
+  };
   return {
     prompts: [{ prompt }],
     params: { ...params, sampling },
     complete: (choices: readonly ChoiceOutcome[], usage: OpenAiUsage) => ({
       ...head,
       object: 'chat.completion',
-      choices: choices.map((c) => ({
-        index: c.index,
-        message: { role: 'assistant', content: c.text, refusal: null },
-        logprobs: logprobs && c.logProbs !== undefined ? chatLogProbs(c.logProbs, top ?? 0) : null,
-        finish_reason: c.finishReason,
-      })),
+      choices: choices.map((c) => {
+        const m = message(c);
+        return {
+          index: c.index,
+          message: m.message,
+          logprobs: logprobs && c.logProbs !== undefined ? chatLogProbs(c.logProbs, top ?? 0) : null,
+          finish_reason: m.finish,
+        };
+      }),
       usage,
     }),
     // OpenAI opens every choice with a delta that carries only the role.
     opening: () =>
       Array.from({ length: params.n }, (_, i) => chunk(i, { role: 'assistant', content: '' }, null, null)),
-    delta: (event) =>
-      chunk(
-        event.choice,
-        { content: event.text },
-        logprobs && event.logProbs !== undefined ? chatLogProbs(event.logProbs, top ?? 0) : null,
-        null,
-      ),
-    finish: (choice, reason) => chunk(choice, {}, null, reason),
+    delta: (event) => {
+      const lp = logprobs && event.logProbs !== undefined ? chatLogProbs(event.logProbs, top ?? 0) : null;
+      if (output === undefined) return [chunk(event.choice, { content: event.text }, lp, null)];
+      const deltas = streamOf(event.choice, output).push(event.text);
+      // Text held back by the parser still has its log probs delivered, on an empty delta.
+      if (deltas.length === 0) return lp !== null ? [chunk(event.choice, {}, lp, null)] : [];
+      return deltas.map((d, k) => chunk(event.choice, d, k === 0 ? lp : null, null));
+    },
+    finish: (choice, reason) => {
+      if (output === undefined) return [chunk(choice, {}, null, reason)];
+      const s = streamOf(choice, output);
+      const rest = s.end().map((d) => chunk(choice, d, null, null));
+      return [...rest, chunk(choice, {}, null, chatFinish(reason, s.called))];
+    },
     usage: (usage) => ({ ...head, choices: [], usage }),
   };
 }

@@ -1,5 +1,5 @@
 import { invalidArgument } from '@trtllm/sdk';
-import type { ChatMessage } from '@trtllm/tokenizers';
+import type { ChatMessage, ChatToolCall } from '@trtllm/tokenizers';
 
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
 
@@ -24,9 +24,36 @@ function contentText(value: unknown, field: string): string {
     .join('');
 }
 
+/** One entry of an assistant message's `tool_calls`: `{ id, type: "function", function: { name, arguments } }`. */
+function toolCallOf(value: unknown, field: string): ChatToolCall {
+  const call = value as { id?: unknown; type?: unknown; function?: { name?: unknown; arguments?: unknown } };
+  if (call === null || typeof call !== 'object' || Array.isArray(call))
+    throw invalidArgument(field, value, 'must be a tool call object');
+  if (call.type !== undefined && call.type !== 'function')
+    throw invalidArgument(`${field}.type`, call.type, 'must be "function"');
+  if (typeof call.id !== 'string') throw invalidArgument(`${field}.id`, call.id, 'must be a string');
+  const fn = call.function;
+  if (fn === null || typeof fn !== 'object')
+    throw invalidArgument(`${field}.function`, fn, 'must be { "name": ..., "arguments": ... }');
+  if (typeof fn.name !== 'string' || fn.name.length === 0)
+    throw invalidArgument(`${field}.function.name`, fn.name, 'must be a non-empty string');
+  if (typeof fn.arguments !== 'string')
+    throw invalidArgument(`${field}.function.arguments`, fn.arguments, 'must be a string of JSON');
+  return { id: call.id, name: fn.name, arguments: fn.arguments };
+}
+
+function toolCallsOf(value: unknown, role: string, field: string): ChatToolCall[] | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (!Array.isArray(value)) throw invalidArgument(field, value, 'must be an array of tool calls');
+  if (value.length === 0) return undefined;
+  if (role !== 'assistant') throw invalidArgument(field, value, 'only assistant messages carry tool calls');
+  return value.map((c: unknown, j) => toolCallOf(c, `${field}[${j}]`));
+}
+
 /**
- * Checks `messages` and flattens each into role and text for the chat template. `developer` is
- * OpenAI's newer name for `system`, and templates only know the older one.
+ * Checks `messages` and flattens each into role and text for the chat template, keeping an
+ * assistant's `tool_calls` and a tool result's `tool_call_id`. `developer` is OpenAI's newer name
+ * for `system`, and templates only know the older one.
  */
 export function chatMessages(value: unknown): ChatMessage[] {
   if (!Array.isArray(value) || value.length === 0) {
@@ -41,9 +68,10 @@ export function chatMessages(value: unknown): ChatMessage[] {
     if (typeof role !== 'string' || !ROLES.has(role)) {
       throw invalidArgument(`${field}.role`, role, `must be one of ${[...ROLES].join(', ')}`);
     }
-    const calls = message.tool_calls;
-    if (Array.isArray(calls) && calls.length > 0) {
-      throw invalidArgument(`${field}.tool_calls`, calls, 'tool calls are not supported');
+    const toolCalls = toolCallsOf(message.tool_calls, role, `${field}.tool_calls`);
+    const toolCallId = message.tool_call_id;
+    if (toolCallId !== undefined && toolCallId !== null && typeof toolCallId !== 'string') {
+      throw invalidArgument(`${field}.tool_call_id`, toolCallId, 'must be a string');
     }
     const name = message.name;
     if (name !== undefined && name !== null && typeof name !== 'string') {
@@ -53,6 +81,8 @@ export function chatMessages(value: unknown): ChatMessage[] {
       role: role === 'developer' ? 'system' : role,
       content: contentText(message.content, `${field}.content`),
       ...(typeof name === 'string' ? { name } : {}),
+      ...(toolCalls !== undefined ? { toolCalls } : {}),
+      ...(typeof toolCallId === 'string' ? { toolCallId } : {}),
     };
   });
 }

@@ -3,9 +3,9 @@ import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type Tokenizer, TritonLlm } from '@trtllm/sdk';
-import { loadTokenizer } from '@trtllm/tokenizers';
-import { CHAT_TEMPLATE_CHOICES, type ChatTemplateChoice } from '@trtllm/tokenizers';
+import { CHAT_TEMPLATE_CHOICES, type ChatTemplateChoice, loadTokenizer } from '@trtllm/tokenizers';
 import { createOpenAiServer } from './server.js';
+import { TOOL_CALL_PARSERS, type ToolCallParserChoice } from './tool-parsers/index.js';
 import { transportFromUrl } from './transport-url.js';
 
 const USAGE = `Usage: trtllm-openai [options]
@@ -23,6 +23,8 @@ Options:
   --tokenizer-dir <dir>    Hugging Face tokenizer directory: its chat template, and its tokenizer.json
                            (needed for the raw tensorrt_llm model; counts prompt tokens for older ensembles)
   --default-max-tokens <n> max_tokens of chat requests that give none (default 1024)
+  --tool-call-parser <p>   auto | hermes | llama3_json: how tool calls are read from the model's text
+                           (default auto: the format the chat template teaches)
   -h, --help               Show this help
 `;
 
@@ -56,6 +58,12 @@ async function main(): Promise<void> {
       `--chat-template must be one of ${CHAT_TEMPLATE_CHOICES.join(', ')} (got ${JSON.stringify(template)})`,
     );
   }
+  const toolCallParser = values['tool-call-parser'] ?? 'auto';
+  if (!(TOOL_CALL_PARSERS as readonly string[]).includes(toolCallParser)) {
+    fail(
+      `--tool-call-parser must be one of ${TOOL_CALL_PARSERS.join(', ')} (got ${JSON.stringify(toolCallParser)})`,
+    );
+  }
   const transport = transportFromUrl(values.triton ?? 'grpc://localhost:8001');
   const tokenizer = await tokenizerIn(values['tokenizer-dir']);
   const llm = new TritonLlm({
@@ -67,6 +75,7 @@ async function main(): Promise<void> {
   const server = createOpenAiServer({
     llm,
     chatTemplate: template as ChatTemplateChoice,
+    toolCallParser: toolCallParser as ToolCallParserChoice,
     defaultMaxTokens: integerFlag('default-max-tokens', values['default-max-tokens'], 1024),
     ...(values['served-model-name'] !== undefined ? { modelName: values['served-model-name'] } : {}),
     ...(apiKey !== undefined && apiKey.length > 0 ? { apiKey } : {}),
@@ -107,6 +116,7 @@ function parse() {
       'chat-template': { type: 'string' },
       'tokenizer-dir': { type: 'string' },
       'default-max-tokens': { type: 'string' },
+      'tool-call-parser': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,

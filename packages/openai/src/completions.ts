@@ -114,9 +114,9 @@ export async function completionsFormat(body: Body, ctx: EndpointContext): Promi
         logprobs !== undefined && event.logProbs !== undefined
           ? completionLogProbs(event.logProbs, logprobs, at)
           : null;
-      return chunk(event.choice, event.text, lp, null);
+      return [chunk(event.choice, event.text, lp, null)];
     },
-    finish: (choice, reason) => chunk(choice, '', null, reason),
+    finish: (choice, reason) => [chunk(choice, '', null, reason)],
     usage: (usage) => ({ ...head, choices: [], usage }),
   };
 }

@@ -31,8 +31,10 @@ export interface EndpointFormat {
   complete(choices: readonly ChoiceOutcome[], usage: OpenAiUsage): unknown;
   /** Chunks sent before any generated text (chat: the role of each choice; completions: the echoed prompt). */
   opening(): readonly unknown[];
-  delta(event: Extract<ChoiceEvent, { type: 'delta' }>): unknown;
-  finish(choice: number, reason: OpenAiFinishReason): unknown;
+  /** The chunks for one piece of generated text (none while a tool-call parser holds it back). */
+  delta(event: Extract<ChoiceEvent, { type: 'delta' }>): readonly unknown[];
+  /** The chunks that end a choice: whatever a parser still held, then the finish reason. */
+  finish(choice: number, reason: OpenAiFinishReason): readonly unknown[];
   /** The closing chunk of `stream_options.include_usage`. */
   usage(usage: OpenAiUsage): unknown;
 }
@@ -67,9 +69,11 @@ export async function respond(
       for (const chunk of format.opening()) await sse.send(chunk);
       while (!next.done && !sse.closed) {
         const event = next.value;
-        if (event.type === 'delta') await sse.send(format.delta(event));
-        else if (event.type === 'finish') await sse.send(format.finish(event.choice, event.finishReason));
-        else if (params.includeUsage) await sse.send(format.usage(event.usage));
+        if (event.type === 'delta') {
+          for (const chunk of format.delta(event)) await sse.send(chunk);
+        } else if (event.type === 'finish') {
+          for (const chunk of format.finish(event.choice, event.finishReason)) await sse.send(chunk);
+        } else if (params.includeUsage) await sse.send(format.usage(event.usage));
         next = await events.next();
       }
       if (!sse.closed) await sse.done();

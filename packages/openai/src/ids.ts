@@ -20,3 +20,8 @@ export function responseId(prefix: 'cmpl' | 'chatcmpl'): string {
 export function unixSeconds(): number {
   return Math.floor(Date.now() / 1000);
 }
+
+/** A tool call id in OpenAI's `call_…` form; clients echo it back in the `tool` message that answers the call. */
+export function toolCallId(): string {
+  return `call_${randomUUID().replaceAll('-', '').slice(0, 24)}`;
+}

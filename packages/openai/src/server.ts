@@ -1,13 +1,14 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { invalidArgument, type Tokenizer, type Transport, TritonLlm, TritonLlmError } from '@trtllm/sdk';
+import { type ChatTemplate, type ChatTemplateChoice, loadChatTemplate } from '@trtllm/tokenizers';
 import { apiKeyCheck } from './api-key.js';
 import { chatCompletionsFormat } from './chat-completions.js';
-import { type ChatTemplate, type ChatTemplateChoice, loadChatTemplate } from '@trtllm/tokenizers';
 import { completionsFormat } from './completions.js';
 import { type EndpointContext, respond } from './endpoint.js';
 import { readJsonBody, sendError, sendJson } from './http-io.js';
 import { unixSeconds } from './ids.js';
+import { TOOL_CALL_PARSERS, type ToolCallParserChoice } from './tool-parsers/index.js';
 
 /** Where the server's generations go: a ready client, or a transport and model to make one from. */
 export type OpenAiServerBackend =
@@ -16,11 +17,6 @@ export type OpenAiServerBackend =
       readonly transport: Transport;
       readonly model: string;
       readonly tokenizer?: Tokenizer;
-      /** Where the SDK's warnings go (default console.warn). */
-      readonly logger?: {
-        /** Receives one human-readable warning; must not throw. */
-        warn(message: string): void;
-      };
     };
 
 /** Options of {@link createOpenAiServer}. */
@@ -42,6 +38,20 @@ export type OpenAiServerOptions = OpenAiServerBackend & {
   readonly defaultMaxTokens?: number;
   /** Largest request body accepted, in bytes. Default 4 MiB. */
   readonly maxBodyBytes?: number;
+  /**
+   * How `tool_choice: "auto"` reads calls out of the model's text: `hermes` (`<tool_call>{json}</tool_call>`,
+   * Qwen 2.5/3 and Hermes), `llama3_json` (`{"name": ..., "parameters": ...}`, Llama 3.x), or `auto`
+   * (default): whichever format the chat template teaches.
+   */
+  readonly toolCallParser?: ToolCallParserChoice;
+  /**
+   * Where warnings go (default console.warn): model output that looked like a tool call but was
+   * not one, and, with `transport`, the SDK's own warnings.
+   */
+  readonly logger?: {
+    /** Receives one human-readable warning; must not throw. */
+    warn(message: string): void;
+  };
 };
 
 /** A running (or ready to run) OpenAI-compatible server. */
@@ -72,6 +82,11 @@ export function createOpenAiServer(options: OpenAiServerOptions): OpenAiServer {
   if (options.apiKey !== undefined && (typeof options.apiKey !== 'string' || options.apiKey.length === 0)) {
     throw invalidArgument('apiKey', options.apiKey, 'must be a non-empty string when given');
   }
+  const toolCallParser = options.toolCallParser ?? 'auto';
+  if (!TOOL_CALL_PARSERS.includes(toolCallParser)) {
+    throw invalidArgument('toolCallParser', toolCallParser, `must be one of ${TOOL_CALL_PARSERS.join(', ')}`);
+  }
+  const logger = options.logger ?? { warn: (message: string) => console.warn(message) };
   const defaultMaxTokens = options.defaultMaxTokens ?? 1024;
   if (!Number.isInteger(defaultMaxTokens) || defaultMaxTokens < 1) {
     throw invalidArgument('defaultMaxTokens', defaultMaxTokens, 'must be a positive integer');
@@ -115,7 +130,14 @@ export function createOpenAiServer(options: OpenAiServerOptions): OpenAiServer {
     if (req.method === 'POST' && path === '/v1/chat/completions') {
       const body = await readJsonBody(req, maxBodyBytes);
       const template: ChatTemplate = await templateLoad;
-      await respond(res, ctx, await chatCompletionsFormat(body, { ...ctx, template, defaultMaxTokens }));
+      const chat = {
+        ...ctx,
+        template,
+        defaultMaxTokens,
+        toolCallParser,
+        warn: (m: string) => logger.warn(m),
+      };
+      await respond(res, ctx, await chatCompletionsFormat(body, chat));
       return;
     }
     throw new TritonLlmError('not_found', `Unknown request URL: ${req.method ?? ''} ${path || '/'}`);

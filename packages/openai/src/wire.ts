@@ -5,6 +5,16 @@
 
 export type OpenAiFinishReason = 'stop' | 'length';
 
+/** Chat adds `tool_calls`: the model stopped to have functions called. */
+export type OpenAiChatFinishReason = OpenAiFinishReason | 'tool_calls';
+
+/** One function call in an assistant message. */
+export interface OpenAiToolCall {
+  readonly id: string;
+  readonly type: 'function';
+  readonly function: { readonly name: string; readonly arguments: string };
+}
+
 export interface OpenAiUsage {
   readonly prompt_tokens: number;
   readonly completion_tokens: number;
