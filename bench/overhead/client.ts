@@ -14,6 +14,7 @@ import { driveLoad } from '@trtllm/bench';
 import { PROMPTS } from './config.js';
 import { connectBareVariant } from './variants/connect-bare.js';
 import { grpcJsBareVariant } from './variants/grpc-js-bare.js';
+import { http2BareVariant } from './variants/http2-bare.js';
 import { sdkVariant } from './variants/sdk.js';
 import type { Endpoints, Variant } from './variants/variant.js';
 
@@ -59,6 +60,8 @@ function makeVariant(name: string, endpoints: Endpoints): Variant {
       return connectBareVariant(endpoints);
     case 'grpc-js-bare':
       return grpcJsBareVariant(endpoints);
+    case 'http2-bare':
+      return http2BareVariant(endpoints);
     default:
       throw new Error(`unknown variant ${name}`);
   }

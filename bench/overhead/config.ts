@@ -26,6 +26,7 @@ export interface OverheadConfig {
 export const ALL_VARIANTS = [
   'connect-bare',
   'grpc-js-bare',
+  'http2-bare',
   'sdk-grpc',
   'sdk-grpc-mux',
   'sdk-http',
@@ -39,6 +40,7 @@ export type VariantName = (typeof ALL_VARIANTS)[number];
 export const VARIANT_LABELS: Readonly<Record<VariantName, string>> = {
   'connect-bare': 'bare @connectrpc/connect-node',
   'grpc-js-bare': 'bare @grpc/grpc-js',
+  'http2-bare': 'bare node:http2 (field walker)',
   'sdk-grpc': 'TritonLlm over gRPC',
   'sdk-grpc-mux': 'TritonLlm over gRPC (multiplex)',
   'sdk-http': 'TritonLlm over HTTP SSE',
@@ -46,7 +48,7 @@ export const VARIANT_LABELS: Readonly<Record<VariantName, string>> = {
   'perf-analyzer': 'perf_analyzer (C++, gRPC streams)',
 };
 
-export const BARE_VARIANTS: readonly VariantName[] = ['connect-bare', 'grpc-js-bare'];
+export const BARE_VARIANTS: readonly VariantName[] = ['connect-bare', 'grpc-js-bare', 'http2-bare'];
 
 function list(name: string, fallback: readonly number[]): number[] {
   const raw = process.env[name];

@@ -335,7 +335,11 @@ export class Generation implements AsyncIterable<StreamChunk> {
     const idle = this.ctx.options.idleTimeoutMs;
     if (idle === undefined) return pending;
     return new Promise<T>((resolve, reject) => {
+      let expired = false;
       const timer = setTimeout(() => {
+        // From here the idle timeout is the answer: the cancellation it causes may end the pending
+        // read first, and must not be reported instead.
+        expired = true;
         void this.endEarly('idle_timeout').finally(() =>
           reject(
             new TritonLlmError(
@@ -353,11 +357,11 @@ export class Generation implements AsyncIterable<StreamChunk> {
       pending.then(
         (v) => {
           clearTimeout(timer);
-          resolve(v);
+          if (!expired) resolve(v);
         },
         (e: unknown) => {
           clearTimeout(timer);
-          reject(e);
+          if (!expired) reject(e);
         },
       );
     });

@@ -12,6 +12,10 @@ const MAX_MESSAGE_BYTES = 0xffffffff;
 /** The client of one HTTP/2 connection, and the way to drop it. */
 export interface Connection {
   readonly client: Client<typeof GRPCInferenceService>;
+  /** The HTTP/2 session the client's calls share; the lean streaming path opens its streams on it too. */
+  readonly sessions: Http2SessionManager;
+  readonly maxReceiveBytes: number | undefined;
+  readonly maxSendBytes: number | undefined;
   close(): void;
 }
 
@@ -55,6 +59,9 @@ export function openConnection(options: GrpcTransportOptions): Connection {
   });
   return {
     client: createClient(GRPCInferenceService, transport),
+    sessions: sessionManager,
+    maxReceiveBytes: readMaxBytes,
+    maxSendBytes: writeMaxBytes,
     close: () => sessionManager.abort(),
   };
 }

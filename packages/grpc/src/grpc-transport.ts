@@ -9,7 +9,8 @@ import {
 } from '@trtllm/sdk';
 import { openConnection } from './connection.js';
 import { toTritonLlmError } from './errors.js';
-import { callHeaders } from './headers.js';
+import { H2InferStream } from './h2-stream.js';
+import { callHeaders, requestHeaders } from './headers.js';
 import { toModelInferRequest } from './infer-request.js';
 import { fromModelInferResponse } from './infer-response.js';
 import { fromModelMetadata, fromModelStatistics } from './metadata.js';
@@ -17,7 +18,6 @@ import { fromModelConfig } from './model-config.js';
 import { StreamMultiplexer } from './multiplex.js';
 import type { GrpcReplicaTransportOptions, GrpcTransportOptions } from './options.js';
 import { grpcReplicaTransport, isReplicaOptions } from './replicas.js';
-import { createInferStream } from './stream.js';
 
 /**
  * A {@link Transport} over Triton's gRPC API (`inference.GRPCInferenceService`), for
@@ -39,6 +39,9 @@ export function grpcTransport(options: GrpcTransportOptions | GrpcReplicaTranspo
   callHeaders(options.headers, undefined, 'options.headers');
   const connection = openConnection(options);
   const client = connection.client;
+  const gzip = options.gzip === true;
+  // The headers of every streamed call without headers of its own, built once.
+  const streamHeaders = requestHeaders(callHeaders(options.headers, undefined, 'options.headers'), gzip);
   let closed = false;
   const mux =
     options.multiplex === true
@@ -89,12 +92,28 @@ export function grpcTransport(options: GrpcTransportOptions | GrpcReplicaTranspo
       }),
 
     // A call with its own headers or deadline needs its own ModelStreamInfer call.
-    stream: (request: InferRequest, call?: CallOptions) =>
-      mux !== undefined && call?.headers === undefined && call?.timeoutMs === undefined
-        ? mux.stream(request, call?.signal)
-        : createInferStream(request, call?.signal, (requests, signal) =>
-            client.modelStreamInfer(requests, connectOptions(call, signal)),
-          ),
+    stream: (request: InferRequest, call?: CallOptions) => {
+      if (mux !== undefined && call?.headers === undefined && call?.timeoutMs === undefined) {
+        return mux.stream(request, call?.signal);
+      }
+      if (closed)
+        throw new TritonLlmError('unavailable', 'this gRPC transport is closed', { retryable: false });
+      const timeoutMs = call?.timeoutMs;
+      if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
+        throw invalidArgument('timeoutMs', timeoutMs, 'must be a number of milliseconds > 0');
+      }
+      return new H2InferStream(request, call?.signal, {
+        sessions: connection.sessions,
+        headers:
+          call?.headers === undefined
+            ? streamHeaders
+            : requestHeaders(callHeaders(options.headers, call.headers, 'options.headers'), gzip),
+        timeoutMs,
+        maxReceiveBytes: connection.maxReceiveBytes,
+        maxSendBytes: connection.maxSendBytes,
+        gzip,
+      });
+    },
 
     serverLive: (call?: CallOptions) =>
       unary('ServerLive', {}, call, async (o) => (await client.serverLive({}, o)).live),

@@ -1,3 +1,4 @@
+import type { OutgoingHttpHeaders } from 'node:http2';
 import { TritonLlmError } from '@trtllm/sdk';
 
 // RFC 9110 token characters: what HTTP/2 accepts as a header name.
@@ -38,3 +39,29 @@ export function callHeaders(
   }
   return headers;
 }
+
+/**
+ * The HTTP/2 request headers of a `ModelStreamInfer` call on the lean path: gRPC's own (content
+ * type, `te: trailers`, user agent, accepted encodings) and the caller's metadata, which may not
+ * replace the protocol's.
+ */
+export function requestHeaders(metadata: Headers, gzip: boolean): OutgoingHttpHeaders {
+  const out: OutgoingHttpHeaders = { 'user-agent': USER_AGENT };
+  metadata.forEach((value, name) => {
+    out[name] = value;
+  });
+  out['content-type'] = 'application/grpc+proto';
+  out.te = 'trailers';
+  // Requests of 1 KiB and more go compressed (each message says so in its flag), so the call
+  // declares gzip up front.
+  if (gzip) {
+    out['grpc-encoding'] = 'gzip';
+    out['grpc-accept-encoding'] = 'gzip';
+  } else {
+    delete out['grpc-encoding'];
+    delete out['grpc-accept-encoding'];
+  }
+  return out;
+}
+
+const USER_AGENT = 'trtllm-sdk-grpc';

@@ -1,0 +1,432 @@
+import {
+  type ClientHttp2Stream,
+  constants,
+  type IncomingHttpHeaders,
+  type OutgoingHttpHeaders,
+} from 'node:http2';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { create, toBinary } from '@bufbuild/protobuf';
+import { Code, ConnectError } from '@connectrpc/connect';
+import type { Http2SessionManager } from '@connectrpc/connect-node';
+import { type InferRequest, type InferResponse, type InferStream, TritonLlmError } from '@trtllm/sdk';
+import { toTritonLlmError } from './errors.js';
+import { ModelInferRequestSchema } from './gen/inference/grpc_service_pb.js';
+import { FrameReader, frameMessage } from './grpc-frames.js';
+import { toModelInferRequest } from './infer-request.js';
+import { STREAM_PARAMETERS } from './stream.js';
+import { streamErrorFromMessage } from './stream-error.js';
+import { readStreamResponse, type WireResponse } from './wire-reader.js';
+
+const PATH = '/inference.GRPCInferenceService/ModelStreamInfer';
+// Requests this size and up are compressed when gzip is on (small ones would only grow).
+const COMPRESS_MIN_BYTES = 1024;
+// Responses read ahead of the consumer before the HTTP/2 stream is paused; flow control then
+// holds the server back (a slow reader must not make the client buffer without bound).
+const HIGH_WATER = 32;
+
+/** What the lean stream needs from its transport: the connection and the per-call settings. */
+export interface H2StreamConfig {
+  readonly sessions: Http2SessionManager;
+  /** The call's request headers, without the deadline (see `deadlineHeader`). */
+  readonly headers: OutgoingHttpHeaders;
+  readonly timeoutMs: number | undefined;
+  readonly maxReceiveBytes: number | undefined;
+  readonly maxSendBytes: number | undefined;
+  readonly gzip: boolean;
+}
+
+const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
+
+/**
+ * One streamed request on its own HTTP/2 stream, straight on `node:http2`: the default gRPC path.
+ * Ending it early resets that stream alone (RST_STREAM CANCEL), so the server cancels exactly this
+ * request. There is no generator or stream pipeline between the socket and the consumer: each
+ * response is read from its DATA chunk by `readStreamResponse` and either resolves the consumer's
+ * pending `next()` or waits in a short queue; past `HIGH_WATER` responses the stream is paused.
+ *
+ * A stop request shares the main request's id and gets its own empty final response, so after
+ * `sendStop` the stream waits for two final-flagged responses and reports only the last as final.
+ */
+export class H2InferStream implements InferStream, AsyncIterator<InferResponse> {
+  readonly cancelsOnServer = true;
+  private h2: ClientHttp2Stream | undefined;
+  private phase: 'idle' | 'open' | 'draining' | 'done' = 'idle';
+  private iterated = false;
+  private readonly queue: InferResponse[] = [];
+  private head = 0;
+  private paused = false;
+  private resolveNext: ((r: IteratorResult<InferResponse>) => void) | undefined;
+  private rejectNext: ((e: unknown) => void) | undefined;
+  private failure: TritonLlmError | undefined;
+  /** Frames written before the HTTP/2 stream exists (the stop request can come that early). */
+  private unsent: Buffer[] = [];
+  private stopSent = false;
+  private finalsExpected = 1;
+  private finalsSeen = 0;
+  private lastFinalSeen = false;
+  private responseHeaders: IncomingHttpHeaders | undefined;
+  private trailers: IncomingHttpHeaders | undefined;
+  private frames: FrameReader | undefined;
+  private deadline: ReturnType<typeof setTimeout> | undefined;
+  private readonly onAbort = (): void => this.abort();
+  private readonly onMessage = (message: Buffer, compressed: boolean): boolean =>
+    this.message(message, compressed);
+
+  constructor(
+    private readonly request: InferRequest,
+    private readonly signal: AbortSignal | undefined,
+    private readonly config: H2StreamConfig,
+  ) {}
+
+  [Symbol.asyncIterator](): AsyncIterator<InferResponse> {
+    if (this.iterated) {
+      throw new TritonLlmError('failed_precondition', 'an InferStream can be iterated only once', {
+        model: this.request.model,
+        requestId: this.request.id,
+      });
+    }
+    this.iterated = true;
+    return this;
+  }
+
+  next(): Promise<IteratorResult<InferResponse>> {
+    if (this.phase === 'idle') {
+      try {
+        this.start();
+      } catch (err) {
+        return Promise.reject(this.toError(err));
+      }
+    }
+    if (this.head < this.queue.length) {
+      const value = this.queue[this.head]!;
+      this.queue[this.head++] = undefined as unknown as InferResponse;
+      if (this.head === this.queue.length) {
+        this.queue.length = 0;
+        this.head = 0;
+      }
+      if (this.paused && this.queue.length - this.head < HIGH_WATER / 2) {
+        this.paused = false;
+        this.h2?.resume();
+      }
+      return Promise.resolve({ done: false, value });
+    }
+    if (this.failure !== undefined) return Promise.reject(this.failure);
+    if (this.phase === 'done') return Promise.resolve(DONE);
+    return new Promise((resolve, reject) => {
+      this.resolveNext = resolve;
+      this.rejectNext = reject;
+    });
+  }
+
+  async return(): Promise<IteratorResult<InferResponse>> {
+    if (this.phase === 'draining' && this.failure === undefined) {
+      // The last final arrived: wait for the server to end the call, as a clean end does.
+      await new Promise<void>((resolve, reject) => {
+        this.resolveNext = () => resolve();
+        this.rejectNext = reject;
+      }).catch(() => undefined);
+      return DONE;
+    }
+    // The consumer left early: resetting the stream is what tells the server to stop.
+    this.cancel();
+    return DONE;
+  }
+
+  async sendStop(stop: InferRequest): Promise<void> {
+    try {
+      if (this.phase === 'idle') this.start();
+      // Once the main request has its final response there is nothing left to stop.
+      if (this.phase !== 'open' || this.stopSent) return;
+      const frame = this.encode(stop);
+      this.stopSent = true;
+      this.finalsExpected += 1;
+      this.write(frame);
+    } catch (err) {
+      throw this.toError(err);
+    }
+  }
+
+  private start(): void {
+    if (this.signal?.aborted === true) throw this.signal.reason;
+    const first = this.encode(this.request);
+    this.phase = 'open';
+    this.unsent.push(first);
+    this.signal?.addEventListener('abort', this.onAbort, { once: true });
+    const { timeoutMs, headers, sessions } = this.config;
+    let requestHeaders = headers;
+    if (timeoutMs !== undefined) {
+      requestHeaders = { ...headers, 'grpc-timeout': `${Math.ceil(timeoutMs)}m` };
+      this.deadline = setTimeout(() => {
+        this.fail(new ConnectError(`the deadline of ${timeoutMs} ms passed`, Code.DeadlineExceeded), true);
+      }, timeoutMs);
+    }
+    sessions.request('POST', PATH, requestHeaders, {}).then(
+      (h2) => this.attach(h2),
+      (err: unknown) => this.fail(err, false),
+    );
+  }
+
+  private encode(request: InferRequest): Buffer {
+    const message = toBinary(
+      ModelInferRequestSchema,
+      create(ModelInferRequestSchema, toModelInferRequest(request, STREAM_PARAMETERS)),
+    );
+    const { maxSendBytes, gzip } = this.config;
+    const compress = gzip && message.length >= COMPRESS_MIN_BYTES;
+    const body = compress ? gzipSync(message) : message;
+    if (maxSendBytes !== undefined && body.length > maxSendBytes) {
+      throw new ConnectError(
+        `message size ${body.length} is larger than configured writeMaxBytes ${maxSendBytes}`,
+        Code.ResourceExhausted,
+      );
+    }
+    return frameMessage(body, compress);
+  }
+
+  private write(frame: Buffer): void {
+    if (this.h2 !== undefined) this.h2.write(frame);
+    else this.unsent.push(frame);
+  }
+
+  private attach(h2: ClientHttp2Stream): void {
+    if (this.phase === 'done') {
+      // Cancelled while the stream was being opened.
+      h2.close(constants.NGHTTP2_CANCEL);
+      return;
+    }
+    this.h2 = h2;
+    this.frames = new FrameReader(this.config.maxReceiveBytes);
+    h2.on('response', (headers) => {
+      this.responseHeaders = headers;
+    });
+    h2.on('data', (chunk: Buffer) => {
+      this.config.sessions.notifyResponseByteRead(h2);
+      if (this.phase === 'done') return;
+      try {
+        this.frames!.push(chunk, this.onMessage);
+      } catch (err) {
+        this.fail(err, true);
+      }
+    });
+    h2.on('trailers', (trailers) => {
+      this.trailers = trailers;
+    });
+    // 'error' is followed by 'close'; the error is the better explanation of the two.
+    h2.on('error', (err) => this.fail(err, false));
+    // The server's side ends with its trailers ('end'), even while ours is still open (a server
+    // that ends the call before the final response); a reset or a lost connection shows as 'close'.
+    h2.on('end', () => this.closed(undefined));
+    h2.on('close', () => this.closed(h2.rstCode));
+    for (const frame of this.unsent) h2.write(frame);
+    this.unsent = [];
+    if (this.phase === 'draining') h2.end();
+  }
+
+  /** One response message; false stops the reader (the call failed). */
+  private message(bytes: Buffer, compressed: boolean): boolean {
+    if (this.phase === 'done') return false;
+    let message = bytes;
+    if (compressed) {
+      const encoding = this.responseHeaders?.['grpc-encoding'];
+      if (encoding !== 'gzip') {
+        throw new ConnectError(
+          `protocol error: received compressed envelope with encoding ${String(encoding)}`,
+          Code.Internal,
+        );
+      }
+      message = gunzipSync(
+        bytes,
+        this.config.maxReceiveBytes !== undefined ? { maxOutputLength: this.config.maxReceiveBytes } : {},
+      );
+    }
+    const read = readStreamResponse(message);
+    if (typeof read === 'string') {
+      this.fail(
+        streamErrorFromMessage(read, { model: this.request.model, requestId: this.request.id }),
+        true,
+      );
+      return false;
+    }
+    const response = this.accept(read);
+    if (response !== undefined) this.deliver(response);
+    return true;
+  }
+
+  /** The response to hand to the consumer, or undefined for one it must not see. */
+  private accept(r: WireResponse): InferResponse | undefined {
+    if (this.lastFinalSeen) return undefined; // Messages after the last final belong to no request of this stream.
+    if (!r.wireFinal) return r;
+    this.finalsSeen += 1;
+    if (this.finalsSeen < this.finalsExpected) {
+      // Either the stop request's empty final or the main request's last data: only data is news.
+      return r.outputs.length > 0 ? r : undefined;
+    }
+    this.lastFinalSeen = true;
+    this.phase = 'draining';
+    // Half-close: the server ends the call once it has nothing more for it.
+    this.h2?.end();
+    r.final = true;
+    return r;
+  }
+
+  private deliver(response: InferResponse): void {
+    const resolve = this.resolveNext;
+    if (resolve !== undefined && this.head === this.queue.length) {
+      this.resolveNext = undefined;
+      this.rejectNext = undefined;
+      resolve({ done: false, value: response });
+      return;
+    }
+    this.queue.push(response);
+    if (!this.paused && this.queue.length - this.head >= HIGH_WATER) {
+      this.paused = true;
+      this.h2?.pause();
+    }
+  }
+
+  /** The HTTP/2 stream closed: a clean end, or the reason the call failed. */
+  private closed(rstCode: number | undefined): void {
+    if (this.phase === 'done') return;
+    const error = this.callError(rstCode);
+    if (error !== undefined) {
+      this.fail(error, true);
+      return;
+    }
+    this.finish();
+    const resolve = this.resolveNext;
+    this.resolveNext = undefined;
+    this.rejectNext = undefined;
+    resolve?.(DONE);
+  }
+
+  /** Why the call failed, or undefined when it ended cleanly after the last final response. */
+  private callError(rstCode: number | undefined): unknown {
+    const headers = this.responseHeaders;
+    if (headers !== undefined) {
+      const status = Number(headers[':status']);
+      if (status !== 200) {
+        return new ConnectError(`HTTP ${status}`, httpStatusCode(status));
+      }
+      const type = String(headers['content-type'] ?? '');
+      if (!type.startsWith('application/grpc')) {
+        return new ConnectError(`unsupported content type ${type}`, Code.Unknown);
+      }
+    }
+    // A trailers-only answer carries its status in the headers.
+    const status = statusError(this.trailers) ?? statusError(headers);
+    if (status !== undefined) return status;
+    if (this.trailers === undefined && headers?.['grpc-status'] === undefined) {
+      if (rstCode !== undefined && rstCode !== constants.NGHTTP2_NO_ERROR) return resetError(rstCode);
+      // No status at all: the connection went away under the call.
+      return new ConnectError('the connection closed before the call ended', Code.Unavailable);
+    }
+    if (this.frames?.incomplete === true) {
+      return new ConnectError('protocol error: the call ended inside a message', Code.Internal);
+    }
+    if (!this.lastFinalSeen) {
+      return new TritonLlmError(
+        'protocol',
+        `ModelStreamInfer '${this.request.model}': the call ended before the final response of request '${this.request.id}'`,
+      );
+    }
+    return undefined;
+  }
+
+  private abort(): void {
+    this.fail(this.signal?.reason, true);
+  }
+
+  private cancel(): void {
+    if (this.phase === 'done') return;
+    this.finish();
+    this.h2?.close(constants.NGHTTP2_CANCEL);
+  }
+
+  /** Ends the call with an error: resets the stream when `reset`, and hands the error on. */
+  private fail(err: unknown, reset: boolean): void {
+    if (this.phase === 'done') return;
+    const error = this.toError(err);
+    this.failure = error;
+    this.finish();
+    if (reset) this.h2?.close(constants.NGHTTP2_CANCEL);
+    // Responses that arrived before the failure are still delivered first (see next()).
+    const reject = this.rejectNext;
+    this.resolveNext = undefined;
+    this.rejectNext = undefined;
+    reject?.(error);
+  }
+
+  private finish(): void {
+    this.phase = 'done';
+    if (this.deadline !== undefined) clearTimeout(this.deadline);
+    this.signal?.removeEventListener('abort', this.onAbort);
+  }
+
+  private toError(err: unknown): TritonLlmError {
+    return toTritonLlmError(err, {
+      method: 'ModelStreamInfer',
+      model: this.request.model,
+      requestId: this.request.id,
+      signal: this.signal,
+    });
+  }
+}
+
+function statusError(headers: IncomingHttpHeaders | undefined): ConnectError | undefined {
+  const status = headers?.['grpc-status'];
+  if (status === undefined || status === '0') return undefined;
+  const code = Number.parseInt(String(status), 10);
+  const raw = headers?.['grpc-message'];
+  let message = '';
+  try {
+    message = raw === undefined ? '' : decodeURIComponent(String(raw));
+  } catch {
+    message = String(raw);
+  }
+  const error =
+    code in Code
+      ? new ConnectError(message, code as Code)
+      : new ConnectError(`invalid grpc-status: ${String(status)}`, Code.Internal);
+  // Marks it as the server's answer, as connect-es does for statuses read from trailers.
+  (error as { isWireError: boolean }).isWireError = true;
+  return error;
+}
+
+/** HTTP statuses of a response that is not gRPC at all, as the gRPC spec maps them. */
+function httpStatusCode(status: number): Code {
+  switch (status) {
+    case 400:
+      return Code.Internal;
+    case 401:
+      return Code.Unauthenticated;
+    case 403:
+      return Code.PermissionDenied;
+    case 404:
+      return Code.Unimplemented;
+    case 429:
+    case 502:
+    case 503:
+    case 504:
+      return Code.Unavailable;
+    default:
+      return Code.Unknown;
+  }
+}
+
+/** A stream reset by the peer (or the session going away) before any status arrived. */
+function resetError(rstCode: number): ConnectError {
+  const message = `http/2 stream closed with error code 0x${rstCode.toString(16)}`;
+  switch (rstCode) {
+    case constants.NGHTTP2_REFUSED_STREAM:
+      return new ConnectError(message, Code.Unavailable);
+    case constants.NGHTTP2_CANCEL:
+      return new ConnectError(message, Code.Canceled);
+    case constants.NGHTTP2_ENHANCE_YOUR_CALM:
+      return new ConnectError(message, Code.ResourceExhausted);
+    case constants.NGHTTP2_INADEQUATE_SECURITY:
+    case constants.NGHTTP2_HTTP_1_1_REQUIRED:
+      return new ConnectError(message, Code.PermissionDenied);
+    default:
+      return new ConnectError(message, Code.Internal);
+  }
+}

@@ -1,0 +1,354 @@
+import { fromBinary } from '@bufbuild/protobuf';
+import {
+  decodeTensorData,
+  type InferResponse,
+  type Parameters,
+  type ParameterValue,
+  type Tensor,
+  TritonLlmError,
+} from '@trtllm/sdk';
+import { wireDataType } from './datatype.js';
+import { ModelStreamInferResponseSchema } from './gen/inference/grpc_service_pb.js';
+import { fromModelInferResponse } from './infer-response.js';
+
+/**
+ * A streamed response as the lean path reads it: the core response plus the wire's own final flag
+ * (the stream decides what `final` means for the consumer, see `h2-stream.ts`).
+ */
+export interface WireResponse extends InferResponse {
+  final: boolean;
+  readonly wireFinal: boolean;
+}
+
+// Field numbers of proto/inference/grpc_service.proto.
+const STREAM_ERROR_MESSAGE = 1;
+const STREAM_INFER_RESPONSE = 2;
+const RESPONSE_MODEL_NAME = 1;
+const RESPONSE_MODEL_VERSION = 2;
+const RESPONSE_ID = 3;
+const RESPONSE_PARAMETERS = 4;
+const RESPONSE_OUTPUTS = 5;
+const RESPONSE_RAW_OUTPUT_CONTENTS = 6;
+const OUTPUT_NAME = 1;
+const OUTPUT_DATATYPE = 2;
+const OUTPUT_SHAPE = 3;
+const PARAMETER_BOOL = 1;
+const PARAMETER_INT64 = 2;
+const PARAMETER_STRING = 3;
+const PARAMETER_DOUBLE = 4;
+const PARAMETER_UINT64 = 5;
+
+const VARINT = 0;
+const FIXED64 = 1;
+const LENGTH_DELIMITED = 2;
+const FIXED32 = 5;
+
+const TWO_32 = 2 ** 32;
+
+class Truncated extends Error {}
+
+/**
+ * Reads one `ModelStreamInferResponse` by walking its wire fields, without building protobuf
+ * message objects: this runs once per streamed token, and the generated decoder allocates a
+ * message per output, per parameter and per map entry. It reads what a core response holds and
+ * nothing else (output `parameters` are skipped). A response whose outputs come in typed
+ * `contents` instead of `raw_output_contents` is rare (Triton sends raw contents) and goes
+ * through the generated decoder. Returns the server's `error_message` as a string.
+ */
+export function readStreamResponse(bytes: Buffer): WireResponse | string {
+  const w = new Walker(bytes);
+  let error = '';
+  let response: WireResponse | undefined;
+  try {
+    while (w.pos < w.end) {
+      const tag = w.varint();
+      const field = tag >>> 3;
+      const type = tag & 7;
+      if (field === STREAM_ERROR_MESSAGE && type === LENGTH_DELIMITED) error = w.string();
+      else if (field === STREAM_INFER_RESPONSE && type === LENGTH_DELIMITED) {
+        const length = w.varint();
+        response = readInferResponse(w, w.pos, w.take(length)) ?? slowPath(bytes);
+      } else w.skip(type);
+    }
+  } catch (err) {
+    if (err instanceof TritonLlmError) throw err;
+    throw new TritonLlmError('protocol', `a ModelStreamInfer message cannot be read: ${describe(err)}`, {
+      cause: err,
+    });
+  }
+  if (error !== '') return error;
+  if (response === undefined) {
+    throw new TritonLlmError('protocol', 'a ModelStreamInfer message with neither a response nor an error');
+  }
+  return response;
+}
+
+/** The bounds of one output's fields, kept until the raw contents (which come after) are known. */
+interface OutputFields {
+  name: string;
+  datatype: string;
+  shape: number[];
+}
+
+/** `undefined` when the outputs carry no raw contents: the caller then takes the slow path. */
+function readInferResponse(w: Walker, start: number, end: number): WireResponse | undefined {
+  let model = '';
+  let version = '';
+  let id = '';
+  let parameters: Record<string, ParameterValue> | undefined;
+  const outputs: OutputFields[] = [];
+  const raw: Buffer[] = [];
+  w.pos = start;
+  while (w.pos < end) {
+    const tag = w.varint();
+    const field = tag >>> 3;
+    const type = tag & 7;
+    if (type !== LENGTH_DELIMITED) {
+      w.skip(type);
+      continue;
+    }
+    switch (field) {
+      case RESPONSE_RAW_OUTPUT_CONTENTS:
+        raw.push(w.bytes());
+        break;
+      case RESPONSE_OUTPUTS: {
+        const length = w.varint();
+        outputs.push(readOutput(w, w.pos, w.take(length)));
+        break;
+      }
+      case RESPONSE_PARAMETERS: {
+        const length = w.varint();
+        parameters ??= {};
+        readParameterEntry(w, w.pos, w.take(length), parameters);
+        break;
+      }
+      case RESPONSE_MODEL_NAME:
+        model = w.string();
+        break;
+      case RESPONSE_MODEL_VERSION:
+        version = w.string();
+        break;
+      case RESPONSE_ID:
+        id = w.string();
+        break;
+      default:
+        w.skip(type);
+    }
+  }
+  w.pos = end;
+  // Outputs without raw contents (typed `contents`, or none at all) are read by the generated decoder.
+  if (raw.length === 0 && outputs.length > 0) return undefined;
+  if (raw.length > 0 && raw.length !== outputs.length) {
+    throw malformed(model, id, `${outputs.length} outputs but ${raw.length} raw output contents`);
+  }
+  const tensors: Tensor[] = new Array(outputs.length);
+  for (let i = 0; i < outputs.length; i++) {
+    const o = outputs[i]!;
+    const datatype = wireDataType(o.datatype);
+    if (datatype === undefined) {
+      throw malformed(model, id, `output '${o.name}' has unknown datatype ${JSON.stringify(o.datatype)}`);
+    }
+    const bytes = raw[i];
+    if (bytes === undefined)
+      throw malformed(model, id, `output '${o.name}' (${datatype}) has no raw contents`);
+    let data: Tensor['data'];
+    try {
+      data = decodeTensorData(datatype, o.shape, bytes);
+    } catch (err) {
+      throw malformed(model, id, `output '${o.name}' cannot be decoded`, err);
+    }
+    tensors[i] = { name: o.name, datatype, shape: o.shape, data };
+  }
+  const params: Parameters = parameters ?? EMPTY;
+  return {
+    model,
+    modelVersion: version,
+    id,
+    outputs: tensors,
+    parameters: params,
+    final: false,
+    wireFinal: params.triton_final_response === true,
+  };
+}
+
+const EMPTY: Parameters = Object.freeze({});
+
+function readOutput(w: Walker, start: number, end: number): OutputFields {
+  const out: OutputFields = { name: '', datatype: '', shape: [] };
+  w.pos = start;
+  while (w.pos < end) {
+    const tag = w.varint();
+    const field = tag >>> 3;
+    const type = tag & 7;
+    if (field === OUTPUT_NAME && type === LENGTH_DELIMITED) out.name = w.string();
+    else if (field === OUTPUT_DATATYPE && type === LENGTH_DELIMITED) out.datatype = w.string();
+    else if (field === OUTPUT_SHAPE && type === LENGTH_DELIMITED) {
+      // Packed, as proto3 writes repeated scalars.
+      const stop = w.take(w.varint());
+      while (w.pos < stop) out.shape.push(w.dimension());
+    } else if (field === OUTPUT_SHAPE && type === VARINT) out.shape.push(w.dimension());
+    else w.skip(type);
+  }
+  w.pos = end;
+  return out;
+}
+
+/** One `map<string, InferParameter>` entry: key (1), value (2) with a oneof of five kinds. */
+function readParameterEntry(
+  w: Walker,
+  start: number,
+  end: number,
+  into: Record<string, ParameterValue>,
+): void {
+  let key = '';
+  let value: ParameterValue | undefined;
+  w.pos = start;
+  while (w.pos < end) {
+    const tag = w.varint();
+    const field = tag >>> 3;
+    const type = tag & 7;
+    if (field === 1 && type === LENGTH_DELIMITED) key = w.string();
+    else if (field === 2 && type === LENGTH_DELIMITED) {
+      const stop = w.take(w.varint());
+      while (w.pos < stop) {
+        const t = w.varint();
+        const f = t >>> 3;
+        const wt = t & 7;
+        if (f === PARAMETER_BOOL && wt === VARINT) value = w.varint() !== 0;
+        else if (f === PARAMETER_INT64 && wt === VARINT) value = w.int64(true);
+        else if (f === PARAMETER_UINT64 && wt === VARINT) value = w.int64(false);
+        else if (f === PARAMETER_STRING && wt === LENGTH_DELIMITED) value = w.string();
+        else if (f === PARAMETER_DOUBLE && wt === FIXED64) value = w.double();
+        else w.skip(wt);
+      }
+      w.pos = stop;
+    } else w.skip(type);
+  }
+  w.pos = end;
+  // A parameter with no value set has nothing to report; `__proto__` must stay a parameter.
+  if (value === undefined) return;
+  if (key === '__proto__') Object.defineProperty(into, key, { value, enumerable: true, writable: true });
+  else into[key] = value;
+}
+
+function slowPath(bytes: Buffer): WireResponse {
+  const message = fromBinary(ModelStreamInferResponseSchema, bytes);
+  if (message.inferResponse === undefined) {
+    throw new TritonLlmError('protocol', 'a ModelStreamInfer message with neither a response nor an error');
+  }
+  const r = fromModelInferResponse(message.inferResponse, false);
+  return { ...r, final: false, wireFinal: r.parameters.triton_final_response === true };
+}
+
+function malformed(model: string, id: string, why: string, cause?: unknown): TritonLlmError {
+  return new TritonLlmError('protocol', `malformed response from model '${model}': ${why}`, {
+    model,
+    requestId: id,
+    ...(cause !== undefined ? { cause } : {}),
+  });
+}
+
+function describe(err: unknown): string {
+  return err instanceof Truncated
+    ? 'it ends inside a field'
+    : err instanceof Error
+      ? err.message
+      : String(err);
+}
+
+/** A position in a message and the reads the walker needs; every read checks the bounds. */
+class Walker {
+  pos = 0;
+  readonly end: number;
+  constructor(private readonly buf: Buffer) {
+    this.end = buf.length;
+  }
+
+  /** A varint as a number: exact up to 2^53, which every tag and length is. */
+  varint(): number {
+    const buf = this.buf;
+    let b = buf[this.pos++];
+    if (b === undefined) throw new Truncated();
+    if (b < 0x80) return b;
+    let value = b & 0x7f;
+    let scale = 128;
+    for (let i = 1; i < 10; i++) {
+      b = buf[this.pos++];
+      if (b === undefined) throw new Truncated();
+      value += (b & 0x7f) * scale;
+      if (b < 0x80) return value;
+      scale *= 128;
+    }
+    throw new Error('a varint longer than 10 bytes');
+  }
+
+  /** A 64-bit integer parameter: a number when it fits exactly, else a bigint (signed for int64). */
+  int64(signed: boolean): number | bigint {
+    const start = this.pos;
+    const value = this.varint();
+    if (value <= Number.MAX_SAFE_INTEGER) return value;
+    let big = 0n;
+    for (let i = this.pos - 1; i >= start; i--) big = (big << 7n) | BigInt(this.buf[i]! & 0x7f);
+    big = BigInt.asUintN(64, big);
+    const exact = signed ? BigInt.asIntN(64, big) : big;
+    return exact >= BigInt(Number.MIN_SAFE_INTEGER) && exact <= BigInt(Number.MAX_SAFE_INTEGER)
+      ? Number(exact)
+      : exact;
+  }
+
+  /** A shape dimension: a whole number a JavaScript array can index. */
+  dimension(): number {
+    const value = this.varint();
+    if (value > Number.MAX_SAFE_INTEGER)
+      throw new TritonLlmError('protocol', `a tensor dimension of ${value}`);
+    return value;
+  }
+
+  double(): number {
+    if (this.pos + 8 > this.end) throw new Truncated();
+    const value = this.buf.readDoubleLE(this.pos);
+    this.pos += 8;
+    return value;
+  }
+
+  /** Checks that `length` bytes follow and returns where they end. */
+  take(length: number): number {
+    const stop = this.pos + length;
+    if (stop > this.end) throw new Truncated();
+    return stop;
+  }
+
+  /** A length-delimited field's bytes, as a view of the message (no copy). */
+  bytes(): Buffer {
+    const stop = this.take(this.varint());
+    const out = this.buf.subarray(this.pos, stop);
+    this.pos = stop;
+    return out;
+  }
+
+  string(): string {
+    const stop = this.take(this.varint());
+    const out = this.buf.toString('utf8', this.pos, stop);
+    this.pos = stop;
+    return out;
+  }
+
+  skip(type: number): void {
+    switch (type) {
+      case VARINT:
+        this.varint();
+        return;
+      case FIXED64:
+        this.pos = this.take(8);
+        return;
+      case LENGTH_DELIMITED:
+        this.pos = this.take(this.varint());
+        return;
+      case FIXED32:
+        this.pos = this.take(4);
+        return;
+      default:
+        throw new Error(`wire type ${type} (groups are not used by this protocol)`);
+    }
+  }
+}
