@@ -11,6 +11,7 @@ import {
   type ReadableSpan,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
+import { grpcTransport } from '@trtllm/grpc';
 import { TritonLlm, TritonLlmError } from '@trtllm/sdk';
 import { fakeTokenizer, generateTokens } from '@trtllm/testing';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -288,6 +289,28 @@ describe('OpenTelemetry for generateBatch', () => {
   });
 });
 
+describe('OpenTelemetry when the server is unreachable', () => {
+  it('the span and the duration record the failure to connect', async () => {
+    const { exporter, tracer, meter, histograms } = setUp();
+    // Nothing listens on port 1: the config read fails before any generation starts.
+    const transport = grpcTransport({ baseUrl: 'http://127.0.0.1:1' });
+    const llm = new TritonLlm({
+      transport,
+      model: 'ensemble',
+      retry: { attempts: 1 },
+      telemetry: { tracer, meter },
+    });
+    const err = await llm.generate({ prompt: PROMPT, maxTokens: 4 }).catch((e: unknown) => e);
+    await transport.close();
+    expect((err as TritonLlmError).code).toBe('unavailable');
+    const span = onlySpan(exporter);
+    expect(span.attributes['error.type']).toBe('unavailable');
+    expect(span.status.code).toBe(STATUS_ERROR);
+    const duration = points((await histograms()).get('gen_ai.client.operation.duration'));
+    expect(duration.attributes?.['error.type']).toBe('unavailable');
+  });
+});
+
 describe('telemetry options', () => {
   it('refuses what is not a tracer, naming the field', () => {
     const err = (() => {
@@ -295,7 +318,7 @@ describe('telemetry options', () => {
         new TritonLlm({
           transport: { protocol: 'grpc' } as never,
           model: 'ensemble',
-          telemetry: { tracer: {} as never },
+          telemetry: { tracer: null as never },
         });
       } catch (e) {
         return e;

@@ -56,9 +56,9 @@ export class Telemetry {
     if (typeof options !== 'object' || options === null)
       throw invalidArgument('telemetry', options, 'must be an object with a tracer and/or a meter');
     const { tracer, meter, propagate, serverUrl } = options;
-    if (tracer !== undefined && typeof tracer.startSpan !== 'function')
+    if (tracer !== undefined && typeof tracer?.startSpan !== 'function')
       throw invalidArgument('telemetry.tracer', tracer, 'must be an OpenTelemetry Tracer');
-    if (meter !== undefined && typeof meter.createHistogram !== 'function')
+    if (meter !== undefined && typeof meter?.createHistogram !== 'function')
       throw invalidArgument('telemetry.meter', meter, 'must be an OpenTelemetry Meter');
     if (propagate !== undefined && propagate !== false && typeof propagate !== 'function')
       throw invalidArgument('telemetry.propagate', propagate, 'must be false or a function');
