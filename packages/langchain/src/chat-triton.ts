@@ -243,19 +243,42 @@ export class ChatTriton extends BaseChatModel<ChatTritonCallOptions, AIMessageCh
   ): AsyncGenerator<ChatGenerationChunk> {
     const prepared = await this.prepare(messages, options);
     const run = this.run(prepared);
-    let streamed = false;
-    for (;;) {
-      const step = await run.next();
-      if (step.done) {
-        const result = step.value;
-        throwIfAborted(result, prepared);
-        // A model that is not decoupled answers once: its whole text is the only delta.
-        if (!streamed && result.text !== '') yield* this.delta(result.text, runManager);
-        yield finalChunk(result, prepared);
-        return;
+    const { signal } = prepared.options;
+    // LangChain's stream() answers an abort at once with its own AbortError and never resumes this
+    // generator. The request then still has to end (the SDK tells the server) and its report
+    // reach the callbacks: whoever holds the generator when the signal fires finishes the run.
+    let parked = false;
+    let drained = false;
+    const onAbort = () => {
+      if (!parked) return;
+      drained = true;
+      void drainAborted(run, prepared, runManager);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      let streamed = false;
+      for (;;) {
+        const step = await run.next();
+        if (step.done) {
+          const result = step.value;
+          throwIfAborted(result, prepared);
+          // A model that is not decoupled answers once: its whole text is the only delta.
+          if (!streamed && result.text !== '') yield* this.delta(result.text, runManager);
+          yield finalChunk(result, prepared);
+          return;
+        }
+        streamed = true;
+        const chunk = deltaChunk(step.value);
+        parked = true;
+        yield chunk;
+        parked = false;
+        if (drained) return;
+        await tokenCallback(runManager, chunk);
       }
-      streamed = true;
-      yield* this.delta(step.value, runManager);
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+      // Left early (the consumer broke out of the stream): end the request, which tells the server.
+      if (!drained) await closeRun(run);
     }
   }
 
@@ -267,10 +290,16 @@ export class ChatTriton extends BaseChatModel<ChatTritonCallOptions, AIMessageCh
   ): Promise<ChatResult> {
     const prepared = await this.prepare(messages, options);
     const run = this.run(prepared);
-    let step = await run.next();
-    while (step.done !== true) {
-      await runManager?.handleLLMNewToken(step.value, { prompt: 0, completion: 0 });
+    let step: IteratorResult<string, GenerateResult>;
+    try {
       step = await run.next();
+      while (step.done !== true) {
+        await tokenCallback(runManager, deltaChunk(step.value));
+        step = await run.next();
+      }
+    } finally {
+      // A callback that threw leaves the request running: end it.
+      await closeRun(run);
     }
     const result = step.value;
     throwIfAborted(result, prepared);
@@ -298,11 +327,9 @@ export class ChatTriton extends BaseChatModel<ChatTritonCallOptions, AIMessageCh
   }
 
   private async *delta(text: string, runManager: CallbackManagerForLLMRun | undefined) {
-    const chunk = new ChatGenerationChunk({ text, message: new AIMessageChunk({ content: text }) });
+    const chunk = deltaChunk(text);
     yield chunk;
-    await runManager?.handleLLMNewToken(text, { prompt: 0, completion: 0 }, undefined, undefined, undefined, {
-      chunk,
-    });
+    await tokenCallback(runManager, chunk);
   }
 
   private loaded(): Promise<Ready> {
@@ -403,4 +430,48 @@ function throwIfAborted(result: GenerateResult, prepared: Prepared): void {
     `request ${result.requestId} to model '${result.model}' was aborted after ${result.usage.completionTokens} tokens; ${server}`,
     partial,
   );
+}
+
+function deltaChunk(text: string): ChatGenerationChunk {
+  return new ChatGenerationChunk({ text, message: new AIMessageChunk({ content: text }) });
+}
+
+async function tokenCallback(
+  runManager: CallbackManagerForLLMRun | undefined,
+  chunk: ChatGenerationChunk,
+): Promise<void> {
+  await runManager?.handleLLMNewToken(
+    chunk.text,
+    { prompt: 0, completion: 0 },
+    undefined,
+    undefined,
+    undefined,
+    {
+      chunk,
+    },
+  );
+}
+
+/**
+ * Runs an aborted request to its end (a few responses at most: the SDK has told the server) and hands
+ * the outcome to the callbacks' `handleLLMError`: a `ModelAbortError` whose partial reply carries the
+ * early-stop report, or the error the request ended with.
+ */
+async function drainAborted(
+  run: AsyncGenerator<string, GenerateResult>,
+  prepared: Prepared,
+  runManager: CallbackManagerForLLMRun | undefined,
+): Promise<void> {
+  try {
+    let step = await run.next();
+    while (step.done !== true) step = await run.next();
+    throwIfAborted(step.value, prepared);
+  } catch (err) {
+    await runManager?.handleLLMError(err);
+  }
+}
+
+/** Ends a run that may still be streaming (a no-op once it finished). */
+async function closeRun(run: AsyncGenerator<string, GenerateResult>): Promise<void> {
+  await run.return(undefined as unknown as GenerateResult);
 }
