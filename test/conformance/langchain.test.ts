@@ -1,0 +1,140 @@
+import { ModelAbortError } from '@langchain/core/errors';
+import { ChatPromptTemplate } from '@langchain/core/prompts';
+import { ChatTriton } from '@trtllm/langchain';
+import type { EarlyStopReport } from '@trtllm/sdk';
+import { fakeScript, fakeTokenizer, generateTokens } from '@trtllm/testing';
+import { loadChatTemplate } from '@trtllm/tokenizers';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CASES, useServer } from './servers.js';
+
+const quiet = { warn: () => undefined };
+const MAX = 2000;
+let nextId = 9_100_000;
+
+const generated = (prompt: string, maxTokens: number): string =>
+  fakeTokenizer.decode(generateTokens(fakeTokenizer.encode(prompt), { maxTokens })[0]!.tokens);
+
+// The LangChain.js chat model in a chain, in front of each Triton over each protocol.
+describe.each(CASES)('LangChain ChatTriton: %s Triton over %s', (kind, protocol) => {
+  const server = useServer(kind);
+  const models: ChatTriton[] = [];
+  const chatModel = (model: string, maxTokens: number) => {
+    const m = new ChatTriton({
+      transport: server().transport(protocol),
+      model,
+      tokenizer: fakeTokenizer,
+      chatTemplate: 'chatml',
+      maxTokens,
+      logger: quiet,
+    });
+    models.push(m);
+    return m;
+  };
+  afterAll(() => Promise.all(models.map((m) => m.close())));
+
+  it('a prompt template piped into the model streams the exact text, token by token through callbacks', async () => {
+    const chain = ChatPromptTemplate.fromMessages([
+      ['system', 'You are terse.'],
+      ['human', 'Tell me about {topic}'],
+    ]).pipe(chatModel('tensorrt_llm_bls', 32));
+    const tokens: string[] = [];
+    const chunks: string[] = [];
+    let finish: unknown;
+    let outputTokens: number | undefined;
+    const stream = await chain.stream(
+      { topic: 'ML' },
+      { callbacks: [{ handleLLMNewToken: (token: string) => void tokens.push(token) }] },
+    );
+    for await (const chunk of stream) {
+      chunks.push(chunk.text);
+      finish = chunk.response_metadata.finish_reason ?? finish;
+      outputTokens = chunk.usage_metadata?.output_tokens ?? outputTokens;
+    }
+    const prompt = (await loadChatTemplate({ choice: 'chatml' })).render([
+      { role: 'system', content: 'You are terse.' },
+      { role: 'user', content: 'Tell me about ML' },
+    ]);
+    expect(chunks.join('')).toBe(generated(prompt, 32));
+    expect(chunks.filter((c) => c !== '').length).toBeGreaterThan(1);
+    expect(tokens).toEqual(chunks.filter((c) => c !== ''));
+    expect(finish).toBe('length');
+    expect(outputTokens).toBe(32);
+  });
+
+  it('a scripted reply passes through the ensemble and the chat template unchanged', async () => {
+    const reply = 'Machine learning finds patterns in data.';
+    const message = await chatModel('ensemble', 64).invoke([
+      ['human', `Hi ${fakeScript('Hello.')}`],
+      ['ai', 'Hello.'],
+      ['human', `What is ML? ${fakeScript(reply)}`],
+    ]);
+    expect(message.content).toBe(reply);
+    expect(message.response_metadata.finish_reason).toBe('stop');
+  });
+
+  it('AbortSignal ends a stream of the raw model, and the model stops generating', async () => {
+    const id = String(nextId++);
+    const controller = new AbortController();
+    let report!: (err: unknown) => void;
+    const callbackError = new Promise<unknown>((r) => {
+      report = r;
+    });
+    const stream = await chatModel('tensorrt_llm', MAX).stream('What is ML?', {
+      signal: controller.signal,
+      requestId: id,
+      callbacks: [{ handleLLMError: (err: unknown) => report(err) }],
+    });
+    let text = '';
+    await expect(
+      (async () => {
+        for await (const chunk of stream) {
+          text += chunk.text;
+          if (text.length > 0) controller.abort();
+        }
+      })(),
+    ).rejects.toThrow(/abort/i);
+    const end = await server().waitForEvent(
+      (e) => e.id === id && e.model === 'tensorrt_llm' && e.event !== 'received',
+      20_000,
+    );
+    // gRPC cancels the call; HTTP sends the in-band stop first (README "Ending a request early").
+    expect(end.event).toBe(protocol === 'grpc' ? 'cancelled' : 'stopped');
+    expect(end.tokens).toBeLessThan(MAX);
+    const err = await callbackError;
+    expect(ModelAbortError.isInstance(err)).toBe(true);
+    expect((err as ModelAbortError).partialOutput?.response_metadata.early_stop).toMatchObject({
+      trigger: 'abort',
+      serverTold: true,
+      serverStopsGenerating: true,
+    });
+  });
+
+  it('AbortSignal on the ensemble: the partial reply says the server keeps generating, and it does', async () => {
+    const id = String(nextId++);
+    const controller = new AbortController();
+    const maxTokens = 80;
+    const err = await chatModel('ensemble', maxTokens)
+      .invoke('What is ML?', {
+        signal: controller.signal,
+        requestId: id,
+        callbacks: [{ handleLLMNewToken: () => controller.abort() }],
+      })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(ModelAbortError.isInstance(err)).toBe(true);
+    const metadata = (err as ModelAbortError).partialOutput?.response_metadata;
+    expect(metadata?.finish_reason).toBe('cancelled');
+    expect(metadata?.early_stop as EarlyStopReport).toMatchObject({
+      trigger: 'abort',
+      serverTold: true,
+      serverStopsGenerating: false,
+    });
+    const inner = await server().waitForEvent(
+      (e) => e.id === id && e.model === 'tensorrt_llm' && e.event !== 'received',
+      20_000,
+    );
+    expect(inner).toMatchObject({ event: 'completed', tokens: maxTokens });
+  });
+});
