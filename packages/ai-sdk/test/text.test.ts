@@ -125,8 +125,8 @@ describe.each(['grpc', 'http'] as const)('AI SDK text generation over %s', (prot
       providerOptions: { trtllm: { beamWidth: 3 } },
     });
     const beams = tokensFor(chatml(['user', 'What is ML?']), 8, { beamWidth: 3 });
-    const sequences = (r.providerMetadata?.trtllm as { sequences: { index: number; text: string }[] })
-      .sequences;
+    const meta = r.providerMetadata?.trtllm as { sequences: { index: number; text: string }[] } | undefined;
+    const sequences = meta?.sequences ?? [];
     expect(sequences.map((s) => s.text)).toEqual(beams.map((b) => decode(b.tokens)));
     expect(r.text).toBe(decode(beams[0]!.tokens));
   });

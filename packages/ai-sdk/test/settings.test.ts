@@ -1,0 +1,196 @@
+import { NoSuchModelError } from '@ai-sdk/provider';
+import { createTriton, type TritonProvider } from '@trtllm/ai-sdk';
+import { TritonLlmError } from '@trtllm/sdk';
+import {
+  decode,
+  encode,
+  type FakeTriton,
+  fakeScript,
+  generateTokens,
+  startFakeTriton,
+} from '@trtllm/testing';
+import { generateText, streamText, tool } from 'ai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+
+(globalThis as { AI_SDK_LOG_WARNINGS?: unknown }).AI_SDK_LOG_WARNINGS = false;
+
+const isInvalid = (field: string) => (err: unknown) =>
+  err instanceof TritonLlmError && err.code === 'invalid_argument' && err.message.startsWith(`${field}:`);
+
+describe('AI SDK provider settings and warnings', () => {
+  let fake: FakeTriton;
+  let triton: TritonProvider;
+  beforeAll(async () => {
+    fake = await startFakeTriton({ itlMs: 0 });
+    triton = createTriton({ grpcUrl: fake.grpcUrl });
+  });
+  afterAll(async () => {
+    await triton.close();
+    await fake.close();
+  });
+
+  const received = (): number => fake.events().filter((e) => e.event === 'received').length;
+
+  it('settings the model cannot honour come back as AI SDK warnings, never silently', async () => {
+    const r = await generateText({
+      model: triton('tensorrt_llm_bls'),
+      maxOutputTokens: 5,
+      reasoning: 'high',
+      tools: {
+        lookup: tool({ description: 'look a word up', inputSchema: z.object({ word: z.string() }) }),
+      },
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What is in this picture?' },
+            { type: 'image', image: new Uint8Array([137, 80, 78, 71]), mediaType: 'image/png' },
+          ],
+        },
+      ],
+    });
+    const features = (r.warnings ?? []).map((w) => ('feature' in w ? w.feature : w.type));
+    expect(features).toEqual(expect.arrayContaining(['tools', 'reasoning', 'file parts (image/png)']));
+    // The text part still reached the model: the prompt is the text alone.
+    const prompt = '<|im_start|>user\nWhat is in this picture?<|im_end|>\n<|im_start|>assistant\n';
+    expect(r.text).toBe(decode(generateTokens(encode(prompt), { maxTokens: 5 })[0]!.tokens));
+  });
+
+  it('streamText reports the warnings at the start of the stream', async () => {
+    const result = streamText({
+      model: triton('ensemble'),
+      maxOutputTokens: 3,
+      reasoning: 'low',
+      prompt: 'Hello world',
+    });
+    await result.consumeStream();
+    expect((await result.warnings)?.map((w) => ('feature' in w ? w.feature : w.type))).toContain('reasoning');
+  });
+
+  it('bad providerOptions.trtllm values are refused naming the field, before anything is sent', async () => {
+    const before = received();
+    await expect(
+      generateText({
+        model: triton('ensemble'),
+        prompt: 'Hello',
+        maxRetries: 0,
+        providerOptions: { trtllm: { beamWidth: 0 } },
+      }),
+    ).rejects.toSatisfy(isInvalid('providerOptions.trtllm.beamWidth'));
+    await expect(
+      generateText({
+        model: triton('ensemble'),
+        prompt: 'Hello',
+        maxRetries: 0,
+        providerOptions: { trtllm: { beamwidth: 2 } },
+      }),
+    ).rejects.toSatisfy(isInvalid('providerOptions.trtllm.beamwidth'));
+    await expect(
+      generateText({
+        model: triton('ensemble'),
+        prompt: 'Hello',
+        maxRetries: 0,
+        providerOptions: { trtllm: { lora: { taskId: -1 } } },
+      }),
+    ).rejects.toSatisfy(isInvalid('providerOptions.trtllm.lora.taskId'));
+    expect(received()).toBe(before);
+  });
+
+  it('the AI SDK settings are checked under their AI SDK names', async () => {
+    await expect(
+      generateText({ model: triton('ensemble'), prompt: 'Hello', maxRetries: 0, topP: 1.5 }),
+    ).rejects.toSatisfy(isInvalid('topP'));
+    await expect(
+      generateText({ model: triton('ensemble'), prompt: 'Hello', maxRetries: 0, stopSequences: [''] }),
+    ).rejects.toSatisfy(isInvalid('stopSequences[0]'));
+  });
+
+  it('an option the deployed model lacks is refused by the SDK, naming the option and the model', async () => {
+    await expect(
+      generateText({
+        model: triton('llmapi'),
+        prompt: 'Hello',
+        maxRetries: 0,
+        providerOptions: { trtllm: { badWords: ['x'] } },
+      }),
+    ).rejects.toSatisfy(
+      (err: unknown) =>
+        err instanceof TritonLlmError &&
+        err.message.includes('badWords') &&
+        err.message.includes("model 'llmapi'"),
+    );
+  });
+
+  it('provider defaults apply to every call and a call overrides them', async () => {
+    const scripted = createTriton({
+      grpcUrl: fake.grpcUrl,
+      defaults: { parameters: { fake_script: 'from the defaults' } },
+      defaultMaxTokens: 50,
+    });
+    try {
+      const a = await generateText({ model: scripted('tensorrt_llm_bls'), prompt: 'Hello' });
+      expect(a.text).toBe('from the defaults');
+      const b = await generateText({
+        model: scripted('tensorrt_llm_bls'),
+        prompt: 'Hello',
+        providerOptions: { trtllm: { parameters: { fake_script: 'from the call' } } },
+      });
+      expect(b.text).toBe('from the call');
+    } finally {
+      await scripted.close();
+    }
+  });
+
+  it('a chosen built-in chat template formats the prompt', async () => {
+    const llama3 = createTriton({ grpcUrl: fake.grpcUrl, chatTemplate: 'llama3' });
+    try {
+      const r = await generateText({
+        model: llama3('tensorrt_llm_bls'),
+        prompt: `Hi ${fakeScript('ok')}`,
+        maxOutputTokens: 10,
+      });
+      expect(r.text).toBe('ok');
+      expect(r.usage.inputTokens).toBeGreaterThan(encode(`Hi ${fakeScript('ok')}`).length);
+    } finally {
+      await llama3.close();
+    }
+  });
+
+  it('embedding and image models are NoSuchModelError', () => {
+    expect(() => triton.embeddingModel('ensemble')).toThrow(NoSuchModelError);
+    expect(() => triton.imageModel('ensemble')).toThrow(NoSuchModelError);
+  });
+
+  it('createTriton takes one server: two are refused', () => {
+    expect(() => createTriton({ grpcUrl: fake.grpcUrl, httpUrl: fake.httpUrl })).toThrow(
+      /give one of grpcUrl, httpUrl or transport/,
+    );
+  });
+
+  it('without a server in settings or environment the first call says what to set', async () => {
+    const saved = { grpc: process.env.TRITON_GRPC_URL, http: process.env.TRITON_HTTP_URL };
+    delete process.env.TRITON_GRPC_URL;
+    delete process.env.TRITON_HTTP_URL;
+    try {
+      const nowhere = createTriton();
+      await expect(
+        generateText({ model: nowhere('ensemble'), prompt: 'Hello', maxRetries: 0 }),
+      ).rejects.toThrow(/TRITON_GRPC_URL/);
+      process.env.TRITON_HTTP_URL = fake.httpUrl;
+      const fromEnv = createTriton();
+      const r = await generateText({
+        model: fromEnv('tensorrt_llm_bls'),
+        prompt: `Hello ${fakeScript('env')}`,
+        maxOutputTokens: 10,
+      });
+      expect(r.text).toBe('env');
+      await fromEnv.close();
+    } finally {
+      if (saved.grpc === undefined) delete process.env.TRITON_GRPC_URL;
+      else process.env.TRITON_GRPC_URL = saved.grpc;
+      if (saved.http === undefined) delete process.env.TRITON_HTTP_URL;
+      else process.env.TRITON_HTTP_URL = saved.http;
+    }
+  });
+});
