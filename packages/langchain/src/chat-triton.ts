@@ -71,7 +71,7 @@ export interface ChatTritonOptions {
   readonly tokenizerDir?: string;
   /**
    * How messages become the prompt: `auto` (default: the chat template of `tokenizerDir`, else
-   * ChatML), a built-in template name, or a {@link ChatTemplate} you loaded.
+   * ChatML), a built-in template name, or a `ChatTemplate` you loaded (`loadChatTemplate()` of `@trtllm/tokenizers`).
    */
   readonly chatTemplate?: ChatTemplateChoice | ChatTemplate;
   /** Default transport options of every call (`timeoutMs`, `idleTimeoutMs`, `headers`). */
@@ -83,7 +83,10 @@ export interface ChatTritonOptions {
   /** The SDK's retries of requests that fail before the server answered (on by default). */
   readonly retry?: RetryOptions;
   /** Where the SDK's warnings go (default console.warn). */
-  readonly logger?: { warn(message: string): void };
+  readonly logger?: {
+    /** Receives one human-readable warning; must not throw. */
+    warn(message: string): void;
+  };
   /** Observes every request's lifecycle (the SDK's hook for logging, metrics and tracing). */
   readonly onEvent?: (event: GenerationEvent) => void;
 }
