@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { type FakeTriton, startFakeTriton } from '@trtllm/testing';
+import { type FakeTriton, fakeScript, startFakeTriton } from '@trtllm/testing';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { generated } from './expected.js';
@@ -70,5 +70,40 @@ describe('trtllm-openai CLI', () => {
     const [code] = await once(child, 'exit');
     expect(code).toBe(2);
     expect(err).toContain('--chat-template must be one of auto, chatml, llama2, llama3');
+  });
+
+  test('--tool-call-parser picks the format calls are read in', async () => {
+    // ChatML would mean hermes under auto; the flag makes a Llama-style JSON answer a call.
+    const child = runCli([
+      '--triton',
+      fake.grpcUrl.replace(/^http:/, 'grpc:'),
+      '--port',
+      '0',
+      '--tool-call-parser',
+      'llama3_json',
+    ]);
+    try {
+      const client = new OpenAI({ baseURL: await servingUrl(child), apiKey: 'unused', maxRetries: 0 });
+      const r = await client.chat.completions.create({
+        model: 'ensemble',
+        messages: [{ role: 'user', content: fakeScript('{"name": "f", "parameters": {"x": 1}}') }],
+        tools: [{ type: 'function', function: { name: 'f' } }],
+      });
+      const call = r.choices[0]!.message.tool_calls?.[0] as { function: unknown } | undefined;
+      expect(call?.function).toEqual({ name: 'f', arguments: '{"x":1}' });
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+
+  test('refuses an unknown tool-call parser with a usage message', async () => {
+    const child = runCli(['--tool-call-parser', 'mistral']);
+    let err = '';
+    child.stderr!.on('data', (d) => {
+      err += String(d);
+    });
+    const [code] = await once(child, 'exit');
+    expect(code).toBe(2);
+    expect(err).toContain('--tool-call-parser must be one of auto, hermes, llama3_json');
   });
 });
