@@ -238,6 +238,21 @@ describe.each(PROTOCOLS)('OpenTelemetry over %s', (protocol) => {
     expect(new Set(injected)).toEqual(new Set([span.spanContext().spanId]));
   });
 
+  it('an injector that throws does not fail the request: it goes out without trace context', async () => {
+    const { exporter, tracer } = setUp();
+    const llm = client({
+      tracer,
+      propagate: () => {
+        throw new TypeError('broken propagator');
+      },
+    });
+    const result = await llm.generate({ prompt: PROMPT, maxTokens: 2 });
+    expect(result.finishReason).toBe('length');
+    const span = onlySpan(exporter);
+    expect(span.events.map((e) => e.name)).toContain('trace_context_not_sent');
+    expect(span.status.code).not.toBe(STATUS_ERROR);
+  });
+
   it('with only a meter, metrics are recorded and no trace context is sent', async () => {
     const { exporter, meter, histograms } = setUp();
     const llm = client({ meter });

@@ -35,7 +35,13 @@ export class RequestTelemetry {
     const { span, inject } = this.ctx;
     if (span === undefined || inject === undefined) return base;
     const headers: Record<string, string> = { ...base };
-    inject(span, headers);
+    try {
+      inject(span, headers);
+    } catch (err) {
+      // Telemetry must never fail a request: it goes out without trace context, and the span says why.
+      span.addEvent('trace_context_not_sent', { 'error.type': err instanceof Error ? err.name : typeof err });
+      return base;
+    }
     return headers;
   }
 
