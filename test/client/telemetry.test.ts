@@ -253,6 +253,17 @@ describe.each(PROTOCOLS)('OpenTelemetry over %s', (protocol) => {
     expect(span.status.code).not.toBe(STATUS_ERROR);
   });
 
+  it('a chat caller names the operation chat in the span and the metrics', async () => {
+    const { exporter, tracer, meter, histograms } = setUp();
+    const llm = client({ tracer, meter, operationName: 'chat' });
+    await llm.generate({ prompt: PROMPT, maxTokens: 2 });
+    const span = onlySpan(exporter);
+    expect(span.name).toBe('chat tensorrt_llm');
+    expect(span.attributes['gen_ai.operation.name']).toBe('chat');
+    const duration = points((await histograms()).get('gen_ai.client.operation.duration'));
+    expect(duration.attributes?.['gen_ai.operation.name']).toBe('chat');
+  });
+
   it('with only a meter, metrics are recorded and no trace context is sent', async () => {
     const { exporter, meter, histograms } = setUp();
     const llm = client({ meter });

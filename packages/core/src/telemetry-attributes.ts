@@ -5,13 +5,10 @@ import type { GenerateRequest } from './request.js';
 // semconv v1.42): `gen_ai.provider.name` replaced `gen_ai.system` there, and the streaming client
 // metrics are `time_to_first_chunk` / `time_per_output_chunk`.
 export const PROVIDER = 'triton';
-// A raw prompt in, raw text out: the conventions' legacy-completions operation, not `chat`.
-export const OPERATION = 'text_completion';
-
 /** The attributes every span and metric point of one client shares. */
-export function baseAttributes(model: string, serverUrl: string | undefined): Attributes {
+export function baseAttributes(model: string, operation: string, serverUrl: string | undefined): Attributes {
   const attributes: Attributes = {
-    'gen_ai.operation.name': OPERATION,
+    'gen_ai.operation.name': operation,
     'gen_ai.provider.name': PROVIDER,
     'gen_ai.request.model': model,
   };

@@ -2,7 +2,7 @@ import type { Attributes, Meter, SpanKind, Tracer } from '@opentelemetry/api';
 import { invalidArgument } from './errors.js';
 import type { GenerationEvent } from './generation.js';
 import type { GenerateRequest } from './request.js';
-import { baseAttributes, OPERATION, requestAttributes } from './telemetry-attributes.js';
+import { baseAttributes, requestAttributes } from './telemetry-attributes.js';
 import { GenAiMetrics } from './telemetry-metrics.js';
 import { RequestTelemetry } from './telemetry-request.js';
 import { injectW3cTraceContext, type TraceContextInjector } from './telemetry-trace-context.js';
@@ -33,6 +33,12 @@ export interface TelemetryOptions {
    * expose theirs; with replicas, the name of the service in front of them).
    */
   readonly serverUrl?: string;
+  /**
+   * `gen_ai.operation.name` and the first word of the span name. Default `text_completion`: a
+   * prompt in, raw text out. A caller that renders a chat template into the prompt (the AI SDK
+   * provider, the LangChain model) reports `chat`.
+   */
+  readonly operationName?: 'text_completion' | 'chat';
 }
 
 /** One client's telemetry: its instruments and the attributes every request shares. */
@@ -40,13 +46,16 @@ export class Telemetry {
   private readonly metrics: GenAiMetrics | undefined;
   private readonly attributes: Attributes;
   private readonly inject: TraceContextInjector | undefined;
+  private readonly spanName: string;
 
   private constructor(
     private readonly options: TelemetryOptions,
-    private readonly model: string,
+    model: string,
   ) {
     this.metrics = options.meter !== undefined ? new GenAiMetrics(options.meter) : undefined;
-    this.attributes = baseAttributes(model, options.serverUrl);
+    const operation = options.operationName ?? 'text_completion';
+    this.attributes = baseAttributes(model, operation, options.serverUrl);
+    this.spanName = `${operation} ${model}`;
     this.inject = options.propagate === false ? undefined : (options.propagate ?? injectW3cTraceContext);
   }
 
@@ -55,7 +64,7 @@ export class Telemetry {
     if (options === undefined) return undefined;
     if (typeof options !== 'object' || options === null)
       throw invalidArgument('telemetry', options, 'must be an object with a tracer and/or a meter');
-    const { tracer, meter, propagate, serverUrl } = options;
+    const { tracer, meter, propagate, serverUrl, operationName } = options;
     if (tracer !== undefined && typeof tracer?.startSpan !== 'function')
       throw invalidArgument('telemetry.tracer', tracer, 'must be an OpenTelemetry Tracer');
     if (meter !== undefined && typeof meter?.createHistogram !== 'function')
@@ -64,13 +73,15 @@ export class Telemetry {
       throw invalidArgument('telemetry.propagate', propagate, 'must be false or a function');
     if (serverUrl !== undefined && !URL.canParse(serverUrl))
       throw invalidArgument('telemetry.serverUrl', serverUrl, 'must be a URL');
+    if (operationName !== undefined && operationName !== 'text_completion' && operationName !== 'chat')
+      throw invalidArgument('telemetry.operationName', operationName, "must be 'text_completion' or 'chat'");
     if (tracer === undefined && meter === undefined) return undefined;
     return new Telemetry(options, model);
   }
 
   /** Starts one request's span (a child of the active context) and its clock. */
   begin(request: GenerateRequest, streaming: boolean): RequestTelemetry {
-    const span = this.options.tracer?.startSpan(`${OPERATION} ${this.model}`, {
+    const span = this.options.tracer?.startSpan(this.spanName, {
       kind: CLIENT,
       attributes: { ...this.attributes, ...requestAttributes(request, streaming) },
     });
