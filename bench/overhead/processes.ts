@@ -1,5 +1,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 
 /** Whether `taskset` is on PATH (util-linux), to pin server and client to different cores. */
 export function hasTaskset(): boolean {
@@ -7,6 +9,22 @@ export function hasTaskset(): boolean {
 }
 
 /** The command line for `argv`, pinned to `cpu` when asked. */
+/**
+ * The environment of the benchmark's Node processes: tsx resolves `@trtllm/*` to the built dist/
+ * (see tsconfig.dist.json), so the SDK is measured as users install it, without tsx's transform of
+ * the sources on its hot path. `pnpm build` must have run.
+ */
+export function distEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const missing = DIST_ENTRIES.filter((f) => !existsSync(f));
+  if (missing.length > 0) throw new Error(`run pnpm build first: ${missing.join(', ')} missing`);
+  return { ...process.env, TSX_TSCONFIG_PATH: DIST_TSCONFIG, ...extra };
+}
+
+const DIST_TSCONFIG = fileURLToPath(new URL('./tsconfig.dist.json', import.meta.url));
+const DIST_ENTRIES = ['core', 'grpc', 'http', 'testing', 'bench'].map((p) =>
+  fileURLToPath(new URL(`../../packages/${p}/dist/index.js`, import.meta.url)),
+);
+
 function pinned(argv: readonly string[], cpu: number | undefined): [string, string[]] {
   return cpu === undefined ? [argv[0]!, argv.slice(1)] : ['taskset', ['-c', String(cpu), ...argv]];
 }
@@ -18,7 +36,7 @@ export function runJsonChild<T>(
 ): Promise<T> {
   const [cmd, args] = pinned(argv, options.cpu);
   return new Promise<T>((resolve, reject) => {
-    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], env: options.env ?? process.env });
+    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], env: options.env ?? distEnv() });
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => {
@@ -67,7 +85,7 @@ export function startServerProcess(
   const [cmd, args] = pinned(node, options.cpu);
   const child: ChildProcess = spawn(cmd, args, {
     stdio: ['pipe', 'pipe', 'inherit'],
-    env: { ...process.env, FAKE_TTFT_MS: String(options.ttftMs), FAKE_ITL_MS: String(options.itlMs) },
+    env: distEnv({ FAKE_TTFT_MS: String(options.ttftMs), FAKE_ITL_MS: String(options.itlMs) }),
   });
   return new Promise((resolve, reject) => {
     const lines = createInterface({ input: child.stdout! });
