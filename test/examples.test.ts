@@ -26,6 +26,7 @@ const EXAMPLES: readonly [string, RegExp][] = [
   ['bls-accumulate.ts', /tensorrt_llm_bls: .*\(lossy chunks: 0\)\nensemble: .*\(lossy chunks: [1-9]/],
   ['introspection.ts', /flavor=ensemble backend=2026 decoupled=true maxBatchSize=64/],
   ['http-service.ts', /Triton cancelled request \d+ after \d+ of 5000 tokens/],
+  ['langchain.ts', /finish=length output tokens=14[\s\S]*aborted after \d+ .*generating: true/],
   ['ai-sdk.ts', /tokens=32 request=\d+\nOutput\.object: \{"topic"[\s\S]*grpc_cancel server stops generating/],
   ['telemetry.ts', /text_completion tensorrt_llm_bls[\s\S]*output_tokens': 16[\s\S]*time_per_output_chunk/],
 ];

@@ -82,7 +82,8 @@ describe.each(CASES)('LangChain ChatTriton: %s Triton over %s', (kind, protocol)
     const stream = await chatModel('tensorrt_llm', MAX).stream('What is ML?', {
       signal: controller.signal,
       requestId: id,
-      callbacks: [{ handleLLMError: (err: unknown) => report(err) }],
+      // LangChain may also report its own AbortError; the SDK's report is in the ModelAbortError.
+      callbacks: [{ handleLLMError: (err: unknown) => ModelAbortError.isInstance(err) && report(err) }],
     });
     let text = '';
     await expect(

@@ -271,6 +271,9 @@ export class ChatTriton extends BaseChatModel<ChatTritonCallOptions, AIMessageCh
           return;
         }
         streamed = true;
+        // Text that arrives after the abort is not yielded: LangChain would answer it with its own
+        // AbortError, and the SDK's report (the final result, due at once) would be lost.
+        if (signal?.aborted) continue;
         const chunk = deltaChunk(step.value);
         parked = true;
         yield chunk;

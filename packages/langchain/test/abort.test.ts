@@ -8,13 +8,20 @@ const quiet = { warn: () => undefined };
 let nextId = 7_000_000;
 const requestId = () => String(nextId++);
 
-/** Resolves with the error the callbacks receive. */
+/** Resolves with the ModelAbortError the callbacks receive (LangChain may also report its own AbortError). */
 function errorCallback(): { handler: { handleLLMError(err: unknown): void }; error: Promise<unknown> } {
   let resolve!: (err: unknown) => void;
   const error = new Promise<unknown>((r) => {
     resolve = r;
   });
-  return { handler: { handleLLMError: (err: unknown) => resolve(err) }, error };
+  return {
+    handler: {
+      handleLLMError: (err: unknown) => {
+        if (ModelAbortError.isInstance(err)) resolve(err);
+      },
+    },
+    error,
+  };
 }
 
 function earlyStopOf(err: unknown): EarlyStopReport | undefined {
