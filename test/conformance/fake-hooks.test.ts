@@ -97,6 +97,21 @@ describe.each(CASES)('conformance: fake hooks on the %s Triton over %s', (kind, 
       },
     );
 
+    it.each(['ensemble_unary', 'tensorrt_llm_unary'])(
+      '%s scripts each item of a batch from its own prompt',
+      async (model) => {
+        const results = await llm(model).generateBatch([
+          { prompt: fakeScript('first item'), maxTokens: 50 },
+          { prompt: `x ${fakeScript(SCRIPT)}`, maxTokens: 4 },
+        ]);
+        expect(results.map((r) => r.text)).toEqual([
+          'first item',
+          fakeTokenizer.decode(fakeTokenizer.encode(SCRIPT).slice(0, 4)),
+        ]);
+        expect(results.map((r) => r.finishReason)).toEqual(['stop', 'length']);
+      },
+    );
+
     it('keeps multi-byte characters whole where the model decodes whole sequences', async () => {
       const script = '天气: 晴 ☀️, 22 °C';
       for (const model of ['ensemble', 'tensorrt_llm_bls', 'tensorrt_llm']) {

@@ -109,6 +109,24 @@ describe('the fake generates the script', () => {
     expect(body.output_ids).toEqual(encode('ok, done'));
   });
 
+  it('per batch item, each from its own prompt', async () => {
+    const res = await post(h.fake, '/v2/models/ensemble_unary/infer', {
+      inputs: [
+        {
+          name: 'text_input',
+          datatype: 'BYTES',
+          shape: [2, 1],
+          data: [fakeScript('first item'), fakeScript('second')],
+        },
+        { name: 'max_tokens', datatype: 'INT32', shape: [2, 1], data: [50, 3] },
+        { name: 'exclude_input_in_output', datatype: 'BOOL', shape: [2, 1], data: [true, true] },
+      ],
+      outputs: [{ name: 'text_output' }],
+    });
+    const body = (await res.json()) as { outputs: { name: string; data: string[] }[] };
+    expect(body.outputs[0]!.data).toEqual(['first item', decode(encode('second').slice(0, 3))]);
+  });
+
   it('from the fake_script parameter, which wins over a marker', async () => {
     const res = await post(h.fake, '/v2/models/ensemble_unary/generate', {
       text_input: fakeScript('marker'),
