@@ -1,8 +1,9 @@
 // LangChain.js: a prompt template piped into ChatTriton and streamed, tokens also seen by a callback;
 // then a stream of the raw model ended with an AbortSignal, whose report reaches the callbacks.
 import { ModelAbortError } from '@langchain/core/errors';
+import type { UsageMetadata } from '@langchain/core/messages';
 import { ChatPromptTemplate } from '@langchain/core/prompts';
-import { ChatTriton } from '@trtllm/langchain';
+import { ChatTriton, type TritonResponseMetadata } from '@trtllm/langchain';
 import { fakeTokenizer } from '@trtllm/testing';
 import { server } from './_server.js';
 
@@ -21,10 +22,12 @@ const stream = await chain.stream(
 );
 for await (const chunk of stream) {
   process.stdout.write(chunk.text);
-  if (chunk.response_metadata.finish_reason !== undefined) {
+  // The last chunk carries the finish reason and the token counts. (The cast is only needed under
+  // exactOptionalPropertyTypes, where @langchain/core 1.4 infers usage_metadata as undefined.)
+  const usage = chunk.usage_metadata as UsageMetadata | undefined;
+  if (usage !== undefined) {
     console.log(
-      `\nfinish=${chunk.response_metadata.finish_reason} output tokens=${chunk.usage_metadata?.output_tokens} ` +
-        `callback tokens=${tokens}`,
+      `\nfinish=${chunk.response_metadata.finish_reason} output tokens=${usage.output_tokens} callback tokens=${tokens}`,
     );
   }
 }
@@ -54,11 +57,12 @@ const reported = new Promise<unknown>((resolve) => {
 });
 const err = await reported;
 if (ModelAbortError.isInstance(err)) {
-  const report = err.partialOutput?.response_metadata.early_stop as
-    | { via: string[]; serverStopsGenerating: boolean }
-    | undefined;
+  // The partial reply's metadata is ChatTriton's (TritonResponseMetadata), with the SDK's early-stop report.
+  const metadata = err.partialOutput?.response_metadata as TritonResponseMetadata | undefined;
+  const report = metadata?.early_stop;
+  const usage = err.partialOutput?.usage_metadata as UsageMetadata | undefined;
   console.log(
-    `aborted after ${err.partialOutput?.usage_metadata?.output_tokens} tokens: server told via ${report?.via.join(' + ')}, ` +
+    `aborted after ${usage?.output_tokens} tokens: server told via ${report?.via.join(' + ')}, ` +
       `server stops generating: ${report?.serverStopsGenerating}`,
   );
 }

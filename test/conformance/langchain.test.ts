@@ -1,4 +1,5 @@
 import { ModelAbortError } from '@langchain/core/errors';
+import type { UsageMetadata } from '@langchain/core/messages';
 import { ChatPromptTemplate } from '@langchain/core/prompts';
 import { ChatTriton } from '@trtllm/langchain';
 import type { EarlyStopReport } from '@trtllm/sdk';
@@ -48,7 +49,8 @@ describe.each(CASES)('LangChain ChatTriton: %s Triton over %s', (kind, protocol)
     for await (const chunk of stream) {
       chunks.push(chunk.text);
       finish = chunk.response_metadata.finish_reason ?? finish;
-      outputTokens = chunk.usage_metadata?.output_tokens ?? outputTokens;
+      const usage = chunk.usage_metadata as UsageMetadata | undefined;
+      outputTokens = usage?.output_tokens ?? outputTokens;
     }
     const prompt = (await loadChatTemplate({ choice: 'chatml' })).render([
       { role: 'system', content: 'You are terse.' },
