@@ -238,6 +238,23 @@ describe('tool calls through the ChatML template (hermes parser)', () => {
     expect(finish).toBe('tool_calls');
   });
 
+  test('response_format json_schema with strict is guided decoding of that schema', async () => {
+    const { data: r, response } = await stack.client.chat.completions
+      .create({
+        model: 'ensemble',
+        messages: [{ role: 'user', content: 'Weather as JSON.' }],
+        response_format: {
+          type: 'json_schema',
+          json_schema: { name: 'weather', schema: weather, strict: true },
+        },
+      })
+      .withResponse();
+    expect(r.choices[0]!.message.content).toBe(JSON.stringify(jsonSchemaInstance(weather)));
+    const id = response.headers.get('x-request-id');
+    const received = stack.fake.events().find((e) => e.event === 'received' && e.id === id);
+    expect(received?.guide).toBe('json_schema');
+  });
+
   test('bad tools and tool choices are 400s naming the parameter', async () => {
     const ask = (extra: object) =>
       stack.client.chat.completions
