@@ -21,6 +21,7 @@ import {
   type GenerationEvent,
   invalidArgument,
   type RetryOptions,
+  type TelemetryOptions,
   type Tokenizer,
   TritonLlm,
   TritonLlmError,
@@ -89,6 +90,12 @@ export interface ChatTritonOptions {
   };
   /** Observes every request's lifecycle (the SDK's hook for logging, metrics and tracing). */
   readonly onEvent?: (event: GenerationEvent) => void;
+  /**
+   * OpenTelemetry spans and GenAI metrics of the SDK (off until a tracer or meter is given). The
+   * operation is reported as `chat` unless `operationName` says otherwise: the prompt is a
+   * rendered conversation.
+   */
+  readonly telemetry?: TelemetryOptions;
 }
 
 /**
@@ -187,6 +194,9 @@ export class ChatTriton extends BaseChatModel<ChatTritonCallOptions, AIMessageCh
       ...(fields.retry !== undefined ? { retry: fields.retry } : {}),
       ...(fields.logger !== undefined ? { logger: fields.logger } : {}),
       ...(fields.onEvent !== undefined ? { onEvent: fields.onEvent } : {}),
+      ...(fields.telemetry !== undefined
+        ? { telemetry: { operationName: 'chat' as const, ...fields.telemetry } }
+        : {}),
     });
     // Checked now (defaults, model) even though the tokenizer may still have to be loaded.
     new TritonLlm(llmOptions(fields.tokenizer));
