@@ -10,6 +10,7 @@ log, and the server's error answers.
 """
 
 import argparse
+import base64
 import http.client
 import json
 import os
@@ -834,6 +835,42 @@ def core_refuses_inputs_of_different_batch_sizes(s):
         infer_input("request_output_len", "INT32", [2, 1], [2] * 2)]})
     eq(status, 400, f"status {body}")
     eq("batch size does not match other inputs for 'tensorrt_llm_unary'" in body["error"], True, f"error {body}")
+
+
+def fake_script(text: str) -> str:
+    return "[[fake-script:" + base64.urlsafe_b64encode(text.encode()).decode().rstrip("=") + "]]"
+
+
+@check
+def scripted_output_from_the_prompt_marker_or_the_parameter(s):
+    ids = encode(f"old {fake_script('first')} new {fake_script('ok 🤖')}")
+    _, _, body = s.post("/v2/models/tensorrt_llm/generate", {"input_ids": ids, "input_lengths": len(ids),
+                                                            "request_output_len": 50, "exclude_input_in_output": True})
+    eq(body["output_ids"], encode("ok 🤖"), "raw model: the last marker of the decoded ids")
+    _, _, body = s.post("/v2/models/ensemble/generate", {"text_input": fake_script("a long script"), "max_tokens": 3,
+                                                        "exclude_input_in_output": True})
+    eq(body["text_output"], decode(encode("a long script")[:3]), "ensemble: cut at max_tokens")
+    for model in ("ensemble", "tensorrt_llm_bls"):
+        status, _, events = s.stream(model, {"text_input": fake_script("marker"), "max_tokens": 20, "stream": True,
+                                             "exclude_input_in_output": True, "parameters": {"fake_script": "param"}})
+        texts = [e["text_output"] for e in events if "text_output" in e]
+        # The BLS accumulates (each event holds all text so far); the ensemble sends one token per event.
+        got = texts[-1] if model == "tensorrt_llm_bls" else "".join(texts)
+        eq((status, got), (200, "param"), f"{model}: the parameter wins")
+
+
+@check
+def guided_decoding_answers_the_schema_instance_and_logs_the_guide(s):
+    schema = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 2.5},
+                                               "tags": {"type": "array", "items": {"enum": ["x", "y"]}},
+                                               "ok": {"anyOf": [{"type": "boolean"}, {"type": "string"}]}}}
+    r = rid("guided")
+    _, _, body = s.post("/v2/models/ensemble/generate", {"id": r, "text_input": "Q", "max_tokens": 100,
+                                                        "exclude_input_in_output": True,
+                                                        "guided_decoding_guide_type": "json_schema",
+                                                        "guided_decoding_guide": json.dumps(schema)})
+    eq(body["text_output"], '{"n":3,"tags":["x"],"ok":true}', "instance text")
+    eq(s.wait_event(r, {"received"}).get("guide"), "json_schema", "received event records the guide type")
 
 
 def main() -> int:
