@@ -15,6 +15,9 @@ const utf8 = new TextDecoder('utf-8');
  * `encode(text)` cut at the request's max tokens (finish `length`), else finish `stop`.
  */
 export function fakeScript(text: string): string {
+  // Called from plain JavaScript too: a number or undefined would otherwise script its String() form.
+  if (typeof text !== 'string')
+    throw new TypeError(`fakeScript(text): text must be a string, got ${typeof text}`);
   return `[[fake-script:${Buffer.from(text, 'utf8').toString('base64url')}]]`;
 }
 

@@ -22,6 +22,12 @@ describe('the fake-script marker', () => {
     expect(parseFakeScript(prompt)).toBe(expected);
   });
 
+  it('refuses a text that is not a string, naming the argument', () => {
+    expect(() => fakeScript(42 as unknown as string)).toThrow(
+      'fakeScript(text): text must be a string, got number',
+    );
+  });
+
   it('carries any text through any prompt around it', () => {
     fc.assert(
       fc.property(fc.string({ unit: 'binary' }), fc.string(), fc.string(), (text, before, after) => {
