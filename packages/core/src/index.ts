@@ -51,6 +51,15 @@ export { detectSchema } from './schema.js';
 export type { StopSequenceStep } from './stop-sequences.js';
 export { StopSequenceMatcher } from './stop-sequences.js';
 export type { TelemetryOptions } from './telemetry.js';
+export type {
+  TelemetryAttributes,
+  TelemetryAttributeValue,
+  TelemetryHistogram,
+  TelemetryMeter,
+  TelemetrySpan,
+  TelemetrySpanContext,
+  TelemetryTracer,
+} from './telemetry-api.js';
 export type { TraceContextInjector } from './telemetry-trace-context.js';
 export { injectW3cTraceContext } from './telemetry-trace-context.js';
 export type { DataType, Tensor, TensorData } from './tensor.js';

@@ -1,13 +1,17 @@
-import type { Attributes } from '@opentelemetry/api';
 import type { GenerateRequest } from './request.js';
+import type { TelemetryAttributes } from './telemetry-api.js';
 
 // Names from the OpenTelemetry GenAI semantic conventions (semantic-conventions-genai, built on
 // semconv v1.42): `gen_ai.provider.name` replaced `gen_ai.system` there, and the streaming client
 // metrics are `time_to_first_chunk` / `time_per_output_chunk`.
 export const PROVIDER = 'triton';
 /** The attributes every span and metric point of one client shares. */
-export function baseAttributes(model: string, operation: string, serverUrl: string | undefined): Attributes {
-  const attributes: Attributes = {
+export function baseAttributes(
+  model: string,
+  operation: string,
+  serverUrl: string | undefined,
+): TelemetryAttributes {
+  const attributes: TelemetryAttributes = {
     'gen_ai.operation.name': operation,
     'gen_ai.provider.name': PROVIDER,
     'gen_ai.request.model': model,
@@ -22,8 +26,8 @@ export function baseAttributes(model: string, operation: string, serverUrl: stri
 }
 
 /** The request's sampling settings under their convention names, only where the request set them. */
-export function requestAttributes(request: GenerateRequest, streaming: boolean): Attributes {
-  const attributes: Attributes = {
+export function requestAttributes(request: GenerateRequest, streaming: boolean): TelemetryAttributes {
+  const attributes: TelemetryAttributes = {
     'gen_ai.request.max_tokens': request.maxTokens,
     'trtllm.request.streaming': streaming,
   };

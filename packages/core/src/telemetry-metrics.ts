@@ -1,5 +1,5 @@
-import type { Attributes, Histogram, Meter } from '@opentelemetry/api';
 import type { GenerateResult } from './result.js';
+import type { TelemetryAttributes, TelemetryHistogram, TelemetryMeter } from './telemetry-api.js';
 
 // Bucket boundaries the GenAI conventions advise for each histogram.
 const SECONDS = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92];
@@ -7,12 +7,12 @@ const TOKENS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 41
 
 /** The GenAI client histograms, created once per client from the user's meter. */
 export class GenAiMetrics {
-  private readonly duration: Histogram;
-  private readonly tokens: Histogram;
-  private readonly firstChunk: Histogram;
-  private readonly perChunk: Histogram;
+  private readonly duration: TelemetryHistogram;
+  private readonly tokens: TelemetryHistogram;
+  private readonly firstChunk: TelemetryHistogram;
+  private readonly perChunk: TelemetryHistogram;
 
-  constructor(meter: Meter) {
+  constructor(meter: TelemetryMeter) {
     this.duration = meter.createHistogram('gen_ai.client.operation.duration', {
       description: 'GenAI operation duration.',
       unit: 's',
@@ -40,7 +40,7 @@ export class GenAiMetrics {
    * adds nothing per token.
    */
   record(
-    attributes: Attributes,
+    attributes: TelemetryAttributes,
     seconds: number,
     streaming: boolean,
     result: GenerateResult | undefined,

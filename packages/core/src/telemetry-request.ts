@@ -1,21 +1,21 @@
-import type { Attributes, Span, SpanStatusCode } from '@opentelemetry/api';
 import { TritonLlmError } from './errors.js';
 import type { GenerationEvent } from './generation.js';
 import type { GenerateResult } from './result.js';
+import type { TelemetryAttributes, TelemetrySpan } from './telemetry-api.js';
 import type { GenAiMetrics } from './telemetry-metrics.js';
 import { outputCountKnown } from './telemetry-metrics.js';
 import type { TraceContextInjector } from './telemetry-trace-context.js';
 
-// The api's enums are runtime values of an optional peer: the number is written out here.
-const ERROR: SpanStatusCode = 2;
+// `SpanStatusCode.ERROR` of the api, written out so core never loads it.
+const ERROR = 2;
 
 /** What one request's recorder needs from its client. */
 export interface RequestTelemetryContext {
-  readonly span: Span | undefined;
+  readonly span: TelemetrySpan | undefined;
   readonly metrics: GenAiMetrics | undefined;
   readonly inject: TraceContextInjector | undefined;
   /** The client's attributes (operation, provider, model, server). */
-  readonly attributes: Attributes;
+  readonly attributes: TelemetryAttributes;
   readonly streaming: boolean;
 }
 
@@ -144,7 +144,7 @@ export class RequestTelemetry {
   }
 }
 
-function earlyStopAttributes(report: NonNullable<GenerateResult['earlyStop']>): Attributes {
+function earlyStopAttributes(report: NonNullable<GenerateResult['earlyStop']>): TelemetryAttributes {
   return {
     'trtllm.early_stop.trigger': report.trigger,
     'trtllm.early_stop.via': [...report.via],

@@ -1,11 +1,13 @@
-import type { Span } from '@opentelemetry/api';
+import type { TelemetrySpan } from './telemetry-api.js';
 
 /**
  * Writes a span's context into request headers. The default writes W3C Trace Context, the format
- * Triton's OpenTelemetry tracing reads from HTTP headers and gRPC metadata; pass your own to use a
- * registered propagator (`propagation.inject(trace.setSpan(context.active(), span), headers)`).
+ * Triton's OpenTelemetry tracing reads from HTTP headers and gRPC metadata. Pass your own to use a
+ * registered propagator (B3, baggage): `span` is the api `Span` your tracer created, typed by the
+ * SDK's own {@link TelemetrySpan}, so
+ * `(span, headers) => propagation.inject(trace.setSpan(context.active(), span as Span), headers)`.
  */
-export type TraceContextInjector = (span: Span, headers: Record<string, string>) => void;
+export type TraceContextInjector = (span: TelemetrySpan, headers: Record<string, string>) => void;
 
 const INVALID_TRACE = /^0+$/;
 

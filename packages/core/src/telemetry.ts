@@ -1,28 +1,29 @@
-import type { Attributes, Meter, SpanKind, Tracer } from '@opentelemetry/api';
 import { invalidArgument } from './errors.js';
 import type { GenerationEvent } from './generation.js';
 import type { GenerateRequest } from './request.js';
+import type { TelemetryAttributes, TelemetryMeter, TelemetryTracer } from './telemetry-api.js';
 import { baseAttributes, requestAttributes } from './telemetry-attributes.js';
 import { GenAiMetrics } from './telemetry-metrics.js';
 import { RequestTelemetry } from './telemetry-request.js';
 import { injectW3cTraceContext, type TraceContextInjector } from './telemetry-trace-context.js';
 
-// A runtime value of the optional peer's enum, written out so core never loads the api.
-const CLIENT: SpanKind = 2;
+// `SpanKind.CLIENT` of the api, written out so core never loads it.
+const CLIENT = 2;
 
 /**
  * OpenTelemetry for `TritonLlm` (`new TritonLlm({ ..., telemetry: { tracer, meter } })`), off
  * until a tracer or a meter is given. `tracer` records one span per `generate()` / `stream()`
  * request (and per item of `generateBatch()`), named and attributed by the OpenTelemetry GenAI
  * semantic conventions; `meter` records the GenAI client histograms. Both come from your own
- * OpenTelemetry setup (`trace.getTracer('my-service')`, `metrics.getMeter('my-service')`): the SDK
- * needs `@opentelemetry/api` only for its types and never loads it.
+ * OpenTelemetry setup (`trace.getTracer('my-service')`, `metrics.getMeter('my-service')`); the SDK
+ * calls only what {@link TelemetryTracer} and {@link TelemetryMeter} declare and never loads
+ * `@opentelemetry/api` itself.
  */
 export interface TelemetryOptions {
   /** Records a span per request (kind CLIENT, `text_completion {model}`), child of the active span. */
-  readonly tracer?: Tracer;
+  readonly tracer?: TelemetryTracer;
   /** Records `gen_ai.client.operation.duration`, `gen_ai.client.token.usage` and the streaming chunk timings. */
-  readonly meter?: Meter;
+  readonly meter?: TelemetryMeter;
   /**
    * How the span's context reaches Triton in the call's headers (gRPC metadata): W3C
    * `traceparent` / `tracestate` by default, your own injector, or `false` for none.
@@ -44,7 +45,7 @@ export interface TelemetryOptions {
 /** One client's telemetry: its instruments and the attributes every request shares. */
 export class Telemetry {
   private readonly metrics: GenAiMetrics | undefined;
-  private readonly attributes: Attributes;
+  private readonly attributes: TelemetryAttributes;
   private readonly inject: TraceContextInjector | undefined;
   private readonly spanName: string;
 
