@@ -10,7 +10,7 @@ import { CASES, useServer } from './servers.js';
 
 /** The provider's default template (ChatML) around one user turn. */
 const chatml = (user: string): string => `<|im_start|>user\n${user}<|im_end|>\n<|im_start|>assistant\n`;
-const generated = (prompt: string, maxTokens: number): number[] =>
+const generated = (prompt: string, maxTokens: number): readonly number[] =>
   generateTokens(encode(prompt), { maxTokens })[0]!.tokens;
 
 const MAX = 400;

@@ -23,10 +23,12 @@ import { earlyStopJson, finishReason, PROVIDER_KEY, providerMetadata, usageOf } 
 /** What a model needs from its provider. */
 export interface TritonModelConfig {
   readonly provider: string;
-  /** The SDK client of this model (opened on first use, so a provider can exist before its server). */
-  readonly llm: () => TritonLlm;
+  /**
+   * The SDK client of this model and its tokenizer, if any (made on first use, so that a provider
+   * can exist before its server and a tokenizer directory is read only when needed).
+   */
+  readonly client: () => Promise<{ readonly llm: TritonLlm; readonly tokenizer: Tokenizer | undefined }>;
   readonly template: () => Promise<ChatTemplate>;
-  readonly tokenizer: Tokenizer | undefined;
   readonly defaults: { readonly request: TritonRequestOptions; readonly call: TritonCallSettings };
   readonly defaultMaxTokens: number;
   readonly headers: Readonly<Record<string, string>>;
@@ -34,6 +36,7 @@ export interface TritonModelConfig {
 
 interface Prepared {
   readonly llm: TritonLlm;
+  readonly tokenizer: Tokenizer | undefined;
   readonly prompt: string;
   readonly request: GenerateRequest;
   readonly options: GenerateOptions;
@@ -70,7 +73,7 @@ export class TritonLanguageModel implements LanguageModelV4 {
     return {
       content,
       finishReason: finishReason(first?.finishReason ?? result.finishReason),
-      usage: usageOf(result, call.prompt, this.config.tokenizer),
+      usage: usageOf(result, call.prompt, call.tokenizer),
       providerMetadata: providerMetadata(result),
       request: { body: call.request },
       response: { id: result.requestId, modelId: result.model, timestamp: new Date() },
@@ -99,7 +102,7 @@ export class TritonLanguageModel implements LanguageModelV4 {
     const textId = `${generation.requestId}-0`;
     const raw = options.includeRawChunks === true;
     const { prompt } = call;
-    const tokenizer = this.config.tokenizer;
+    const { tokenizer } = call;
     let textOpen = false;
     let cancelled = false;
     const stream = new ReadableStream<LanguageModelV4StreamPart>({
@@ -204,15 +207,12 @@ export class TritonLanguageModel implements LanguageModelV4 {
     });
     const headers = { ...config.headers, ...definedHeaders(options.headers) };
     const signal = options.abortSignal;
-    const llm = config.llm();
     const { messages, warnings: promptWarnings } = chatMessages(options.prompt);
-    const [schema, template] = await Promise.all([
-      llm.schema({
-        ...(signal !== undefined ? { signal } : {}),
-        ...(Object.keys(headers).length > 0 ? { headers } : {}),
-      }),
-      config.template(),
-    ]);
+    const [{ llm, tokenizer }, template] = await Promise.all([config.client(), config.template()]);
+    const schema = await llm.schema({
+      ...(signal !== undefined ? { signal } : {}),
+      ...(Object.keys(headers).length > 0 ? { headers } : {}),
+    });
     const prompt = template.render(messages);
     const prepared = prepareCall(options, schema, trtllm, config.defaultMaxTokens);
     const request: GenerateRequest = { ...prepared.request, prompt };
@@ -220,6 +220,7 @@ export class TritonLanguageModel implements LanguageModelV4 {
     const { timeoutMs, idleTimeoutMs } = prepared.call;
     return {
       llm,
+      tokenizer,
       prompt,
       request,
       options: {

@@ -6,12 +6,13 @@ import {
   type GenerationEvent,
   invalidArgument,
   type RetryOptions,
+  type TelemetryOptions,
   type Tokenizer,
   type Transport,
   TritonLlm,
   TritonLlmError,
 } from '@trtllm/sdk';
-import { ChatTemplate, type ChatTemplateChoice, loadChatTemplate } from '@trtllm/tokenizers';
+import { ChatTemplate, type ChatTemplateChoice, loadChatTemplate, loadTokenizer } from '@trtllm/tokenizers';
 import { TritonLanguageModel } from './language-model.js';
 import { parseTritonOptions, type TritonProviderOptions } from './provider-options.js';
 import { PROVIDER_KEY } from './result.js';
@@ -32,15 +33,19 @@ export type TritonModelId =
 export interface TritonModelSettings {
   /**
    * Tokenizer for the raw `tensorrt_llm` model, which takes token ids (`loadTokenizer(dir)` from
-   * `@trtllm/tokenizers`); it also counts prompt tokens for models that do not report them.
+   * `@trtllm/tokenizers`, or any `Tokenizer`); it also counts prompt tokens for models that do not
+   * report them. Loaded from `tokenizerDir` when not given.
    */
   readonly tokenizer?: Tokenizer;
   /**
    * The chat template: `auto` (default: the model's own from `tokenizerDir`, else ChatML), a
-   * built-in one (`chatml`, `llama2`, `llama3`), or a loaded {@link ChatTemplate}.
+   * built-in one (`chatml`, `llama2`, `llama3`), or a `ChatTemplate` loaded with `loadChatTemplate()` of `@trtllm/tokenizers`.
    */
   readonly chatTemplate?: ChatTemplateChoice | ChatTemplate;
-  /** The model's tokenizer directory, where `auto` finds its chat template (tokenizer_config.json). */
+  /**
+   * The model's Hugging Face tokenizer directory: its `tokenizer.json` (unless `tokenizer` is
+   * given) and the chat template `auto` finds in its `tokenizer_config.json`.
+   */
   readonly tokenizerDir?: string;
   /** TensorRT-LLM options of every call, under each call's own `providerOptions.trtllm`. */
   readonly defaults?: TritonProviderOptions;
@@ -70,12 +75,20 @@ export interface TritonProviderSettings extends TritonModelSettings {
    * Where the SDK's warnings go, among them the one logged when an early end cannot stop the
    * server (ensemble, BLS). Default: `console.warn`.
    */
-  readonly logger?: { warn(message: string): void };
+  readonly logger?: {
+    /** Receives one human-readable warning; must not throw. */
+    warn(message: string): void;
+  };
   /**
    * The SDK's request lifecycle events (`request`, `response`, `end` with the whole result and its
    * early-stop report, `error`), for logging and metrics.
    */
   readonly onEvent?: (event: GenerationEvent) => void;
+  /**
+   * OpenTelemetry GenAI spans and metrics of every request (`{ tracer, meter }` from
+   * `@opentelemetry/api`); off when absent.
+   */
+  readonly telemetry?: TelemetryOptions;
   /** The provider name the AI SDK reports. Default `trtllm`. */
   readonly name?: string;
 }
@@ -136,9 +149,26 @@ export function createTriton(settings: TritonProviderSettings = {}): TritonProvi
       ...(settings.retry !== undefined ? { retry: settings.retry } : {}),
       ...(settings.logger !== undefined ? { logger: settings.logger } : {}),
       ...(settings.onEvent !== undefined ? { onEvent: settings.onEvent } : {}),
+      ...(settings.telemetry !== undefined ? { telemetry: settings.telemetry } : {}),
     });
     if (shared) clients.set(modelId, llm);
     return llm;
+  };
+  const tokenizers = new Map<string, Promise<Tokenizer | undefined>>();
+  const tokenizerOf = (dir: string): Promise<Tokenizer | undefined> => {
+    let loading = tokenizers.get(dir);
+    if (loading === undefined) {
+      // A directory without tokenizer.json still gives its chat template; only the raw model
+      // needs the tokenizer, and the SDK says so when it is missing.
+      loading = loadTokenizer(dir).catch((err: unknown) => {
+        if (err instanceof TritonLlmError && err.code === 'not_found') return undefined;
+        throw err;
+      });
+      // A failed load (unreadable file) is tried again on the next call.
+      loading.catch(() => tokenizers.delete(dir));
+      tokenizers.set(dir, loading);
+    }
+    return loading;
   };
   const templates = new Map<string, Promise<ChatTemplate>>();
   const template = (
@@ -170,18 +200,26 @@ export function createTriton(settings: TritonProviderSettings = {}): TritonProvi
       throw invalidArgument('modelId', modelId, 'must be the name of a model deployed on Triton');
     }
     const own = checkModelSettings(modelSettings, `triton('${modelId}')`);
-    const tokenizer = modelSettings.tokenizer ?? settings.tokenizer;
+    const given = modelSettings.tokenizer ?? settings.tokenizer;
+    const tokenizerDir = modelSettings.tokenizerDir ?? settings.tokenizerDir;
     // Models with their own tokenizer get their own client; the others share one per name, so the
     // model config is read once however many model objects an app makes.
-    const shared = modelSettings.tokenizer === undefined;
+    const shared = modelSettings.tokenizer === undefined && modelSettings.tokenizerDir === undefined;
+    let made: Promise<{ llm: TritonLlm; tokenizer: Tokenizer | undefined }> | undefined;
+    const makeClient = async (): Promise<{ llm: TritonLlm; tokenizer: Tokenizer | undefined }> => {
+      const tokenizer = given ?? (tokenizerDir !== undefined ? await tokenizerOf(tokenizerDir) : undefined);
+      return { llm: client(modelId, tokenizer, shared), tokenizer };
+    };
     return new TritonLanguageModel(modelId, {
       provider: providerName,
-      llm: () => client(modelId, tokenizer, shared),
-      template: template(
-        modelSettings.chatTemplate ?? settings.chatTemplate,
-        modelSettings.tokenizerDir ?? settings.tokenizerDir,
-      ),
-      tokenizer,
+      client: () => {
+        made ??= makeClient().catch((err: unknown) => {
+          made = undefined;
+          throw err;
+        });
+        return made;
+      },
+      template: template(modelSettings.chatTemplate ?? settings.chatTemplate, tokenizerDir),
       defaults: {
         request: { ...providerDefaults.request, ...own.request },
         call: { ...providerDefaults.call, ...own.call },

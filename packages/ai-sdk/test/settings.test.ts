@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { NoSuchModelError } from '@ai-sdk/provider';
 import { createTriton, type TritonProvider } from '@trtllm/ai-sdk';
 import { TritonLlmError } from '@trtllm/sdk';
@@ -154,6 +157,26 @@ describe('AI SDK provider settings and warnings', () => {
       expect(r.usage.inputTokens).toBeGreaterThan(encode(`Hi ${fakeScript('ok')}`).length);
     } finally {
       await llama3.close();
+    }
+  });
+
+  it("auto uses the chat template in the tokenizer directory's tokenizer_config.json", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'trtllm-template-'));
+    writeFileSync(
+      join(dir, 'tokenizer_config.json'),
+      JSON.stringify({
+        chat_template: '{% for m in messages %}[{{ m.role }}] {{ m.content }}\n{% endfor %}[assistant] ',
+      }),
+    );
+    const own = createTriton({ grpcUrl: fake.grpcUrl, tokenizerDir: dir });
+    try {
+      const prompt = `Hi ${fakeScript('templated')}`;
+      const r = await generateText({ model: own('tensorrt_llm_bls'), prompt, maxOutputTokens: 20 });
+      expect(r.text).toBe('templated');
+      expect(r.usage.inputTokens).toBe(encode(`[user] ${prompt}\n[assistant] `).length);
+    } finally {
+      await own.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
