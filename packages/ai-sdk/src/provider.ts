@@ -86,7 +86,7 @@ export interface TritonProviderSettings extends TritonModelSettings {
   readonly onEvent?: (event: GenerationEvent) => void;
   /**
    * OpenTelemetry GenAI spans and metrics of every request (`{ tracer, meter }` from
-   * `@opentelemetry/api`); off when absent.
+   * `@opentelemetry/api`; operation `chat`); off when absent.
    */
   readonly telemetry?: TelemetryOptions;
   /** The provider name the AI SDK reports. Default `trtllm`. */
@@ -149,7 +149,10 @@ export function createTriton(settings: TritonProviderSettings = {}): TritonProvi
       ...(settings.retry !== undefined ? { retry: settings.retry } : {}),
       ...(settings.logger !== undefined ? { logger: settings.logger } : {}),
       ...(settings.onEvent !== undefined ? { onEvent: settings.onEvent } : {}),
-      ...(settings.telemetry !== undefined ? { telemetry: settings.telemetry } : {}),
+      // Messages go through a chat template: the GenAI operation is `chat` unless the caller says otherwise.
+      ...(settings.telemetry !== undefined
+        ? { telemetry: { operationName: 'chat' as const, ...settings.telemetry } }
+        : {}),
     });
     if (shared) clients.set(modelId, llm);
     return llm;
