@@ -1,19 +1,12 @@
 import type { CallbackManagerForLLMRun } from '@langchain/core/callbacks/manager';
-import { ModelAbortError } from '@langchain/core/errors';
 import {
   BaseChatModel,
   type BaseChatModelCallOptions,
   type BaseChatModelParams,
   type LangSmithParams,
 } from '@langchain/core/language_models/chat_models';
-import {
-  AIMessage,
-  AIMessageChunk,
-  type AIMessageChunkFields,
-  type BaseMessage,
-  type UsageMetadata,
-} from '@langchain/core/messages';
-import { ChatGenerationChunk, type ChatResult } from '@langchain/core/outputs';
+import { AIMessage, type AIMessageChunk, type BaseMessage } from '@langchain/core/messages';
+import type { ChatGenerationChunk, ChatResult } from '@langchain/core/outputs';
 import {
   type GenerateOptions,
   type GenerateRequest,
@@ -33,9 +26,11 @@ import {
   loadChatTemplate,
   loadTokenizer,
 } from '@trtllm/tokenizers';
+import { closeRun, drainAborted, type Run, throwIfAborted } from './abort.js';
+import { deltaChunk, finalChunk, messageFields, tokenCallback } from './chunks.js';
 import { type TritonConnection, transportOf } from './connection.js';
 import { chatMessagesOf } from './messages.js';
-import { responseMetadata, type TritonResponseMetadata, usageMetadata } from './metadata.js';
+import { responseMetadata, usageMetadata } from './metadata.js';
 import { mergeSettings, pickSettings, requestFor, type TritonGenerationSettings } from './settings.js';
 
 /** Per-call transport options of {@link ChatTriton} (model-wide defaults go in the constructor). */
@@ -198,16 +193,17 @@ export class ChatTriton extends BaseChatModel<ChatTritonCallOptions, AIMessageCh
         ? { telemetry: { operationName: 'chat' as const, ...fields.telemetry } }
         : {}),
     });
-    // Checked now (defaults, model) even though the tokenizer may still have to be loaded.
-    new TritonLlm(llmOptions(fields.tokenizer));
+    // Made now so its options are checked now; replaced once a tokenizer from tokenizerDir is loaded.
+    const llm = new TritonLlm(llmOptions(fields.tokenizer));
+    const loadsTokenizer = fields.tokenizer === undefined && tokenizerDir !== undefined;
     this.init = async () => {
       const [tokenizer, template] = await Promise.all([
-        fields.tokenizer ?? (tokenizerDir !== undefined ? loadTokenizer(tokenizerDir) : undefined),
+        loadsTokenizer ? loadTokenizer(tokenizerDir) : fields.tokenizer,
         choice instanceof ChatTemplate
           ? choice
           : loadChatTemplate({ choice, ...(tokenizerDir !== undefined ? { tokenizerDir } : {}) }),
       ]);
-      return { llm: new TritonLlm(llmOptions(tokenizer)), template, tokenizer };
+      return { llm: loadsTokenizer ? new TritonLlm(llmOptions(tokenizer)) : llm, template, tokenizer };
     };
   }
 
@@ -265,7 +261,7 @@ export class ChatTriton extends BaseChatModel<ChatTritonCallOptions, AIMessageCh
     const onAbort = () => {
       if (!parked) return;
       drained = true;
-      void drainAborted(run, prepared, runManager);
+      void drainAborted(run, prepared.countPrompt, runManager);
     };
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
@@ -274,10 +270,10 @@ export class ChatTriton extends BaseChatModel<ChatTritonCallOptions, AIMessageCh
         const step = await run.next();
         if (step.done) {
           const result = step.value;
-          throwIfAborted(result, prepared);
+          throwIfAborted(result, prepared.countPrompt);
           // A model that is not decoupled answers once: its whole text is the only delta.
           if (!streamed && result.text !== '') yield* this.delta(result.text, runManager);
-          yield finalChunk(result, prepared);
+          yield finalChunk(result, prepared.countPrompt);
           return;
         }
         streamed = true;
@@ -318,7 +314,7 @@ export class ChatTriton extends BaseChatModel<ChatTritonCallOptions, AIMessageCh
       await closeRun(run);
     }
     const result = step.value;
-    throwIfAborted(result, prepared);
+    throwIfAborted(result, prepared.countPrompt);
     const usage = usageMetadata(result, prepared.countPrompt);
     const sequences = result.sequences.length > 0 ? result.sequences : [undefined];
     return {
@@ -386,7 +382,7 @@ export class ChatTriton extends BaseChatModel<ChatTritonCallOptions, AIMessageCh
    * decoupled, and requests for several sequences, are generated whole (`generate()`); the rest are
    * streamed, so callbacks see tokens as they arrive even under `invoke`.
    */
-  private async *run(prepared: Prepared): AsyncGenerator<string, GenerateResult> {
+  private async *run(prepared: Prepared): Run {
     const { llm, request, options } = prepared;
     const schema = await llm.schema(options.signal !== undefined ? { signal: options.signal } : {});
     const several = (request.beamWidth ?? 1) > 1 || (request.numReturnSequences ?? 1) > 1;
@@ -399,95 +395,4 @@ export class ChatTriton extends BaseChatModel<ChatTritonCallOptions, AIMessageCh
       model: llm.model,
     });
   }
-}
-
-/**
- * Message fields with usage. Under `exactOptionalPropertyTypes` @langchain/core 1.4's inferred
- * `usage_metadata` type collapses to `undefined`, so the fields are typed here once.
- */
-function messageFields(
-  content: string,
-  metadata: TritonResponseMetadata,
-  usage: UsageMetadata | undefined,
-): AIMessageChunkFields {
-  const fields = {
-    content,
-    response_metadata: { ...metadata },
-    ...(usage !== undefined ? { usage_metadata: usage } : {}),
-  };
-  return fields as unknown as AIMessageChunkFields;
-}
-
-function finalChunk(result: GenerateResult, prepared: Prepared): ChatGenerationChunk {
-  const metadata = responseMetadata(result);
-  return new ChatGenerationChunk({
-    text: '',
-    message: new AIMessageChunk(messageFields('', metadata, usageMetadata(result, prepared.countPrompt))),
-    generationInfo: { finish_reason: metadata.finish_reason },
-  });
-}
-
-/**
- * LangChain reports an aborted model call as `ModelAbortError` with the partial reply; the reply's
- * `response_metadata.early_stop` carries the SDK's report: whether the server was told and whether it
- * stops generating (it does not for `ensemble` and BLS models).
- */
-function throwIfAborted(result: GenerateResult, prepared: Prepared): void {
-  const early = result.earlyStop;
-  if (early?.trigger !== 'abort') return;
-  const metadata = responseMetadata(result);
-  const partial = new AIMessageChunk(
-    messageFields(result.text, metadata, usageMetadata(result, prepared.countPrompt)),
-  );
-  const server = early.serverStopsGenerating
-    ? 'the server stops generating'
-    : `the server keeps generating to maxTokens (model flavor without a stop; call the raw tensorrt_llm model with a tokenizer to free it)`;
-  throw new ModelAbortError(
-    `request ${result.requestId} to model '${result.model}' was aborted after ${result.usage.completionTokens} tokens; ${server}`,
-    partial,
-  );
-}
-
-function deltaChunk(text: string): ChatGenerationChunk {
-  return new ChatGenerationChunk({ text, message: new AIMessageChunk({ content: text }) });
-}
-
-async function tokenCallback(
-  runManager: CallbackManagerForLLMRun | undefined,
-  chunk: ChatGenerationChunk,
-): Promise<void> {
-  await runManager?.handleLLMNewToken(
-    chunk.text,
-    { prompt: 0, completion: 0 },
-    undefined,
-    undefined,
-    undefined,
-    {
-      chunk,
-    },
-  );
-}
-
-/**
- * Runs an aborted request to its end (a few responses at most: the SDK has told the server) and hands
- * the outcome to the callbacks' `handleLLMError`: a `ModelAbortError` whose partial reply carries the
- * early-stop report, or the error the request ended with.
- */
-async function drainAborted(
-  run: AsyncGenerator<string, GenerateResult>,
-  prepared: Prepared,
-  runManager: CallbackManagerForLLMRun | undefined,
-): Promise<void> {
-  try {
-    let step = await run.next();
-    while (step.done !== true) step = await run.next();
-    throwIfAborted(step.value, prepared);
-  } catch (err) {
-    await runManager?.handleLLMError(err);
-  }
-}
-
-/** Ends a run that may still be streaming (a no-op once it finished). */
-async function closeRun(run: AsyncGenerator<string, GenerateResult>): Promise<void> {
-  await run.return(undefined as unknown as GenerateResult);
 }
