@@ -59,6 +59,7 @@ export type {
   TelemetrySpan,
   TelemetrySpanContext,
   TelemetryTracer,
+  TelemetryTraceState,
 } from './telemetry-api.js';
 export type { TraceContextInjector } from './telemetry-trace-context.js';
 export { injectW3cTraceContext } from './telemetry-trace-context.js';
