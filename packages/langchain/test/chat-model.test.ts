@@ -94,6 +94,15 @@ describe.each(['grpc', 'http'] as const)('ChatTriton over %s against the fake Tr
     expect(tokens.length).toBeGreaterThan(1);
   });
 
+  it('streamEvents: the chain reports every chunk of the model as on_chat_model_stream', async () => {
+    const chain = template.pipe(chatModel({ model: 'tensorrt_llm_bls', maxTokens: 20 }));
+    let text = '';
+    for await (const event of chain.streamEvents({ topic: 'ML' }, { version: 'v2' })) {
+      if (event.event === 'on_chat_model_stream') text += (event.data.chunk as { text: string }).text;
+    }
+    expect(text).toBe(generatedText(await rendered('ML'), { maxTokens: 20 }));
+  });
+
   it('batch: each input gets its own answer, in input order', async () => {
     const chain = template.pipe(chatModel({ model: 'tensorrt_llm_bls', maxTokens: 10 }));
     const topics = ['ML', 'data', 'patterns'];
