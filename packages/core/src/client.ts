@@ -221,47 +221,11 @@ export class TritonLlm {
     validateRequest(request);
     const id = request.requestId ?? generateRequestId();
     const telemetry = this.telemetry?.begin(request, true);
-    let generation: Generation | undefined;
-    let stopRequested = false;
-    const starting = this.start({ ...request, requestId: id }, options, true, telemetry).then((g) => {
-      generation = g;
-      if (stopRequested) void g.stop();
-      return g;
-    });
-    // Keep an unconsumed failure from becoming an unhandled rejection; iteration rethrows it.
-    starting.catch((err: unknown) => telemetry?.fail(err));
-    return {
-      requestId: id,
-      stop: async () => {
-        stopRequested = true;
-        await generation?.stop();
-      },
-      [Symbol.asyncIterator]: () => {
-        let inner: AsyncIterator<StreamChunk> | undefined;
-        return {
-          next: async () => {
-            if (inner === undefined) {
-              inner = (await starting)[Symbol.asyncIterator]();
-              // A failure before the request is sent (an already aborted signal) has no error event.
-              if (telemetry !== undefined) return telemetry.track(inner.next());
-            }
-            return inner.next();
-          },
-          return: async () => {
-            if (inner === undefined) {
-              // Left before the first chunk: the request may already be on its way.
-              const g = await starting.catch(() => undefined);
-              if (g !== undefined) await g[Symbol.asyncIterator]().return?.();
-              telemetry?.abandon();
-              return { done: true, value: undefined };
-            }
-            const done = (await inner.return?.()) ?? { done: true as const, value: undefined };
-            telemetry?.abandon();
-            return done;
-          },
-        };
-      },
-    };
+    return new StartedStream(
+      id,
+      this.start({ ...request, requestId: id }, options, true, telemetry),
+      telemetry,
+    );
   }
 
   /** Escape hatch for any model: named tensors in, named tensors out (unary `ModelInfer` / `/infer`). */
@@ -518,4 +482,63 @@ async function runLimited(count: number, limit: number, task: (i: number) => Pro
     while (next < count) await task(next++);
   };
   await Promise.all(Array.from({ length: Math.min(limit, count) }, worker));
+}
+
+/**
+ * What `stream()` returns: the request starts at once (schema, encoding), and iteration hands out
+ * the generation's chunks. A class rather than closures: an idle stream costs one small object.
+ */
+class StartedStream implements GenerationStream, AsyncIterator<StreamChunk> {
+  private generation: Generation | undefined;
+  private inner: AsyncIterator<StreamChunk> | undefined;
+  private stopRequested = false;
+  private readonly starting: Promise<Generation>;
+
+  constructor(
+    readonly requestId: string,
+    started: Promise<Generation>,
+    private readonly telemetry: RequestTelemetry | undefined,
+  ) {
+    this.starting = started.then((g) => {
+      this.generation = g;
+      if (this.stopRequested) void g.stop();
+      return g;
+    });
+    // Keep an unconsumed failure from becoming an unhandled rejection; iteration rethrows it.
+    this.starting.catch((err: unknown) => telemetry?.fail(err));
+  }
+
+  async stop(): Promise<void> {
+    this.stopRequested = true;
+    await this.generation?.stop();
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<StreamChunk> {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<StreamChunk>> {
+    const inner = this.inner;
+    if (inner !== undefined) return inner.next();
+    return this.starting.then((g) => {
+      const first = g[Symbol.asyncIterator]();
+      this.inner = first;
+      // A failure before the request is sent (an already aborted signal) has no error event.
+      return this.telemetry !== undefined ? this.telemetry.track(first.next()) : first.next();
+    });
+  }
+
+  async return(): Promise<IteratorResult<StreamChunk>> {
+    const inner = this.inner;
+    if (inner === undefined) {
+      // Left before the first chunk: the request may already be on its way.
+      const g = await this.starting.catch(() => undefined);
+      if (g !== undefined) await g[Symbol.asyncIterator]().return?.();
+      this.telemetry?.abandon();
+      return { done: true, value: undefined };
+    }
+    const done = (await inner.return?.()) ?? { done: true as const, value: undefined };
+    this.telemetry?.abandon();
+    return done;
+  }
 }

@@ -1,6 +1,5 @@
-import { IncrementalDetokenizer } from './detokenizer.js';
 import { TritonLlmError } from './errors.js';
-import { type DecodedResponse, decodeResponse } from './models/decode-response.js';
+import { type DecodeWants, decodeResponse } from './models/decode-response.js';
 import { type EncodedRequest, encodeStopRequest } from './models/encode-request.js';
 import type { GenerateRequest } from './request.js';
 import type {
@@ -11,14 +10,12 @@ import type {
   GenerateResult,
   Logits,
   PerfMetrics,
-  SequenceResult,
   StopMeans,
   StreamChunk,
 } from './result.js';
 import { backoff, exhausted, type RetryOptions, type RetryPolicy, RetrySchedule } from './retry.js';
 import type { ModelSchema } from './schema.js';
-import { StopSequenceMatcher } from './stop-sequences.js';
-import { TextDeltaDecoder } from './text-delta.js';
+import { SequenceTracker } from './sequences.js';
 import type { Tokenizer } from './tokenizer.js';
 import type { CallOptions, InferResponse, InferStream, Transport } from './transport.js';
 
@@ -98,34 +95,14 @@ export type GenerationEvent =
       readonly error: TritonLlmError;
     };
 
-class SequenceState {
-  readonly ids: number[] = [];
-  text = '';
-  tokenCount = 0;
-  countKnown = false;
-  lossy = false;
-  logProbs: number[] | undefined;
-  cumLogProb: number | undefined;
-  serverFinish: string | undefined;
-  stopReason: string | undefined;
-  generationLogits: Logits | undefined;
-  matchedStop = false;
-  /** `num_output_tokens` as the server reported it for this sequence (non-streaming text models). */
-  reportedTokens: number | undefined;
-  constructor(
-    readonly index: number,
-    readonly detokenizer: IncrementalDetokenizer | undefined,
-    readonly textDecoder: TextDeltaDecoder | undefined,
-    readonly stops: StopSequenceMatcher | undefined,
-  ) {}
-}
-
 const now = (): number => performance.now();
 
 // How long an early end waits for the in-band stop to be answered before it cancels instead: a
 // server that accepted the connection but stopped answering (frozen, overloaded) must not hold
 // an abort, a stop() or an idle timeout forever.
 const STOP_GRACE_MS = 2000;
+
+const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
 
 /** `pending`, or a rejection once `ms` have passed without it settling. */
 function withinGrace<T>(pending: Promise<T>, ms: number): Promise<T> {
@@ -140,22 +117,63 @@ function withinGrace<T>(pending: Promise<T>, ms: number): Promise<T> {
  * One running request. Iterating it yields the chunks; `stop()` asks the backend for a graceful
  * early stop. The policy of the SDK lives here, once for every transport: text deltas, held-back
  * incomplete characters, client-side stop sequences, finish reasons, timings, early-stop reports.
+ *
+ * It is its own iterator, written as a small state machine rather than an async generator: a
+ * delivered chunk costs the transport's promise and one reaction, and the chunks of one response
+ * wait in a queue that `next()` hands out without reading again.
  */
-export class Generation implements AsyncIterable<StreamChunk> {
+export class Generation implements AsyncIterable<StreamChunk>, AsyncIterator<StreamChunk> {
   readonly requestId: string;
   private readonly controller = new AbortController();
-  private readonly states = new Map<number, SequenceState>();
+  private readonly sequences: SequenceTracker;
+  private readonly wants: DecodeWants;
   private transportStream: InferStream | undefined;
+  private source: AsyncIterator<InferResponse> | undefined;
+  private schedule: RetrySchedule | undefined;
   private early: { trigger: EarlyStopReport['trigger']; via: StopMeans[] } | undefined;
-  private started = false;
+  /** new: not iterated yet; running: reading responses; done: nothing more to read. */
+  private phase: 'new' | 'running' | 'done' = 'new';
+  private iterated = false;
+  /** The result was built (the final chunk is queued or delivered). */
   private finished = false;
+  /** The transport said the request ended (its last response, or an error): nothing to cancel. */
+  private sourceEnded = false;
+  private responded = false;
+  private readonly out: StreamChunk[] = [];
+  private outHead = 0;
   private stopGrace: ReturnType<typeof setTimeout> | undefined;
   private numInputTokens: number | undefined;
   private contextLogits: Logits | undefined;
   private perfMetrics: PerfMetrics | undefined;
+  private started = 0;
+  private firstAt: number | undefined;
+  private lastAt: number | undefined;
+  private readonly gaps: number[] = [];
+  private onAbort: (() => void) | undefined;
+  private readonly onResult = (
+    r: IteratorResult<InferResponse>,
+  ): Promise<IteratorResult<StreamChunk>> | IteratorResult<StreamChunk> => this.result(r);
+  private readonly onReadError = (
+    err: unknown,
+  ): Promise<IteratorResult<StreamChunk>> | IteratorResult<StreamChunk> => this.readFailed(err);
 
   constructor(private readonly ctx: GenerationContext) {
     this.requestId = ctx.encoded.request.id;
+    const { request } = ctx;
+    this.sequences = new SequenceTracker(
+      ctx.schema,
+      request,
+      ctx.encoded,
+      ctx.tokenizer,
+      ctx.streaming,
+      this.requestId,
+    );
+    this.wants = {
+      logProbs: request.returnLogProbs === true,
+      perfMetrics: request.returnPerfMetrics === true,
+      contextLogits: request.returnContextLogits === true,
+      generationLogits: request.returnGenerationLogits === true,
+    };
   }
 
   /**
@@ -169,27 +187,56 @@ export class Generation implements AsyncIterable<StreamChunk> {
   }
 
   [Symbol.asyncIterator](): AsyncIterator<StreamChunk> {
-    if (this.started)
+    if (this.iterated)
       throw new TritonLlmError('failed_precondition', 'a generation can be iterated only once');
-    this.started = true;
-    return this.run();
+    this.iterated = true;
+    return this;
   }
 
-  private async *run(): AsyncGenerator<StreamChunk, void, undefined> {
+  next(): Promise<IteratorResult<StreamChunk>> {
+    if (this.outHead < this.out.length) return Promise.resolve(this.take());
+    if (this.phase === 'done') return Promise.resolve(DONE);
+    if (this.phase === 'new') {
+      const refused = this.begin();
+      if (refused !== undefined) return Promise.reject(refused);
+    }
+    return this.read();
+  }
+
+  /** The consumer left the loop (break / return / throw): cancel on the wire unless it is over. */
+  return(): Promise<IteratorResult<StreamChunk>> {
+    const phase = this.phase;
+    this.phase = 'done';
+    this.out.length = 0;
+    this.outHead = 0;
+    if (phase === 'new') return Promise.resolve(DONE);
+    this.release();
+    if (this.finished) return Promise.resolve(DONE);
+    const ending = this.early === undefined ? this.endEarly('break') : Promise.resolve();
+    return ending.then(() => {
+      this.finished = true;
+      this.cancelOnWire();
+      return DONE;
+    });
+  }
+
+  /** Starts the request; returns the error when it must not be sent at all. */
+  private begin(): unknown {
     const { ctx } = this;
-    const { transport, schema, options } = ctx;
-    const started = now();
-    let firstAt: number | undefined;
-    let lastAt: number | undefined;
-    const gaps: number[] = [];
-    const onAbort = (): void => void this.endEarly('abort');
+    const { schema, options } = ctx;
+    this.phase = 'running';
+    this.started = now();
     if (options.signal?.aborted) {
-      throw new TritonLlmError('cancelled', 'the request was aborted before it was sent', {
+      this.phase = 'done';
+      return new TritonLlmError('cancelled', 'the request was aborted before it was sent', {
         requestId: this.requestId,
         model: schema.model,
       });
     }
-    options.signal?.addEventListener('abort', onAbort, { once: true });
+    if (options.signal !== undefined) {
+      this.onAbort = () => void this.endEarly('abort');
+      options.signal.addEventListener('abort', this.onAbort, { once: true });
+    }
     ctx.observe?.({
       type: 'request',
       requestId: this.requestId,
@@ -198,123 +245,181 @@ export class Generation implements AsyncIterable<StreamChunk> {
     });
     // Generation is idempotent until something was delivered: only failures before the first
     // response are retried.
-    const schedule = new RetrySchedule(ctx.retry, { idempotent: true, timeoutMs: options.timeoutMs });
-    let responded = false;
-    let source = this.open(transport, schedule.remainingMs());
-    let idleTimer: ReturnType<typeof setTimeout> | undefined;
+    this.schedule = new RetrySchedule(ctx.retry, { idempotent: true, timeoutMs: options.timeoutMs });
+    return undefined;
+  }
+
+  /** Reads the next response and turns it into chunks (or the end, or an error). */
+  private read(): Promise<IteratorResult<StreamChunk>> {
+    let source = this.source;
+    if (source === undefined) {
+      try {
+        source = this.open(this.schedule!.remainingMs());
+      } catch (err) {
+        return Promise.resolve(this.failed(err));
+      }
+    }
+    const pending = source.next();
+    const guarded = this.ctx.options.idleTimeoutMs === undefined ? pending : this.withIdleTimeout(pending);
+    return guarded.then(this.onResult, this.onReadError);
+  }
+
+  /** One answer of the transport: a response, or the end of the stream. */
+  private result(
+    r: IteratorResult<InferResponse>,
+  ): Promise<IteratorResult<StreamChunk>> | IteratorResult<StreamChunk> {
     try {
-      for (;;) {
-        let next: IteratorResult<InferResponse>;
-        try {
-          next = await this.withIdleTimeout(source.next(), (t) => {
-            idleTimer = t;
-          });
-        } catch (err) {
-          if (idleTimer !== undefined) clearTimeout(idleTimer);
-          if (responded) throw err;
-          const delay = this.early === undefined ? schedule.nextDelay(err) : undefined;
-          if (delay === undefined) {
-            throw err instanceof TritonLlmError ? exhausted(err, schedule.attempts) : err;
-          }
-          ctx.observe?.({
-            type: 'retry',
-            requestId: this.requestId,
-            model: schema.model,
-            attempt: schedule.attempts,
-            delayMs: delay,
-            error: TritonLlmError.from(err).withContext({ requestId: this.requestId, model: schema.model }),
-          });
-          // The failed call has ended; a stop() or abort during the wait has nothing to tell it.
-          this.transportStream = undefined;
-          await backoff(delay, this.controller.signal);
-          if (this.early !== undefined) {
-            throw new TritonLlmError('cancelled', 'the request was ended while waiting to retry', {
-              requestId: this.requestId,
-              model: schema.model,
-            });
-          }
-          source = this.open(transport, schedule.remainingMs());
-          continue;
-        }
-        if (idleTimer !== undefined) clearTimeout(idleTimer);
-        if (next.done) break;
-        responded = true;
-        const at = now();
-        ctx.observe?.({
-          type: 'response',
-          requestId: this.requestId,
-          model: schema.model,
-          elapsedMs: at - started,
-        });
-        const chunks = this.absorb(next.value);
-        if (chunks.length > 0) {
-          if (firstAt === undefined) firstAt = at;
-          else if (lastAt !== undefined) gaps.push(at - lastAt);
-          lastAt = at;
-        }
-        for (const chunk of chunks) yield chunk;
-        if (this.allSequencesMatchedStop() && this.early === undefined) {
-          await this.endEarly('stop_sequence');
-          // With an in-band stop the stream still delivers its final response; without one the call is gone.
-          if (!this.stoppedInBand()) break;
-        }
+      if (this.phase === 'done') return this.take();
+      if (r.done === true) {
+        this.sourceEnded = true;
+        this.ending();
+        return this.take();
       }
-      yield* this.ending(started, firstAt, gaps);
-    } catch (err) {
-      if (idleTimer !== undefined) clearTimeout(idleTimer);
-      const error = TritonLlmError.from(err, 'unknown');
-      // Our own cancellation (abort, stop without an in-band path, stop sequence) ends the
-      // request normally: what was delivered stays delivered and the final chunk says why it ended.
-      if (this.early !== undefined && error.code === 'cancelled' && this.early.trigger !== 'idle_timeout') {
-        yield* this.ending(started, firstAt, gaps);
-        return;
-      }
-      if (error.code === 'deadline_exceeded' && this.early === undefined) {
-        this.early = { trigger: 'deadline', via: [this.cancelMeans()] };
-      }
-      const report = this.report();
-      const wrapped = error.withContext({
+      this.responded = true;
+      const at = now();
+      const { ctx } = this;
+      ctx.observe?.({
+        type: 'response',
         requestId: this.requestId,
-        model: schema.model,
-        ...(report !== undefined ? { earlyStop: report } : {}),
+        model: ctx.schema.model,
+        elapsedMs: at - this.started,
       });
-      ctx.observe?.({ type: 'error', requestId: this.requestId, model: schema.model, error: wrapped });
-      throw wrapped;
-    } finally {
-      options.signal?.removeEventListener('abort', onAbort);
-      if (this.stopGrace !== undefined) clearTimeout(this.stopGrace);
-      if (!this.finished) {
-        // The consumer left the loop early (break / return / throw): cancel on the wire.
-        if (this.early === undefined) await this.endEarly('break');
-        this.finished = true;
+      const queued = this.out.length;
+      this.absorb(r.value);
+      if (this.out.length > queued) {
+        if (this.firstAt === undefined) this.firstAt = at;
+        else if (this.lastAt !== undefined) this.gaps.push(at - this.lastAt);
+        this.lastAt = at;
       }
-      this.controller.abort();
+      if (this.sequences.allMatchedStop && this.early === undefined) {
+        return this.endEarly('stop_sequence').then(() => {
+          // With an in-band stop the stream still delivers its final response; without one the call is gone.
+          if (!this.stoppedInBand() && this.phase !== 'done') this.ending();
+          return this.continue();
+        });
+      }
+      return this.continue();
+    } catch (err) {
+      return this.failed(err);
     }
   }
 
+  /** The next queued chunk, or another read when the last response brought none. */
+  private continue(): Promise<IteratorResult<StreamChunk>> | IteratorResult<StreamChunk> {
+    if (this.outHead < this.out.length) return this.take();
+    if (this.phase === 'done') return DONE;
+    return this.read();
+  }
+
+  private take(): IteratorResult<StreamChunk> {
+    if (this.outHead >= this.out.length) return DONE;
+    const value = this.out[this.outHead]!;
+    this.outHead += 1;
+    if (this.outHead === this.out.length) {
+      this.out.length = 0;
+      this.outHead = 0;
+    }
+    return { done: false, value };
+  }
+
+  /** A failed read: retried when nothing was delivered yet and the policy allows, else the end. */
+  private readFailed(err: unknown): Promise<IteratorResult<StreamChunk>> | IteratorResult<StreamChunk> {
+    this.sourceEnded = true;
+    if (this.responded || this.phase === 'done') return this.failed(err);
+    const schedule = this.schedule!;
+    const delay = this.early === undefined ? schedule.nextDelay(err) : undefined;
+    if (delay === undefined) {
+      return this.failed(err instanceof TritonLlmError ? exhausted(err, schedule.attempts) : err);
+    }
+    const { schema } = this.ctx;
+    this.ctx.observe?.({
+      type: 'retry',
+      requestId: this.requestId,
+      model: schema.model,
+      attempt: schedule.attempts,
+      delayMs: delay,
+      error: TritonLlmError.from(err).withContext({ requestId: this.requestId, model: schema.model }),
+    });
+    // The failed call has ended; a stop() or abort during the wait has nothing to tell it.
+    this.transportStream = undefined;
+    this.source = undefined;
+    return backoff(delay, this.controller.signal).then(
+      () => {
+        if (this.early !== undefined) {
+          return this.failed(
+            new TritonLlmError('cancelled', 'the request was ended while waiting to retry', {
+              requestId: this.requestId,
+              model: schema.model,
+            }),
+          );
+        }
+        this.sourceEnded = false;
+        return this.read();
+      },
+      (e: unknown) => this.failed(e),
+    );
+  }
+
+  /**
+   * The request ended in an error. Our own cancellation (abort, stop without an in-band path, stop
+   * sequence) ends it normally: what was delivered stays delivered and the final chunk says why.
+   */
+  private failed(err: unknown): Promise<IteratorResult<StreamChunk>> | IteratorResult<StreamChunk> {
+    const { schema } = this.ctx;
+    const error = TritonLlmError.from(err, 'unknown');
+    if (this.early !== undefined && error.code === 'cancelled' && this.early.trigger !== 'idle_timeout') {
+      if (!this.finished) this.ending();
+      return this.take();
+    }
+    if (error.code === 'deadline_exceeded' && this.early === undefined) {
+      this.early = { trigger: 'deadline', via: [this.cancelMeans()] };
+    }
+    const report = this.report();
+    const wrapped = error.withContext({
+      requestId: this.requestId,
+      model: schema.model,
+      ...(report !== undefined ? { earlyStop: report } : {}),
+    });
+    this.ctx.observe?.({ type: 'error', requestId: this.requestId, model: schema.model, error: wrapped });
+    this.phase = 'done';
+    this.release();
+    // The request is ended on the wire before its error surfaces.
+    const ending = !this.finished && this.early === undefined ? this.endEarly('break') : Promise.resolve();
+    return ending.then(() => {
+      this.finished = true;
+      this.cancelOnWire();
+      throw wrapped;
+    });
+  }
+
   /** Starts one attempt of the request on the wire, with what is left of the deadline. */
-  private open(transport: Transport, timeoutMs: number | undefined): AsyncIterator<InferResponse> {
+  private open(timeoutMs: number | undefined): AsyncIterator<InferResponse> {
     const { ctx } = this;
     const callOptions: CallOptions = {
       signal: this.controller.signal,
       ...(timeoutMs !== undefined ? { timeoutMs: Math.max(1, timeoutMs) } : {}),
       ...(ctx.options.headers !== undefined ? { headers: ctx.options.headers } : {}),
     };
+    let source: AsyncIterator<InferResponse>;
     if (!ctx.schema.decoupled) {
-      const { unary } = ctx;
-      return once(() =>
+      const { unary, transport } = ctx;
+      source = once(() =>
         unary !== undefined ? unary(callOptions) : transport.infer(ctx.encoded.request, callOptions),
       );
+    } else {
+      this.transportStream = ctx.transport.stream(ctx.encoded.request, callOptions);
+      source = this.transportStream[Symbol.asyncIterator]();
     }
-    this.transportStream = transport.stream(ctx.encoded.request, callOptions);
-    return this.transportStream[Symbol.asyncIterator]();
+    this.source = source;
+    return source;
   }
 
-  /** The held-back text, then the final chunk with the whole result. */
-  private *ending(started: number, firstAt: number | undefined, gaps: number[]): Generator<StreamChunk> {
-    yield* this.flush();
+  /** Queues the held-back text, then the final chunk with the whole result; nothing is read after. */
+  private ending(): void {
+    this.sequences.flush(this.out as DeltaChunk[]);
     this.finished = true;
-    const result = this.result(started, firstAt, gaps);
+    this.phase = 'done';
+    const result = this.buildResult();
     this.ctx.observe?.({ type: 'end', requestId: this.requestId, model: this.ctx.schema.model, result });
     const final: FinalChunk = {
       done: true,
@@ -325,15 +430,24 @@ export class Generation implements AsyncIterable<StreamChunk> {
       timings: result.timings,
       result,
     };
-    yield final;
+    this.out.push(final);
+    this.release();
+    this.cancelOnWire();
   }
 
-  private async withIdleTimeout<T>(
-    pending: Promise<T>,
-    setTimer: (t: ReturnType<typeof setTimeout>) => void,
-  ): Promise<T> {
-    const idle = this.ctx.options.idleTimeoutMs;
-    if (idle === undefined) return pending;
+  /** Drops the listeners and timers of a request that is over. */
+  private release(): void {
+    if (this.onAbort !== undefined) this.ctx.options.signal?.removeEventListener('abort', this.onAbort);
+    if (this.stopGrace !== undefined) clearTimeout(this.stopGrace);
+  }
+
+  /** Whatever is still open on the wire is cancelled (nothing is when the transport already ended). */
+  private cancelOnWire(): void {
+    if (!this.sourceEnded && !this.controller.signal.aborted) this.controller.abort();
+  }
+
+  private withIdleTimeout<T>(pending: Promise<T>): Promise<T> {
+    const idle = this.ctx.options.idleTimeoutMs!;
     return new Promise<T>((resolve, reject) => {
       let expired = false;
       const timer = setTimeout(() => {
@@ -353,7 +467,6 @@ export class Generation implements AsyncIterable<StreamChunk> {
           ),
         );
       }, idle);
-      setTimer(timer);
       pending.then(
         (v) => {
           clearTimeout(timer);
@@ -432,174 +545,16 @@ export class Generation implements AsyncIterable<StreamChunk> {
     };
   }
 
-  private state(index: number): SequenceState {
-    let s = this.states.get(index);
-    if (s !== undefined) return s;
-    const { schema, tokenizer, request, streaming } = this.ctx;
-    const stops =
-      request.stopWords !== undefined && request.stopWords.length > 0
-        ? new StopSequenceMatcher(request.stopWords)
-        : undefined;
-    const detok =
-      schema.flavor === 'tensorrt_llm' && tokenizer !== undefined
-        ? new IncrementalDetokenizer(tokenizer, { skipSpecialTokens: true })
-        : undefined;
-    const textDecoder =
-      schema.flavor === 'tensorrt_llm'
-        ? undefined
-        : new TextDeltaDecoder({ mode: streaming && schema.cumulativeText ? 'cumulative' : 'delta' });
-    s = new SequenceState(index, detok, textDecoder, stops);
-    this.states.set(index, s);
-    return s;
-  }
-
-  private absorb(response: InferResponse): DeltaChunk[] {
-    const { schema, request, encoded, streaming } = this.ctx;
-    const decoded: DecodedResponse = decodeResponse(response, schema, {
-      logProbs: request.returnLogProbs === true,
-      perfMetrics: request.returnPerfMetrics === true,
-      contextLogits: request.returnContextLogits === true,
-      generationLogits: request.returnGenerationLogits === true,
-    });
+  private absorb(response: InferResponse): void {
+    const decoded = decodeResponse(response, this.ctx.schema, this.wants);
     if (decoded.numInputTokens !== undefined) this.numInputTokens = decoded.numInputTokens;
     if (decoded.contextLogits !== undefined) this.contextLogits = decoded.contextLogits;
     if (decoded.perfMetrics !== undefined) this.perfMetrics = decoded.perfMetrics;
-    const chunks: DeltaChunk[] = [];
-    for (const seq of decoded.sequences) {
-      const s = this.state(seq.sequenceIndex);
-      if (seq.finishReason !== undefined) s.serverFinish = seq.finishReason;
-      if (seq.stopReason !== undefined) s.stopReason = seq.stopReason;
-      if (seq.cumLogProb !== undefined) s.cumLogProb = seq.cumLogProb;
-      if (seq.generationLogits !== undefined) s.generationLogits = seq.generationLogits;
-      // A response for one sequence reports that sequence's count (n > 1 sends one response per sequence).
-      if (decoded.numOutputTokens !== undefined && decoded.sequences.length === 1 && !streaming) {
-        s.reportedTokens = decoded.numOutputTokens;
-      }
-      if (s.matchedStop) continue;
-      let ids = seq.tokenIds ? [...seq.tokenIds] : [];
-      if (seq.tokenIds !== undefined) {
-        const prompt = encoded.promptIds;
-        if (!streaming && !encoded.promptExcluded && prompt !== undefined && startsWith(ids, prompt)) {
-          ids = ids.slice(prompt.length);
-        }
-        // Some backends leave the end id at the end of the sequence; it is not text.
-        while (ids.length > 0 && encoded.endId !== undefined && ids[ids.length - 1] === encoded.endId)
-          ids.pop();
-        s.countKnown = true;
-      }
-      let text = '';
-      let lossy = false;
-      if (s.detokenizer !== undefined) text = s.detokenizer.push(ids);
-      else if (s.textDecoder !== undefined && seq.text !== undefined) {
-        let raw = seq.text;
-        if (
-          !streaming &&
-          !encoded.promptExcluded &&
-          request.prompt !== undefined &&
-          raw.startsWith(request.prompt)
-        ) {
-          raw = raw.slice(request.prompt.length);
-        }
-        text = s.textDecoder.push(raw);
-        lossy = streaming && !schema.cumulativeText && raw.includes('\uFFFD');
-        if (streaming && raw.length > 0) {
-          s.tokenCount += 1;
-          s.countKnown = true;
-        }
-      }
-      if (lossy) s.lossy = true;
-      s.ids.push(...ids);
-      if (seq.tokenIds !== undefined) s.tokenCount += ids.length;
-      if (seq.logProbs !== undefined) s.logProbs = [...(s.logProbs ?? []), ...seq.logProbs];
-      if (s.stops !== undefined && text.length > 0) {
-        const out = s.stops.push(text);
-        text = out.emit;
-        if (out.matched !== undefined) s.matchedStop = true;
-      }
-      s.text += text;
-      if (text.length > 0 || ids.length > 0) {
-        chunks.push({
-          done: false,
-          requestId: this.requestId,
-          sequenceIndex: s.index,
-          text,
-          tokenIds: ids,
-          ...(seq.logProbs !== undefined ? { logProbs: seq.logProbs } : {}),
-          totalTokens: s.tokenCount,
-          lossy,
-        });
-      }
-    }
-    return chunks;
+    this.sequences.absorb(decoded, this.out as DeltaChunk[]);
   }
 
-  private allSequencesMatchedStop(): boolean {
-    if (this.states.size === 0) return false;
-    for (const s of this.states.values()) if (!s.matchedStop) return false;
-    return true;
-  }
-
-  /** Releases text held back at the end (incomplete characters, possible stop-sequence prefixes). */
-  private flush(): DeltaChunk[] {
-    const chunks: DeltaChunk[] = [];
-    for (const s of this.states.values()) {
-      if (s.matchedStop) continue;
-      let text = s.detokenizer?.flush() ?? s.textDecoder?.flush() ?? '';
-      if (s.stops !== undefined) {
-        const out = text.length > 0 ? s.stops.push(text) : { emit: '' };
-        text = out.emit + (out.matched === undefined ? s.stops.flush() : '');
-        if (out.matched !== undefined) s.matchedStop = true;
-      }
-      s.text += text;
-      if (text.length > 0) {
-        chunks.push({
-          done: false,
-          requestId: this.requestId,
-          sequenceIndex: s.index,
-          text,
-          tokenIds: [],
-          totalTokens: s.tokenCount,
-          lossy: false,
-        });
-      }
-    }
-    return chunks;
-  }
-
-  private finishReason(s: SequenceState): FinishReason {
-    if (s.matchedStop) return 'stop';
-    const early = this.earlyFinish();
-    if (early !== undefined) return early;
-    if (s.serverFinish !== undefined) {
-      const f = s.serverFinish.toLowerCase();
-      if (f === 'length') return 'length';
-      if (f === 'stop' || f === 'end_id' || f === 'stop_words') return 'stop';
-      if (f === 'cancelled' || f === 'canceled') return 'cancelled';
-      if (f === 'error') return 'error';
-    }
-    const count = s.countKnown ? s.tokenCount : s.reportedTokens;
-    if (count === undefined) return 'unknown';
-    return count >= this.ctx.request.maxTokens ? 'length' : 'stop';
-  }
-
-  private result(started: number, firstAt: number | undefined, gaps: number[]): GenerateResult {
-    const sequences: SequenceResult[] = [...this.states.values()]
-      .sort((a, b) => a.index - b.index)
-      .map((s) => {
-        const tokenCount = s.countKnown ? s.tokenCount : (s.reportedTokens ?? s.tokenCount);
-        return {
-          index: s.index,
-          text: s.text,
-          tokenIds: s.ids,
-          tokenCount,
-          finishReason: this.finishReason(s),
-          lossy: s.lossy,
-          ...(s.stopReason !== undefined ? { stopReason: s.stopReason } : {}),
-          ...(s.cumLogProb !== undefined ? { cumLogProb: s.cumLogProb } : {}),
-          ...(s.logProbs !== undefined ? { logProbs: s.logProbs } : {}),
-          ...(s.generationLogits !== undefined ? { generationLogits: s.generationLogits } : {}),
-        };
-      });
+  private buildResult(): GenerateResult {
+    const sequences = this.sequences.results(this.earlyFinish());
     const first = sequences[0];
     const promptTokens = this.numInputTokens ?? this.ctx.encoded.promptIds?.length;
     const report = this.report();
@@ -614,9 +569,9 @@ export class Generation implements AsyncIterable<StreamChunk> {
         completionTokens: sequences.reduce((n, s) => n + s.tokenCount, 0),
       },
       timings: {
-        ...(firstAt !== undefined ? { timeToFirstTokenMs: firstAt - started } : {}),
-        interTokenMs: gaps,
-        totalMs: now() - started,
+        ...(this.firstAt !== undefined ? { timeToFirstTokenMs: this.firstAt - this.started } : {}),
+        interTokenMs: this.gaps,
+        totalMs: now() - this.started,
       },
       ...(this.contextLogits !== undefined ? { contextLogits: this.contextLogits } : {}),
       ...(this.perfMetrics !== undefined ? { perfMetrics: this.perfMetrics } : {}),
@@ -631,12 +586,6 @@ export class Generation implements AsyncIterable<StreamChunk> {
     if (trigger === 'abort' || trigger === 'break') return 'cancelled';
     return undefined;
   }
-}
-
-function startsWith(ids: readonly number[], prefix: readonly number[]): boolean {
-  if (prefix.length > ids.length) return false;
-  for (let i = 0; i < prefix.length; i++) if (ids[i] !== prefix[i]) return false;
-  return true;
 }
 
 /** An iterator over the single response of a unary call. */

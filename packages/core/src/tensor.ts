@@ -453,26 +453,26 @@ function packByteStrings(items: readonly Uint8Array[]): Uint8Array {
 
 /**
  * Unpacks raw tensor bytes (gRPC `raw_output_contents`, an HTTP binary blob) into the data form
- * of `datatype`. The bytes are copied, so `raw` may be any subarray of a larger message at any
- * alignment. Bytes that do not fit the shape are a `protocol` error naming datatype, shape and
- * byte count.
+ * of `datatype`. Numbers are copied, so `raw` may be any subarray of a larger message at any
+ * alignment; BYTES elements are views of `raw` (copying each would allocate a buffer per streamed
+ * token). Bytes that do not fit the shape are a `protocol` error naming datatype, shape and byte
+ * count.
  */
 export function decodeTensorData(datatype: DataType, shape: readonly number[], raw: Uint8Array): TensorData {
   // A plain view, because Node's Buffer.slice() would alias the message instead of copying it.
   const bytes = new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength);
-  // The description is built only on failure: this runs for every output of every streamed token.
-  const fail = (why: string) =>
-    new TritonLlmError(
-      'protocol',
-      `cannot decode ${datatype} tensor of shape ${formatShape(shape)} (${bytes.byteLength} bytes): ${why}`,
-    );
-  if (!isDataType(datatype)) throw fail('unknown data type');
+  if (!isDataType(datatype)) throw decodeFailure(datatype, shape, bytes, 'unknown data type');
   const count = countOrProblem(shape);
-  if (typeof count === 'string') throw fail(count);
-  if (datatype === 'BYTES') return unpackByteStrings(bytes, count, fail);
+  if (typeof count === 'string') throw decodeFailure(datatype, shape, bytes, count);
+  if (datatype === 'BYTES') return unpackByteStrings(bytes, count, shape);
   const size = BYTES_PER_ELEMENT[datatype]!;
   if (bytes.byteLength !== count * size) {
-    throw fail(`${count} elements of ${size} bytes need ${count * size} bytes`);
+    throw decodeFailure(
+      datatype,
+      shape,
+      bytes,
+      `${count} elements of ${size} bytes need ${count * size} bytes`,
+    );
   }
   switch (datatype) {
     case 'BOOL':
@@ -493,27 +493,52 @@ export function decodeTensorData(datatype: DataType, shape: readonly number[], r
   }
 }
 
-function unpackByteStrings(
+// The description is built only on failure: decoding runs for every output of every streamed token.
+function decodeFailure(
+  datatype: string,
+  shape: readonly number[],
   bytes: Uint8Array,
-  count: number,
-  fail: (why: string) => TritonLlmError,
-): Uint8Array[] {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const out: Uint8Array[] = [];
+  why: string,
+): TritonLlmError {
+  return new TritonLlmError(
+    'protocol',
+    `cannot decode ${datatype} tensor of shape ${formatShape(shape)} (${bytes.byteLength} bytes): ${why}`,
+  );
+}
+
+function unpackByteStrings(bytes: Uint8Array, count: number, shape: readonly number[]): Uint8Array[] {
+  const out: Uint8Array[] = new Array(count);
   let offset = 0;
   for (let i = 0; i < count; i++) {
     if (offset + 4 > bytes.length) {
-      throw fail(`element ${i} is truncated: its 4-byte length would start at byte ${offset}`);
+      throw decodeFailure(
+        'BYTES',
+        shape,
+        bytes,
+        `element ${i} is truncated: its 4-byte length would start at byte ${offset}`,
+      );
     }
-    const length = view.getUint32(offset, true);
+    // Little-endian uint32, read without a DataView per tensor.
+    const length =
+      (bytes[offset]! |
+        (bytes[offset + 1]! << 8) |
+        (bytes[offset + 2]! << 16) |
+        (bytes[offset + 3]! << 24)) >>>
+      0;
     offset += 4;
     if (offset + length > bytes.length) {
-      throw fail(`element ${i} is truncated: it declares ${length} bytes, ${bytes.length - offset} remain`);
+      throw decodeFailure(
+        'BYTES',
+        shape,
+        bytes,
+        `element ${i} is truncated: it declares ${length} bytes, ${bytes.length - offset} remain`,
+      );
     }
-    out.push(bytes.slice(offset, offset + length));
+    out[i] = bytes.subarray(offset, offset + length);
     offset += length;
   }
-  if (offset !== bytes.length) throw fail(`${bytes.length - offset} bytes follow the last element`);
+  if (offset !== bytes.length)
+    throw decodeFailure('BYTES', shape, bytes, `${bytes.length - offset} bytes follow the last element`);
   return out;
 }
 

@@ -14,11 +14,51 @@ const REPLACEMENT = '\uFFFD';
  */
 const UNSTABLE_TAIL = /(?:\uFFFD+| +(?:n'?|'[vr]?)?| *')$/u;
 
-/** Length of the part of `text` that no later text can change (see `UNSTABLE_TAIL`). */
+const FFFD = 0xfffd;
+const SPACE = 0x20;
+const QUOTE = 0x27;
+
+/**
+ * Length of the part of `text` that no later text can change (see `UNSTABLE_TAIL`). Scans back
+ * from the end, so it costs the length of the tail, not of the text: the cumulative mode calls it
+ * for every token with all the text so far. `UNSTABLE_TAIL` states the rule it implements.
+ */
 export function stableLength(text: string): number {
+  const end = text.length;
+  let i = end;
+  while (i > 0 && text.charCodeAt(i - 1) === FFFD) i--;
+  if (i < end) return i;
+  const last = text.charCodeAt(end - 1);
+  // The tail's letters, then the spaces before them: `n`, `n'`, `'`, `'v`, `'r`, or nothing.
+  let j = end;
+  if (last === 0x6e /* n */) j = end - 1;
+  else if (last === QUOTE)
+    j = end >= 2 && text.charCodeAt(end - 2) === 0x6e && spacesBefore(text, end - 2) > 0 ? end - 2 : end - 1;
+  else if ((last === 0x76 /* v */ || last === 0x72) /* r */ && end >= 2 && text.charCodeAt(end - 2) === QUOTE)
+    j = end - 2;
+  else if (last !== SPACE) return end;
+  const spaces = spacesBefore(text, j);
+  // Only a lone quote may stand without spaces before it.
+  if (spaces === 0 && !(j === end - 1 && last === QUOTE)) return end;
+  return j - spaces;
+}
+
+function spacesBefore(text: string, at: number): number {
+  let k = at;
+  while (k > 0 && text.charCodeAt(k - 1) === SPACE) k--;
+  return at - k;
+}
+
+/** The reference form of {@link stableLength}, kept for tests that check the two agree. */
+export function stableLengthByPattern(text: string): number {
   const tail = UNSTABLE_TAIL.exec(text);
   return tail === null ? text.length : tail.index;
 }
+
+// How much of the text already consumed a cumulative response is checked against: servers rewrite
+// only their last characters (an incomplete character completed); a longer rewrite is still found
+// when it reaches into this window.
+const CHECK_WINDOW = 32;
 
 /**
  * The new part of `next` given that `emitted` was already handed out. When `next` extends `emitted` that is
@@ -106,11 +146,23 @@ export class TextDeltaDecoder {
   }
 
   #emitUpTo(stable: string): string {
-    // A shorter text that the emitted one extends adds nothing; keeping the longer one means a later text that
-    // grows again is diffed against what was really shown, not repeated.
-    if (this.#consumed.startsWith(stable)) return '';
-    if (!stable.startsWith(this.#consumed)) this.#diverged = true;
-    const delta = newText(this.#consumed, stable);
+    const consumed = this.#consumed;
+    // The usual case, checked on a window so that each token costs its own length: the new text
+    // extends what was consumed.
+    if (stable.length > consumed.length) {
+      const from = Math.max(0, consumed.length - CHECK_WINDOW);
+      if (stable.startsWith(consumed.slice(from), from)) {
+        this.#consumed = stable;
+        return this.#emit(stable.slice(consumed.length));
+      }
+    } else {
+      // A shorter text that the emitted one extends adds nothing; keeping the longer one means a later text that
+      // grows again is diffed against what was really shown, not repeated.
+      const from = Math.max(0, stable.length - CHECK_WINDOW);
+      if (consumed.startsWith(stable.slice(from), from)) return '';
+    }
+    this.#diverged = true;
+    const delta = newText(consumed, stable);
     this.#consumed = stable;
     return this.#emit(delta);
   }

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { TextDeltaDecoder } from '../src/text-delta.js';
+import { stableLength, stableLengthByPattern, TextDeltaDecoder } from '../src/text-delta.js';
 
 const utf8 = new TextEncoder();
 // What Triton's postprocessing does with bytes that do not form whole characters: WHATWG / errors="replace".
@@ -98,4 +98,44 @@ it('rejects an unknown mode with invalid_argument', () => {
   expect(() => new TextDeltaDecoder({ mode: 'overwrite' as 'delta' })).toThrowError(
     expect.objectContaining({ code: 'invalid_argument', message: expect.stringContaining('mode') }),
   );
+});
+
+describe('stableLength', () => {
+  // Texts built from the characters the rule is about, so that every kind of tail comes up often.
+  const tailish = fc
+    .array(fc.constantFrom('a', 'n', 'v', 'r', "'", ' ', '\uFFFD', '.', 'é'), { maxLength: 12 })
+    .map((cs) => cs.join(''));
+
+  it('scanning back from the end agrees with the rule as a regular expression', () => {
+    fc.assert(
+      fc.property(fc.string(), tailish, (head, tail) => {
+        const text = head + tail;
+        expect(stableLength(text)).toBe(stableLengthByPattern(text));
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
+  it('holds back each kind of tail', () => {
+    expect(stableLength('Hello \uFFFD\uFFFD')).toBe(6);
+    expect(stableLength('I do  n')).toBe(4);
+    expect(stableLength("it  'v")).toBe(2);
+    expect(stableLength("x'")).toBe(1);
+    expect(stableLength('done.')).toBe(5);
+  });
+});
+
+describe('a cumulative stream', () => {
+  it('adds up exactly over 20,000 growing texts (each push compares only a window of what came before)', () => {
+    const decoder = new TextDeltaDecoder('cumulative');
+    let text = '';
+    let out = '';
+    for (let i = 0; i < 20_000; i++) {
+      text += `w${i} `;
+      out += decoder.push(text);
+    }
+    out += decoder.flush();
+    expect(out).toBe(text);
+    expect(decoder.diverged).toBe(false);
+  });
 });

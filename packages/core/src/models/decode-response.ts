@@ -56,25 +56,21 @@ export const PERF_OUTPUTS: readonly [string, keyof PerfMetrics][] = [
 export function decodeResponse(
   response: InferResponse,
   schema: ModelSchema,
-  wants: {
-    readonly logProbs: boolean;
-    readonly perfMetrics: boolean;
-    readonly contextLogits: boolean;
-    readonly generationLogits: boolean;
-  },
+  wants: DecodeWants,
 ): DecodedResponse {
-  const out = new Map(response.outputs.map((t) => [t.name, t]));
-  if (out.size === 0) return { sequences: [] };
-  const baseIndex = firstNumber(out.get('sequence_index')) ?? 0;
-  const sequences: SequenceOutput[] = [];
+  const outputs = response.outputs;
+  if (outputs.length === 0) return NOTHING;
+  const out = (name: string): Tensor | undefined => find(outputs, name);
+  const baseIndex = firstNumber(out('sequence_index')) ?? 0;
 
   let count: number;
   let ids: number[][] | undefined;
   let texts: string[] | undefined;
   if (schema.flavor === 'tensorrt_llm') {
-    const outputIds = out.get('output_ids');
-    if (outputIds === undefined) return { sequences: [] };
-    const lengths = out.has('sequence_length') ? tensorNumbers(out.get('sequence_length')!) : undefined;
+    const outputIds = out('output_ids');
+    if (outputIds === undefined) return NOTHING;
+    const lengthTensor = out('sequence_length');
+    const lengths = lengthTensor !== undefined ? tensorNumbers(lengthTensor) : undefined;
     const flat = tensorNumbers(outputIds);
     count = lengths?.length ?? beamsOf(outputIds);
     const width = count > 0 ? flat.length / count : 0;
@@ -84,74 +80,100 @@ export function decodeResponse(
         requestId: response.id,
       });
     }
-    ids = [];
-    for (let b = 0; b < count; b++) {
-      const row = flat.slice(b * width, (b + 1) * width);
-      ids.push(row.slice(0, Math.min(lengths?.[b] ?? row.length, row.length)));
+    if (count === 1) {
+      const length = Math.min(lengths?.[0] ?? flat.length, flat.length);
+      ids = [length === flat.length ? flat : flat.slice(0, length)];
+    } else {
+      ids = [];
+      for (let b = 0; b < count; b++) {
+        const row = flat.slice(b * width, (b + 1) * width);
+        ids.push(row.slice(0, Math.min(lengths?.[b] ?? row.length, row.length)));
+      }
     }
   } else {
-    const text = out.get('text_output');
-    if (text === undefined) return { sequences: [] };
+    const text = out('text_output');
+    if (text === undefined) return NOTHING;
     texts = tensorStrings(text);
     count = texts.length;
     // A streamed response of a BLS/ensemble that carries only a final flag can hold one empty string.
     if (
-      text.datatype === 'BYTES' &&
-      tensorBytes(text).every((b) => b.length === 0) &&
+      count === 1 &&
       response.final &&
-      count === 1
+      text.datatype === 'BYTES' &&
+      tensorBytes(text).every((b) => b.length === 0)
     ) {
       texts = [''];
     }
   }
 
-  const cum = wants.logProbs
-    ? numbersOf(out.get('cum_log_probs') ?? out.get('cumulative_logprob'))
-    : undefined;
-  const perToken = wants.logProbs ? numbersOf(out.get('output_log_probs')) : undefined;
-  const finish = out.has('finish_reason') ? tensorStrings(out.get('finish_reason')!) : undefined;
-  const stop = out.has('stop_reason') ? tensorStrings(out.get('stop_reason')!) : undefined;
-  const genLogits = wants.generationLogits ? logitsOf(out.get('generation_logits')) : undefined;
+  const cum = wants.logProbs ? numbersOf(out('cum_log_probs') ?? out('cumulative_logprob')) : undefined;
+  const perToken = wants.logProbs ? numbersOf(out('output_log_probs')) : undefined;
+  const finishTensor = out('finish_reason');
+  const finish = finishTensor !== undefined ? tensorStrings(finishTensor) : undefined;
+  const stopTensor = out('stop_reason');
+  const stop = stopTensor !== undefined ? tensorStrings(stopTensor) : undefined;
+  const genLogits = wants.generationLogits ? logitsOf(out('generation_logits')) : undefined;
 
+  const sequences: SequenceOutput[] = new Array(count);
   for (let b = 0; b < count; b++) {
-    const tokenIds = ids?.[b];
-    const logProbs =
-      perToken !== undefined && count > 0
-        ? perToken.slice(...evenSlice(perToken.length, count, b))
-        : undefined;
-    const seq: SequenceOutput = {
+    // Plain assignments: this runs for every streamed token.
+    const seq: { -readonly [K in keyof SequenceOutput]: SequenceOutput[K] } = {
       sequenceIndex: baseIndex + b,
-      ...(tokenIds !== undefined ? { tokenIds } : {}),
-      ...(texts?.[b] !== undefined ? { text: texts[b] } : {}),
-      ...(cum?.[b] !== undefined ? { cumLogProb: cum[b] } : {}),
-      ...(logProbs !== undefined ? { logProbs } : {}),
-      ...(finish?.[b] !== undefined && finish[b] !== '' ? { finishReason: finish[b] } : {}),
-      ...(stop?.[b] !== undefined && stop[b] !== '' ? { stopReason: stop[b] } : {}),
-      ...(genLogits !== undefined && count === 1 ? { generationLogits: genLogits } : {}),
     };
-    sequences.push(seq);
+    const tokenIds = ids?.[b];
+    if (tokenIds !== undefined) seq.tokenIds = tokenIds;
+    const text = texts?.[b];
+    if (text !== undefined) seq.text = text;
+    const c = cum?.[b];
+    if (c !== undefined) seq.cumLogProb = c;
+    if (perToken !== undefined) seq.logProbs = perToken.slice(...evenSlice(perToken.length, count, b));
+    const f = finish?.[b];
+    if (f !== undefined && f !== '') seq.finishReason = f;
+    const r = stop?.[b];
+    if (r !== undefined && r !== '') seq.stopReason = r;
+    if (genLogits !== undefined && count === 1) seq.generationLogits = genLogits;
+    sequences[b] = seq;
   }
 
-  const numIn = firstNumber(out.get('num_input_tokens'));
-  const numOut = firstNumber(out.get('num_output_tokens'));
-  const contextLogits = wants.contextLogits ? logitsOf(out.get('context_logits')) : undefined;
-  let perfMetrics: PerfMetrics | undefined;
+  const decoded: { -readonly [K in keyof DecodedResponse]: DecodedResponse[K] } = { sequences };
+  const numIn = firstNumber(out('num_input_tokens'));
+  if (numIn !== undefined) decoded.numInputTokens = numIn;
+  const numOut = firstNumber(out('num_output_tokens'));
+  if (numOut !== undefined) decoded.numOutputTokens = numOut;
+  if (wants.contextLogits) {
+    const contextLogits = logitsOf(out('context_logits'));
+    if (contextLogits !== undefined) decoded.contextLogits = contextLogits;
+  }
   if (wants.perfMetrics) {
     const metrics: Record<string, number | bigint> = {};
+    let any = false;
     for (const [name, key] of PERF_OUTPUTS) {
-      const t = out.get(name);
+      const t = out(name);
       const v = name.endsWith('_time_ns') ? firstBigInt(t) : firstNumber(t);
-      if (v !== undefined) metrics[key] = v;
+      if (v !== undefined) {
+        metrics[key] = v;
+        any = true;
+      }
     }
-    if (Object.keys(metrics).length > 0) perfMetrics = metrics;
+    if (any) decoded.perfMetrics = metrics;
   }
-  return {
-    sequences,
-    ...(numIn !== undefined ? { numInputTokens: numIn } : {}),
-    ...(numOut !== undefined ? { numOutputTokens: numOut } : {}),
-    ...(contextLogits !== undefined ? { contextLogits } : {}),
-    ...(perfMetrics !== undefined ? { perfMetrics } : {}),
-  };
+  return decoded;
+}
+
+/** Which optional outputs the caller asked for. */
+export interface DecodeWants {
+  readonly logProbs: boolean;
+  readonly perfMetrics: boolean;
+  readonly contextLogits: boolean;
+  readonly generationLogits: boolean;
+}
+
+const NOTHING: DecodedResponse = Object.freeze({ sequences: Object.freeze([]) as readonly SequenceOutput[] });
+
+/** A response holds a handful of outputs: a scan costs less than building a map for every token. */
+function find(outputs: readonly Tensor[], name: string): Tensor | undefined {
+  for (let i = 0; i < outputs.length; i++) if (outputs[i]!.name === name) return outputs[i];
+  return undefined;
 }
 
 function beamsOf(t: Tensor): number {
