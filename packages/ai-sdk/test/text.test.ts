@@ -131,6 +131,39 @@ describe.each(['grpc', 'http'] as const)('AI SDK text generation over %s', (prot
     expect(r.text).toBe(decode(beams[0]!.tokens));
   });
 
+  it('several returned sequences: the stream is sequence 0, the final metadata has them all', async () => {
+    const result = streamText({
+      model: triton('tensorrt_llm_bls'),
+      prompt: 'What is ML?',
+      maxOutputTokens: 10,
+      providerOptions: { trtllm: { numReturnSequences: 2 } },
+    });
+    let text = '';
+    for await (const d of result.textStream) text += d;
+    const expected = generateTokens(encode(chatml(['user', 'What is ML?'])), {
+      maxTokens: 10,
+      numReturnSequences: 2,
+    }).map((s) => decode(s.tokens));
+    expect(text).toBe(expected[0]);
+    const meta = (await result.providerMetadata)?.trtllm as { sequences?: { text: string }[] } | undefined;
+    expect(meta?.sequences?.map((s) => s.text)).toEqual(expected);
+  });
+
+  it('a streamText result serves a useChat client as a UI message stream', async () => {
+    const result = streamText({
+      model: triton('tensorrt_llm_bls'),
+      prompt: `Hi ${fakeScript('for the browser')}`,
+      maxOutputTokens: 30,
+    });
+    const body = await result.toUIMessageStreamResponse().text();
+    const deltas = body
+      .split('\n')
+      .filter((line) => line.startsWith('data: {'))
+      .map((line) => JSON.parse(line.slice(6)) as { type: string; delta?: string })
+      .filter((part) => part.type === 'text-delta');
+    expect(deltas.map((d) => d.delta).join('')).toBe('for the browser');
+  });
+
   it('a seed reaches the generator (it shifts where the corpus starts)', async () => {
     const r = await generateText({
       model: triton('tensorrt_llm_bls'),
