@@ -111,12 +111,16 @@ describe('the AI SDK provider and the LangChain model installed from their tarba
     writeFileSync(join(project, 'esm.mjs'), ESM_SCRIPT);
     writeFileSync(join(project, 'cjs.cjs'), CJS_SCRIPT);
     // The machine's pnpm store already holds every third-party package: no network when it is warm.
-    execFileSync('pnpm', ['install', '--prefer-offline', '--ignore-scripts', '--reporter=append-only'], {
-      cwd: project,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, CI: 'true' },
-    });
+    execFileSync(
+      'pnpm',
+      ['install', '--prefer-offline', '--no-frozen-lockfile', '--ignore-scripts', '--reporter=append-only'],
+      {
+        cwd: project,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, CI: 'true' },
+      },
+    );
   }, 300_000);
 
   const run = (script: string): { aiSdk: string; finish: string; langchain: string } => {
