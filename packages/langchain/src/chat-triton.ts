@@ -1,4 +1,8 @@
 import type { CallbackManagerForLLMRun } from '@langchain/core/callbacks/manager';
+import type {
+  BaseLanguageModelInput,
+  StructuredOutputMethodOptions,
+} from '@langchain/core/language_models/base';
 import {
   BaseChatModel,
   type BaseChatModelCallOptions,
@@ -7,6 +11,9 @@ import {
 } from '@langchain/core/language_models/chat_models';
 import { AIMessage, type AIMessageChunk, type BaseMessage } from '@langchain/core/messages';
 import type { ChatGenerationChunk, ChatResult } from '@langchain/core/outputs';
+import type { Runnable } from '@langchain/core/runnables';
+import type { SerializableSchema } from '@langchain/core/utils/standard_schema';
+import type { ZodV3Like, ZodV4Like } from '@langchain/core/utils/types';
 import {
   type GenerateOptions,
   type GenerateRequest,
@@ -32,6 +39,7 @@ import { type TritonConnection, transportOf } from './connection.js';
 import { chatMessagesOf } from './messages.js';
 import { responseMetadata, usageMetadata } from './metadata.js';
 import { mergeSettings, pickSettings, requestFor, type TritonGenerationSettings } from './settings.js';
+import { structuredOutput } from './structured-output.js';
 
 /** Per-call transport options of {@link ChatTriton} (model-wide defaults go in the constructor). */
 export interface TritonCallTransportOptions {
@@ -234,6 +242,44 @@ export class ChatTriton extends BaseChatModel<ChatTritonCallOptions, AIMessageCh
       ...(merged.maxTokens !== undefined ? { ls_max_tokens: merged.maxTokens } : {}),
       ...(merged.stop !== undefined ? { ls_stop: [...merged.stop] } : {}),
     };
+  }
+
+  /**
+   * A runnable that answers with an object of `outputSchema` (zod, a Standard Schema, or a JSON
+   * schema), produced by the deployed model's guided decoding (`guidedDecoding` `json_schema`, or
+   * `json` with `method: 'jsonMode'`) and parsed by LangChain's parser for that schema. The model has
+   * no tool calling: `method: 'functionCalling'` is refused, and so is a model whose config lacks
+   * the guided-decoding inputs.
+   */
+  override withStructuredOutput<RunOutput extends Record<string, unknown> = Record<string, unknown>>(
+    outputSchema: SerializableSchema<RunOutput>,
+    config?: StructuredOutputMethodOptions<false>,
+  ): Runnable<BaseLanguageModelInput, RunOutput>;
+  override withStructuredOutput<RunOutput extends Record<string, unknown> = Record<string, unknown>>(
+    outputSchema: SerializableSchema<RunOutput>,
+    config?: StructuredOutputMethodOptions<true>,
+  ): Runnable<BaseLanguageModelInput, { raw: BaseMessage; parsed: RunOutput }>;
+  override withStructuredOutput<RunOutput extends Record<string, unknown> = Record<string, unknown>>(
+    outputSchema: ZodV4Like<RunOutput> | Record<string, unknown>,
+    config?: StructuredOutputMethodOptions<false>,
+  ): Runnable<BaseLanguageModelInput, RunOutput>;
+  override withStructuredOutput<RunOutput extends Record<string, unknown> = Record<string, unknown>>(
+    outputSchema: ZodV4Like<RunOutput> | Record<string, unknown>,
+    config?: StructuredOutputMethodOptions<true>,
+  ): Runnable<BaseLanguageModelInput, { raw: BaseMessage; parsed: RunOutput }>;
+  override withStructuredOutput<RunOutput extends Record<string, unknown> = Record<string, unknown>>(
+    outputSchema: ZodV3Like<RunOutput> | Record<string, unknown>,
+    config?: StructuredOutputMethodOptions<false>,
+  ): Runnable<BaseLanguageModelInput, RunOutput>;
+  override withStructuredOutput<RunOutput extends Record<string, unknown> = Record<string, unknown>>(
+    outputSchema: ZodV3Like<RunOutput> | Record<string, unknown>,
+    config?: StructuredOutputMethodOptions<true>,
+  ): Runnable<BaseLanguageModelInput, { raw: BaseMessage; parsed: RunOutput }>;
+  override withStructuredOutput(
+    outputSchema: unknown,
+    config?: StructuredOutputMethodOptions<boolean>,
+  ): Runnable<BaseLanguageModelInput> {
+    return structuredOutput(this, outputSchema, config) as Runnable<BaseLanguageModelInput>;
   }
 
   /**
