@@ -1,10 +1,10 @@
 import { type GenerateRequest, invalidArgument, TritonLlmError, validateRequest } from '@trtllm/sdk';
 
 /** A 2-D tensor as JSON: row-major values and `[rows, columns]`. */
-export interface TritonJsonMatrix {
+export type TritonJsonMatrix = {
   readonly data: readonly number[];
   readonly shape: readonly [number, number];
-}
+};
 
 /**
  * TensorRT-LLM options of one call, given as `providerOptions.trtllm` (or as the provider's
@@ -13,7 +13,8 @@ export interface TritonJsonMatrix {
  * `temperature`, `topP`, `topK`, `presencePenalty`, `frequencyPenalty`, `seed`, `stopSequences`,
  * `responseFormat`) are given as usual and are not repeated here. An option the deployed model
  * lacks is refused before anything is sent, naming the option and the model; unknown keys and bad
- * values are refused naming the field.
+ * values are refused naming the field. (A type rather than an interface, so that a variable of this
+ * type is assignable to the AI SDK's JSON-valued `providerOptions`.)
  *
  * ```ts
  * await generateText({
@@ -23,7 +24,7 @@ export interface TritonJsonMatrix {
  * });
  * ```
  */
-export interface TritonProviderOptions {
+export type TritonProviderOptions = {
   /** Beam search width; every beam is in `providerMetadata.trtllm.sequences`, the first is the text. */
   readonly beamWidth?: number;
   /** Sequences returned per request (`num_return_sequences`); the first is the text. */
@@ -100,7 +101,7 @@ export interface TritonProviderOptions {
   readonly timeoutMs?: number;
   /** Longest wait for the next response in milliseconds. */
   readonly idleTimeoutMs?: number;
-}
+};
 
 /** The request options of {@link TritonProviderOptions}, as the SDK takes them. */
 export type TritonRequestOptions = Omit<

@@ -1,4 +1,4 @@
-import { createTriton, type TritonProvider } from '@trtllm/ai-sdk';
+import { createTriton, type TritonProvider, type TritonProviderOptions } from '@trtllm/ai-sdk';
 import {
   decode,
   encode,
@@ -118,11 +118,13 @@ describe.each(['grpc', 'http'] as const)('AI SDK text generation over %s', (prot
   });
 
   it('beams: the text is beam 0, every beam is in providerMetadata.trtllm.sequences', async () => {
+    // A typed variable, as an app keeps its options: it must fit the AI SDK's JSON providerOptions.
+    const beamSearch: TritonProviderOptions = { beamWidth: 3 };
     const r = await generateText({
       model: triton('tensorrt_llm_unary', { tokenizer: fakeTokenizer }),
       prompt: 'What is ML?',
       maxOutputTokens: 8,
-      providerOptions: { trtllm: { beamWidth: 3 } },
+      providerOptions: { trtllm: beamSearch },
     });
     const beams = tokensFor(chatml(['user', 'What is ML?']), 8, { beamWidth: 3 });
     const meta = r.providerMetadata?.trtllm as { sequences: { index: number; text: string }[] } | undefined;
