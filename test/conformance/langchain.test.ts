@@ -1,11 +1,13 @@
 import { ModelAbortError } from '@langchain/core/errors';
 import type { UsageMetadata } from '@langchain/core/messages';
 import { ChatPromptTemplate } from '@langchain/core/prompts';
+import { toJsonSchema } from '@langchain/core/utils/json_schema';
 import { ChatTriton } from '@trtllm/langchain';
 import type { EarlyStopReport } from '@trtllm/sdk';
-import { fakeScript, fakeTokenizer, generateTokens } from '@trtllm/testing';
+import { fakeScript, fakeTokenizer, generateTokens, jsonSchemaInstance } from '@trtllm/testing';
 import { loadChatTemplate } from '@trtllm/tokenizers';
 import { afterAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { CASES, useServer } from './servers.js';
 
 const quiet = { warn: () => undefined };
@@ -72,6 +74,14 @@ describe.each(CASES)('LangChain ChatTriton: %s Triton over %s', (kind, protocol)
     ]);
     expect(message.content).toBe(reply);
     expect(message.response_metadata.finish_reason).toBe('stop');
+  });
+
+  it('withStructuredOutput: a zod schema through guided decoding comes back as the parsed object', async () => {
+    const Answer = z.object({ topic: z.string(), confidence: z.number(), tags: z.array(z.string()) });
+    const answer = await chatModel('tensorrt_llm_bls', 200)
+      .withStructuredOutput(Answer)
+      .invoke('Classify: models learn patterns from data.');
+    expect(answer).toEqual(jsonSchemaInstance(toJsonSchema(Answer)));
   });
 
   it('AbortSignal ends a stream of the raw model, and the model stops generating', async () => {
