@@ -93,6 +93,8 @@ export class TritonLlm {
   private schemaPromise: Promise<ModelSchema> | undefined;
   private readonly warned = new Set<string>();
   private readonly retry: RetryPolicy;
+  // One function for every generation of this client, rather than a closure per request.
+  private readonly warnKeepsGenerating = (model: string): void => this.warnOnce(model);
   private readonly telemetry: Telemetry | undefined;
 
   constructor(private readonly options: TritonLlmOptions) {
@@ -412,7 +414,7 @@ export class TritonLlm {
       tokenizer: this.options.tokenizer,
       options: call.options,
       retry: call.retry,
-      warnServerKeepsGenerating: (model) => this.warnOnce(model),
+      warnServerKeepsGenerating: this.warnKeepsGenerating,
       ...(observe !== undefined ? { observe } : {}),
       ...shared,
     });

@@ -17,7 +17,7 @@ import { backoff, exhausted, type RetryOptions, type RetryPolicy, RetrySchedule 
 import type { ModelSchema } from './schema.js';
 import { SequenceTracker } from './sequences.js';
 import type { Tokenizer } from './tokenizer.js';
-import type { CallOptions, InferResponse, InferStream, Transport } from './transport.js';
+import type { CallOptions, InferRequest, InferResponse, InferStream, Transport } from './transport.js';
 
 /** Per-call options of `generate()` and `stream()`. */
 export interface GenerateOptions {
@@ -148,8 +148,12 @@ export class Generation implements AsyncIterable<StreamChunk>, AsyncIterator<Str
   private started = 0;
   private firstAt: number | undefined;
   private lastAt: number | undefined;
-  private readonly gaps: number[] = [];
+  private gaps: number[] | undefined;
   private onAbort: (() => void) | undefined;
+  /** The request on the wire, kept until the first response: only a retry sends it again. */
+  private inferRequest: InferRequest | undefined;
+  private readonly promptTokens: number | undefined;
+  private readonly ctx: Omit<GenerationContext, 'encoded'>;
   private readonly onResult = (
     r: IteratorResult<InferResponse>,
   ): Promise<IteratorResult<StreamChunk>> | IteratorResult<StreamChunk> => this.result(r);
@@ -157,13 +161,17 @@ export class Generation implements AsyncIterable<StreamChunk>, AsyncIterator<Str
     err: unknown,
   ): Promise<IteratorResult<StreamChunk>> | IteratorResult<StreamChunk> => this.readFailed(err);
 
-  constructor(private readonly ctx: GenerationContext) {
-    this.requestId = ctx.encoded.request.id;
+  constructor(context: GenerationContext) {
+    const { encoded, ...ctx } = context;
+    this.ctx = ctx;
+    this.requestId = encoded.request.id;
+    this.inferRequest = encoded.request;
+    this.promptTokens = encoded.promptIds?.length;
     const { request } = ctx;
     this.sequences = new SequenceTracker(
       ctx.schema,
       request,
-      ctx.encoded,
+      encoded,
       ctx.tokenizer,
       ctx.streaming,
       this.requestId,
@@ -276,6 +284,7 @@ export class Generation implements AsyncIterable<StreamChunk>, AsyncIterator<Str
         return this.take();
       }
       this.responded = true;
+      this.inferRequest = undefined;
       const at = now();
       const { ctx } = this;
       ctx.observe?.({
@@ -288,7 +297,7 @@ export class Generation implements AsyncIterable<StreamChunk>, AsyncIterator<Str
       this.absorb(r.value);
       if (this.out.length > queued) {
         if (this.firstAt === undefined) this.firstAt = at;
-        else if (this.lastAt !== undefined) this.gaps.push(at - this.lastAt);
+        else if (this.lastAt !== undefined) (this.gaps ??= []).push(at - this.lastAt);
         this.lastAt = at;
       }
       if (this.sequences.allMatchedStop && this.early === undefined) {
@@ -401,13 +410,12 @@ export class Generation implements AsyncIterable<StreamChunk>, AsyncIterator<Str
       ...(ctx.options.headers !== undefined ? { headers: ctx.options.headers } : {}),
     };
     let source: AsyncIterator<InferResponse>;
+    const request = this.inferRequest!;
     if (!ctx.schema.decoupled) {
       const { unary, transport } = ctx;
-      source = once(() =>
-        unary !== undefined ? unary(callOptions) : transport.infer(ctx.encoded.request, callOptions),
-      );
+      source = once(() => (unary !== undefined ? unary(callOptions) : transport.infer(request, callOptions)));
     } else {
-      this.transportStream = ctx.transport.stream(ctx.encoded.request, callOptions);
+      this.transportStream = ctx.transport.stream(request, callOptions);
       source = this.transportStream[Symbol.asyncIterator]();
     }
     this.source = source;
@@ -556,7 +564,7 @@ export class Generation implements AsyncIterable<StreamChunk>, AsyncIterator<Str
   private buildResult(): GenerateResult {
     const sequences = this.sequences.results(this.earlyFinish());
     const first = sequences[0];
-    const promptTokens = this.numInputTokens ?? this.ctx.encoded.promptIds?.length;
+    const promptTokens = this.numInputTokens ?? this.promptTokens;
     const report = this.report();
     return {
       requestId: this.requestId,
@@ -570,7 +578,7 @@ export class Generation implements AsyncIterable<StreamChunk>, AsyncIterator<Str
       },
       timings: {
         ...(this.firstAt !== undefined ? { timeToFirstTokenMs: this.firstAt - this.started } : {}),
-        interTokenMs: this.gaps,
+        interTokenMs: this.gaps ?? [],
         totalMs: now() - this.started,
       },
       ...(this.contextLogits !== undefined ? { contextLogits: this.contextLogits } : {}),

@@ -111,6 +111,9 @@ export function isConnectionFailure(err: unknown): boolean {
   );
 }
 
+// Shared, so a schedule (one per request) adds no closure of its own.
+const performanceClock = (): number => performance.now();
+
 /**
  * The retry state of one call: how many attempts were made, how long they took, and whether
  * another one may start. `timeoutMs` is the call's whole deadline, shared by its attempts.
@@ -122,7 +125,7 @@ export class RetrySchedule {
   constructor(
     private readonly policy: RetryPolicy,
     private readonly call: { readonly idempotent: boolean; readonly timeoutMs?: number | undefined },
-    private readonly clock: () => number = () => performance.now(),
+    private readonly clock: () => number = performanceClock,
   ) {
     this.started = clock();
   }

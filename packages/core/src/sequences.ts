@@ -53,15 +53,27 @@ class SequenceState {
 export class SequenceTracker {
   private readonly states: SequenceState[] = [];
   private matchedCount = 0;
+  /** What the decoder needs of the encoded request (not its input tensors, which an idle stream need not keep). */
+  private readonly encoded: {
+    readonly promptIds: readonly number[] | undefined;
+    readonly endId: number | undefined;
+    readonly promptExcluded: boolean;
+  };
 
   constructor(
     private readonly schema: ModelSchema,
     private readonly request: GenerateRequest,
-    private readonly encoded: EncodedRequest,
+    encoded: EncodedRequest,
     private readonly tokenizer: Tokenizer | undefined,
     private readonly streaming: boolean,
     private readonly requestId: string,
-  ) {}
+  ) {
+    this.encoded = {
+      promptIds: encoded.promptIds,
+      endId: encoded.endId,
+      promptExcluded: encoded.promptExcluded,
+    };
+  }
 
   /** Whether every sequence seen so far has matched a client-side stop sequence. */
   get allMatchedStop(): boolean {

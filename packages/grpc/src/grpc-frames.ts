@@ -12,6 +12,11 @@ export function frameMessage(message: Uint8Array, compressed: boolean): Buffer {
   return frame;
 }
 
+/** Where the reader hands complete messages; `message` returns false to stop reading. */
+export interface MessageSink {
+  message(message: Buffer, compressed: boolean): boolean;
+}
+
 /**
  * Cuts the DATA chunks of a gRPC response into messages. A chunk usually holds whole messages, so
  * they are handed on as views of it; only a message split across chunks is copied together.
@@ -22,10 +27,10 @@ export class FrameReader {
   constructor(private readonly maxBytes: number | undefined) {}
 
   /**
-   * Calls `onMessage` for each complete message in order; it returns false to stop reading (the
+   * Calls `sink.message` for each complete message in order; it returns false to stop reading (the
    * call failed). Throws a `resource_exhausted` ConnectError for a message over the limit.
    */
-  push(chunk: Buffer, onMessage: (message: Buffer, compressed: boolean) => boolean): void {
+  push(chunk: Buffer, sink: MessageSink): void {
     let buf = chunk;
     if (this.pending !== undefined) {
       buf = Buffer.concat([this.pending, chunk]);
@@ -43,7 +48,7 @@ export class FrameReader {
       const end = at + PREFIX + length;
       if (end > buf.length) break;
       const flags = buf[at]!;
-      if (!onMessage(buf.subarray(at + PREFIX, end), (flags & 1) === 1)) return;
+      if (!sink.message(buf.subarray(at + PREFIX, end), (flags & 1) === 1)) return;
       at = end;
     }
     if (at < buf.length) this.pending = buf.subarray(at);

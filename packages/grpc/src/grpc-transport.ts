@@ -9,7 +9,7 @@ import {
 } from '@trtllm/sdk';
 import { openConnection } from './connection.js';
 import { toTritonLlmError } from './errors.js';
-import { H2InferStream } from './h2-stream.js';
+import { H2InferStream, type H2StreamConfig } from './h2-stream.js';
 import { callHeaders, requestHeaders } from './headers.js';
 import { toModelInferRequest } from './infer-request.js';
 import { fromModelInferResponse } from './infer-response.js';
@@ -42,6 +42,15 @@ export function grpcTransport(options: GrpcTransportOptions | GrpcReplicaTranspo
   const gzip = options.gzip === true;
   // The headers of every streamed call without headers of its own, built once.
   const streamHeaders = requestHeaders(callHeaders(options.headers, undefined, 'options.headers'), gzip);
+  // Shared by every streamed call without headers or a deadline of its own.
+  const streamConfig: H2StreamConfig = {
+    sessions: connection.sessions,
+    headers: streamHeaders,
+    timeoutMs: undefined,
+    maxReceiveBytes: connection.maxReceiveBytes,
+    maxSendBytes: connection.maxSendBytes,
+    gzip,
+  };
   let closed = false;
   const mux =
     options.multiplex === true
@@ -102,17 +111,18 @@ export function grpcTransport(options: GrpcTransportOptions | GrpcReplicaTranspo
       if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
         throw invalidArgument('timeoutMs', timeoutMs, 'must be a number of milliseconds > 0');
       }
-      return new H2InferStream(request, call?.signal, {
-        sessions: connection.sessions,
-        headers:
-          call?.headers === undefined
-            ? streamHeaders
-            : requestHeaders(callHeaders(options.headers, call.headers, 'options.headers'), gzip),
-        timeoutMs,
-        maxReceiveBytes: connection.maxReceiveBytes,
-        maxSendBytes: connection.maxSendBytes,
-        gzip,
-      });
+      const config =
+        call?.headers === undefined && timeoutMs === undefined
+          ? streamConfig
+          : {
+              ...streamConfig,
+              headers:
+                call?.headers === undefined
+                  ? streamHeaders
+                  : requestHeaders(callHeaders(options.headers, call.headers, 'options.headers'), gzip),
+              timeoutMs,
+            };
+      return new H2InferStream(request, call?.signal, config);
     },
 
     serverLive: (call?: CallOptions) =>

@@ -59,30 +59,42 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse> 
   private rejectNext: ((e: unknown) => void) | undefined;
   private failure: TritonLlmError | undefined;
   /** Frames written before the HTTP/2 stream exists (the stop request can come that early). */
-  private unsent: Buffer[] = [];
+  private unsent: Buffer[] | undefined = [];
   private stopSent = false;
   private finalsExpected = 1;
   private finalsSeen = 0;
   private lastFinalSeen = false;
-  private responseHeaders: IncomingHttpHeaders | undefined;
-  private trailers: IncomingHttpHeaders | undefined;
+  // What the response headers and trailers said, read when they arrive (the header objects are
+  // not kept: an idle stream should cost little).
+  private headersSeen = false;
+  private headerError: ConnectError | undefined;
+  private headerHasStatus = false;
+  private encoding: string | undefined;
+  private trailersSeen = false;
+  private trailerError: ConnectError | undefined;
   private frames: FrameReader | undefined;
   private deadline: ReturnType<typeof setTimeout> | undefined;
-  private readonly onAbort = (): void => this.abort();
-  private readonly onMessage = (message: Buffer, compressed: boolean): boolean =>
-    this.message(message, compressed);
+
+  private readonly model: string;
+  private readonly id: string;
+  /** The request until it is encoded; an idle stream keeps none of its inputs. */
+  private request: InferRequest | undefined;
 
   constructor(
-    private readonly request: InferRequest,
+    request: InferRequest,
     private readonly signal: AbortSignal | undefined,
     private readonly config: H2StreamConfig,
-  ) {}
+  ) {
+    this.request = request;
+    this.model = request.model;
+    this.id = request.id;
+  }
 
   [Symbol.asyncIterator](): AsyncIterator<InferResponse> {
     if (this.iterated) {
       throw new TritonLlmError('failed_precondition', 'an InferStream can be iterated only once', {
-        model: this.request.model,
-        requestId: this.request.id,
+        model: this.model,
+        requestId: this.id,
       });
     }
     this.iterated = true;
@@ -148,10 +160,11 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse> 
 
   private start(): void {
     if (this.signal?.aborted === true) throw this.signal.reason;
-    const first = this.encode(this.request);
+    const first = this.encode(this.request!);
+    this.request = undefined;
     this.phase = 'open';
-    this.unsent.push(first);
-    this.signal?.addEventListener('abort', this.onAbort, { once: true });
+    (this.unsent ??= []).push(first);
+    this.signal?.addEventListener('abort', this, { once: true });
     const { timeoutMs, headers, sessions } = this.config;
     let requestHeaders = headers;
     if (timeoutMs !== undefined) {
@@ -185,7 +198,7 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse> 
 
   private write(frame: Buffer): void {
     if (this.h2 !== undefined) this.h2.write(frame);
-    else this.unsent.push(frame);
+    else (this.unsent ??= []).push(frame);
   }
 
   private attach(h2: ClientHttp2Stream): void {
@@ -196,38 +209,67 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse> 
     }
     this.h2 = h2;
     this.frames = new FrameReader(this.config.maxReceiveBytes);
-    h2.on('response', (headers) => {
-      this.responseHeaders = headers;
-    });
-    h2.on('data', (chunk: Buffer) => {
-      this.config.sessions.notifyResponseByteRead(h2);
-      if (this.phase === 'done') return;
-      try {
-        this.frames!.push(chunk, this.onMessage);
-      } catch (err) {
-        this.fail(err, true);
-      }
-    });
-    h2.on('trailers', (trailers) => {
-      this.trailers = trailers;
-    });
+    // Shared listeners that find this stream through the HTTP/2 stream: no closures per request.
+    (h2 as OwnedStream)[OWNER] = this;
+    h2.on('response', onResponse);
+    h2.on('data', onData);
+    h2.on('trailers', onTrailers);
     // 'error' is followed by 'close'; the error is the better explanation of the two.
-    h2.on('error', (err) => this.fail(err, false));
+    h2.on('error', onError);
     // The server's side ends with its trailers ('end'), even while ours is still open (a server
     // that ends the call before the final response); a reset or a lost connection shows as 'close'.
-    h2.on('end', () => this.closed(undefined));
-    h2.on('close', () => this.closed(h2.rstCode));
-    for (const frame of this.unsent) h2.write(frame);
-    this.unsent = [];
+    h2.on('end', onEnd);
+    h2.on('close', onClose);
+    for (const frame of this.unsent ?? []) h2.write(frame);
+    this.unsent = undefined;
     if (this.phase === 'draining') h2.end();
   }
 
+  /** @internal */
+  headersArrived(headers: IncomingHttpHeaders): void {
+    this.headersSeen = true;
+    const encoding = headers['grpc-encoding'];
+    if (encoding !== undefined) this.encoding = String(encoding);
+    this.headerHasStatus = headers['grpc-status'] !== undefined;
+    const status = Number(headers[':status']);
+    const type = String(headers['content-type'] ?? '');
+    if (status !== 200) this.headerError = new ConnectError(`HTTP ${status}`, httpStatusCode(status));
+    else if (!type.startsWith('application/grpc')) {
+      this.headerError = new ConnectError(`unsupported content type ${type}`, Code.Unknown);
+    }
+    // A trailers-only answer carries its status in the headers.
+    else this.headerError = statusError(headers);
+  }
+
+  /** @internal */
+  trailersArrived(trailers: IncomingHttpHeaders): void {
+    this.trailersSeen = true;
+    this.trailerError = statusError(trailers);
+  }
+
+  /** @internal */
+  dataArrived(h2: ClientHttp2Stream, chunk: Buffer): void {
+    this.config.sessions.notifyResponseByteRead(h2);
+    if (this.phase === 'done') return;
+    try {
+      this.frames!.push(chunk, this);
+    } catch (err) {
+      this.fail(err, true);
+    }
+  }
+
+  /** @internal */
+  streamFailed(err: unknown): void {
+    this.fail(err, false);
+  }
+
   /** One response message; false stops the reader (the call failed). */
-  private message(bytes: Buffer, compressed: boolean): boolean {
+  /** @internal One response message (the frame reader's callback); false stops the reader. */
+  message(bytes: Buffer, compressed: boolean): boolean {
     if (this.phase === 'done') return false;
     let message = bytes;
     if (compressed) {
-      const encoding = this.responseHeaders?.['grpc-encoding'];
+      const encoding = this.encoding;
       if (encoding !== 'gzip') {
         throw new ConnectError(
           `protocol error: received compressed envelope with encoding ${String(encoding)}`,
@@ -241,10 +283,7 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse> 
     }
     const read = readStreamResponse(message);
     if (typeof read === 'string') {
-      this.fail(
-        streamErrorFromMessage(read, { model: this.request.model, requestId: this.request.id }),
-        true,
-      );
+      this.fail(streamErrorFromMessage(read, { model: this.model, requestId: this.id }), true);
       return false;
     }
     const response = this.accept(read);
@@ -285,7 +324,8 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse> 
   }
 
   /** The HTTP/2 stream closed: a clean end, or the reason the call failed. */
-  private closed(rstCode: number | undefined): void {
+  /** @internal */
+  closed(rstCode: number | undefined): void {
     if (this.phase === 'done') return;
     const error = this.callError(rstCode);
     if (error !== undefined) {
@@ -301,21 +341,10 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse> 
 
   /** Why the call failed, or undefined when it ended cleanly after the last final response. */
   private callError(rstCode: number | undefined): unknown {
-    const headers = this.responseHeaders;
-    if (headers !== undefined) {
-      const status = Number(headers[':status']);
-      if (status !== 200) {
-        return new ConnectError(`HTTP ${status}`, httpStatusCode(status));
-      }
-      const type = String(headers['content-type'] ?? '');
-      if (!type.startsWith('application/grpc')) {
-        return new ConnectError(`unsupported content type ${type}`, Code.Unknown);
-      }
-    }
-    // A trailers-only answer carries its status in the headers.
-    const status = statusError(this.trailers) ?? statusError(headers);
+    if (this.headersSeen && this.headerError !== undefined && !this.headerHasStatus) return this.headerError;
+    const status = this.trailerError ?? this.headerError;
     if (status !== undefined) return status;
-    if (this.trailers === undefined && headers?.['grpc-status'] === undefined) {
+    if (!this.trailersSeen && !this.headerHasStatus) {
       if (rstCode !== undefined && rstCode !== constants.NGHTTP2_NO_ERROR) return resetError(rstCode);
       // No status at all: the connection went away under the call.
       return new ConnectError('the connection closed before the call ended', Code.Unavailable);
@@ -326,13 +355,14 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse> 
     if (!this.lastFinalSeen) {
       return new TritonLlmError(
         'protocol',
-        `ModelStreamInfer '${this.request.model}': the call ended before the final response of request '${this.request.id}'`,
+        `ModelStreamInfer '${this.model}': the call ended before the final response of request '${this.id}'`,
       );
     }
     return undefined;
   }
 
-  private abort(): void {
+  /** The signal's abort (the stream is its own listener object: no closure per request). */
+  handleEvent(): void {
     this.fail(this.signal?.reason, true);
   }
 
@@ -359,14 +389,14 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse> 
   private finish(): void {
     this.phase = 'done';
     if (this.deadline !== undefined) clearTimeout(this.deadline);
-    this.signal?.removeEventListener('abort', this.onAbort);
+    this.signal?.removeEventListener('abort', this);
   }
 
   private toError(err: unknown): TritonLlmError {
     return toTritonLlmError(err, {
       method: 'ModelStreamInfer',
-      model: this.request.model,
-      requestId: this.request.id,
+      model: this.model,
+      requestId: this.id,
       signal: this.signal,
     });
   }
@@ -429,4 +459,26 @@ function resetError(rstCode: number): ConnectError {
     default:
       return new ConnectError(message, Code.Internal);
   }
+}
+
+const OWNER = Symbol('H2InferStream');
+type OwnedStream = ClientHttp2Stream & { [OWNER]: H2InferStream };
+
+function onResponse(this: OwnedStream, headers: IncomingHttpHeaders): void {
+  this[OWNER].headersArrived(headers);
+}
+function onData(this: OwnedStream, chunk: Buffer): void {
+  this[OWNER].dataArrived(this, chunk);
+}
+function onTrailers(this: OwnedStream, trailers: IncomingHttpHeaders): void {
+  this[OWNER].trailersArrived(trailers);
+}
+function onError(this: OwnedStream, err: Error): void {
+  this[OWNER].streamFailed(err);
+}
+function onEnd(this: OwnedStream): void {
+  this[OWNER].closed(undefined);
+}
+function onClose(this: OwnedStream): void {
+  this[OWNER].closed(this.rstCode);
 }
