@@ -37,6 +37,14 @@ describe.each(PROTOCOLS)('stream over %s', (protocol) => {
     expect(chunks.filter((c) => c.done)).toHaveLength(1);
   });
 
+  it('turns the LLM-API model streamed whole texts into exact deltas', async () => {
+    const llm = new TritonLlm({ transport: fake.transport(protocol), model: 'llmapi' });
+    const { text, chunks } = await collect(llm.stream({ prompt: PROMPT_CJK, maxTokens: 60 }));
+    expect(text).toBe(expectedText(PROMPT_CJK, 60));
+    expect(chunks.some((c) => c.text.includes('\uFFFD'))).toBe(false);
+    expect(chunks.at(-1)?.done && chunks.at(-1)).toMatchObject({ finishReason: 'length' });
+  });
+
   it('flags ensemble chunks whose characters the server already broke', async () => {
     const llm = new TritonLlm({ transport: fake.transport(protocol), model: 'ensemble' });
     const { chunks } = await collect(llm.stream({ prompt: PROMPT, maxTokens: 60 }));

@@ -70,7 +70,7 @@ describe.each(CASES)('conformance: fake hooks on the %s Triton over %s', (kind, 
       },
     );
 
-    it.each([...TEXT_MODELS, ...RAW_MODELS].filter(decoupled))(
+    it.each([...TEXT_MODELS, ...RAW_MODELS, 'llmapi'].filter(decoupled))(
       '%s streams the marker script exactly',
       async (model) => {
         const { text, final } = await streamed(

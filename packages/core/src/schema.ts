@@ -18,7 +18,10 @@ export interface ModelSchema {
   readonly maxBatchSize: number;
   /** The model takes the in-band `stop` input (raw and LLM-API models), so a request can be ended gracefully. */
   readonly supportsStop: boolean;
-  /** BLS with `accumulate_tokens`: every streamed response repeats all text so far. */
+  /**
+   * Every streamed response repeats all text so far: BLS with `accumulate_tokens`, and the LLM-API
+   * model, whose streamed `text_output` is the whole text so far.
+   */
   readonly cumulativeText: boolean;
   readonly inputs: ReadonlyMap<string, TensorSpec>;
   readonly outputs: ReadonlyMap<string, TensorSpec>;
@@ -49,7 +52,8 @@ export function detectSchema(config: ModelConfig): ModelSchema {
     decoupled: config.decoupled,
     maxBatchSize: config.maxBatchSize,
     supportsStop: inputs.has('stop'),
-    cumulativeText: flavor === 'bls' && (accumulate === 'true' || accumulate === '1'),
+    cumulativeText:
+      flavor === 'llmapi' || (flavor === 'bls' && (accumulate === 'true' || accumulate === '1')),
     inputs,
     outputs,
     config,
