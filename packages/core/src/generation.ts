@@ -124,7 +124,10 @@ function withinGrace<T>(pending: Promise<T>, ms: number): Promise<T> {
  */
 export class Generation implements AsyncIterable<StreamChunk>, AsyncIterator<StreamChunk> {
   readonly requestId: string;
-  private readonly controller = new AbortController();
+  /** Made on first need: a stream of a transport with `cancellableStreams` is ended without one. */
+  private controller: AbortController | undefined;
+  /** The wire was told to end this request (signal aborted or stream cancelled). */
+  private wireCancelled = false;
   private readonly sequences: SequenceTracker;
   private readonly wants: DecodeWants;
   private transportStream: InferStream | undefined;
@@ -352,7 +355,7 @@ export class Generation implements AsyncIterable<StreamChunk>, AsyncIterator<Str
     // The failed call has ended; a stop() or abort during the wait has nothing to tell it.
     this.transportStream = undefined;
     this.source = undefined;
-    return backoff(delay, this.controller.signal).then(
+    return backoff(delay, this.signal()).then(
       () => {
         if (this.early !== undefined) {
           return this.failed(
@@ -404,8 +407,11 @@ export class Generation implements AsyncIterable<StreamChunk>, AsyncIterator<Str
   /** Starts one attempt of the request on the wire, with what is left of the deadline. */
   private open(timeoutMs: number | undefined): AsyncIterator<InferResponse> {
     const { ctx } = this;
+    // A transport whose streams can be cancelled directly gets no signal: an idle stream then
+    // costs no AbortController, listener or event machinery.
+    const direct = ctx.schema.decoupled && ctx.transport.cancellableStreams === true;
     const callOptions: CallOptions = {
-      signal: this.controller.signal,
+      ...(direct ? {} : { signal: this.signal() }),
       ...(timeoutMs !== undefined ? { timeoutMs: Math.max(1, timeoutMs) } : {}),
       ...(ctx.options.headers !== undefined ? { headers: ctx.options.headers } : {}),
     };
@@ -449,9 +455,24 @@ export class Generation implements AsyncIterable<StreamChunk>, AsyncIterator<Str
     if (this.stopGrace !== undefined) clearTimeout(this.stopGrace);
   }
 
+  /** The signal of this request's calls (and retry waits), made on first need. */
+  private signal(): AbortSignal {
+    this.controller ??= new AbortController();
+    if (this.wireCancelled) this.controller.abort();
+    return this.controller.signal;
+  }
+
+  /** Tells the wire to end this request: the stream's own cancel, and the signal where there is one. */
+  private cancelWire(): void {
+    if (this.wireCancelled) return;
+    this.wireCancelled = true;
+    this.transportStream?.cancel?.();
+    this.controller?.abort();
+  }
+
   /** Whatever is still open on the wire is cancelled (nothing is when the transport already ended). */
   private cancelOnWire(): void {
-    if (!this.sourceEnded && !this.controller.signal.aborted) this.controller.abort();
+    if (!this.sourceEnded) this.cancelWire();
   }
 
   private withIdleTimeout<T>(pending: Promise<T>): Promise<T> {
@@ -523,17 +544,17 @@ export class Generation implements AsyncIterable<StreamChunk>, AsyncIterator<Str
       } catch {
         via.splice(via.indexOf('in_band_stop'), 1);
         if (!cancel) via.push(this.cancelMeans());
-        this.controller.abort();
+        this.cancelWire();
       }
     }
-    if (cancel) this.controller.abort();
-    else if (!this.controller.signal.aborted) {
+    if (cancel) this.cancelWire();
+    else if (!this.wireCancelled) {
       // A graceful stop waits for the final response, but not forever: a server that stopped
       // answering gets the call cancelled instead.
       this.stopGrace = setTimeout(() => {
         if (this.finished) return;
         via.push(this.cancelMeans());
-        this.controller.abort();
+        this.cancelWire();
       }, STOP_GRACE_MS);
     }
     if (!this.report()?.serverStopsGenerating) this.ctx.warnServerKeepsGenerating(schema.model);

@@ -68,6 +68,12 @@ export interface InferStream extends AsyncIterable<InferResponse> {
    * listening, so the client sends the model's in-band stop instead where there is one.
    */
   readonly cancelsOnServer?: boolean;
+  /**
+   * Ends the request now, as an abort of the call's signal would: a read in progress fails with
+   * `cancelled` and the server is told (for a stream of its own: the call is cancelled). Needed
+   * only on transports that declare `cancellableStreams`.
+   */
+  cancel?(): void;
 }
 
 /** `GET /v2` / `ServerMetadata`. */
@@ -152,6 +158,11 @@ export interface ModelStatistics {
 export interface Transport {
   /** The wire protocol underneath, so callers can adapt to what only one of them can carry. */
   readonly protocol: 'grpc' | 'http';
+  /**
+   * Every stream this transport returns has `cancel()`, so a client may open streams without a
+   * signal and end them with `cancel()` instead (an idle stream then needs no AbortController).
+   */
+  readonly cancellableStreams?: boolean;
   /** One request, one response (non-decoupled models). */
   infer(request: InferRequest, options?: CallOptions): Promise<InferResponse>;
   /** One request, streamed responses (decoupled models, or any model answering once). */

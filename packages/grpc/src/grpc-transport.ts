@@ -93,6 +93,8 @@ export function grpcTransport(options: GrpcTransportOptions | GrpcReplicaTranspo
 
   return {
     protocol: 'grpc',
+    // Multiplexed streams share a call and listen to their signal; the lean ones can be cancelled.
+    cancellableStreams: mux === undefined,
 
     infer: (request: InferRequest, call?: CallOptions) =>
       unary('ModelInfer', { model: request.model, requestId: request.id }, call, async (o) => {

@@ -140,7 +140,7 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse> 
       return DONE;
     }
     // The consumer left early: resetting the stream is what tells the server to stop.
-    this.cancel();
+    this.leave();
     return DONE;
   }
 
@@ -366,7 +366,19 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse> 
     this.fail(this.signal?.reason, true);
   }
 
-  private cancel(): void {
+  /** Ends the call at once (RST_STREAM CANCEL); a read in progress fails with `cancelled`. */
+  cancel(): void {
+    this.fail(
+      new TritonLlmError('cancelled', `ModelStreamInfer '${this.model}' was cancelled by the client`, {
+        model: this.model,
+        requestId: this.id,
+      }),
+      true,
+    );
+  }
+
+  /** The consumer left: reset the call, with nobody left to tell. */
+  private leave(): void {
     if (this.phase === 'done') return;
     this.finish();
     this.h2?.close(constants.NGHTTP2_CANCEL);

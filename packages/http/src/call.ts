@@ -7,6 +7,9 @@ type AbortReason = 'cancelled' | 'deadline' | 'closed';
 // setTimeout fires at once for delays above 2^31 - 1 ms; such deadlines are effectively none.
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
+// What fetch sees as the abort reason; errors are built from the call's own reason (see failure()).
+const ABORTED = Object.freeze(new Error('the call was ended by the client'));
+
 /**
  * One call on the wire: its AbortController (which the caller's signal, the deadline and
  * `close()` all fire), and the classification of whatever fetch or a body read throws.
@@ -52,7 +55,8 @@ export class Call {
   abort(reason: AbortReason): void {
     if (this.reason !== undefined) return;
     this.reason = reason;
-    this.controller.abort();
+    // A reason of our own: without one every abort builds a DOMException with a stack trace.
+    this.controller.abort(ABORTED);
   }
 
   /** Throws the cancellation or deadline error once the call was aborted. */

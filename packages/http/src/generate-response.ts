@@ -26,17 +26,17 @@ export function generateResponse(
   request: InferRequest,
   final: boolean,
   context: ErrorContext,
+  wanted: ReadonlySet<string> | undefined = wantedOutputs(request),
 ): InferResponse {
   if (typeof json !== 'object' || json === null || Array.isArray(json)) {
     throw protocolError('a generate response must be a JSON object', context);
   }
   const body = json as Record<string, unknown>;
-  const wanted =
-    request.outputs !== undefined && request.outputs.length > 0 ? new Set(request.outputs) : undefined;
   const outputs: Tensor[] = [];
-  for (const [key, value] of Object.entries(body)) {
+  for (const key in body) {
+    if (!Object.hasOwn(body, key)) continue;
     if (ENVELOPE_KEYS.has(key) || (wanted !== undefined && !wanted.has(key))) continue;
-    outputs.push(jsonTensor(key, value, context));
+    outputs.push(jsonTensor(key, body[key], context));
   }
   return {
     model: typeof body.model_name === 'string' ? body.model_name : request.model,
@@ -48,7 +48,21 @@ export function generateResponse(
   };
 }
 
+/** The outputs a request asked for, once per stream rather than per event; undefined for all. */
+export function wantedOutputs(request: InferRequest): ReadonlySet<string> | undefined {
+  return request.outputs !== undefined && request.outputs.length > 0 ? new Set(request.outputs) : undefined;
+}
+
 function jsonTensor(name: string, value: unknown, context: ErrorContext): Tensor {
+  // Scalars, the usual case of a streamed token, skip the general walk.
+  switch (typeof value) {
+    case 'string':
+      return { name, datatype: 'BYTES', shape: [], data: [utf8.encode(value)] };
+    case 'boolean':
+      return { name, datatype: 'BOOL', shape: [], data: [value] };
+    case 'number':
+      return { name, datatype: 'FP64', shape: [], data: Float64Array.of(value) };
+  }
   const shape: number[] = [];
   const flat: unknown[] = [];
   flatten(value, 0, shape, flat, name, context);

@@ -8,7 +8,7 @@ import {
 import type { HttpClient, Send } from './client.js';
 import { type ErrorContext, errorFromHttp, protocolError } from './errors.js';
 import { generateRequestJson } from './generate-request.js';
-import { errorField, generateResponse } from './generate-response.js';
+import { errorField, generateResponse, wantedOutputs } from './generate-response.js';
 import { modelPath } from './paths.js';
 import { sseData } from './sse-events.js';
 
@@ -44,16 +44,19 @@ async function* responses(
 ): AsyncGenerator<InferResponse, void, undefined> {
   const { send, context } = streamSend(request);
   const call = client.begin(options, context);
+  let complete = false;
   try {
     const response = await client.send(call, send, options);
     if (!response.ok) throw await client.errorOf(response, call);
     if (response.body === null) throw protocolError('the event stream has no body', context);
     let last: InferResponse | undefined;
+    const wanted = wantedOutputs(request);
     for await (const data of sseData(response.body, call, client.maxResponseBytes)) {
-      last = eventResponse(data, request, context);
+      last = eventResponse(data, request, wanted, context);
       yield last;
     }
     // The body is complete: release the deadline now, even if the consumer never pulls again.
+    complete = true;
     call.finish();
     yield {
       model: last?.model ?? request.model,
@@ -65,7 +68,8 @@ async function* responses(
     };
   } finally {
     // Leaving early (break, error) must reach the server: closing the connection is HTTP's cancel.
-    call.abort('cancelled');
+    // A body read to its end has nothing left to close.
+    if (!complete) call.abort('cancelled');
     call.finish();
   }
 }
@@ -83,7 +87,7 @@ async function sendStop(
     if (!response.ok) throw await client.errorOf(response, call);
     if (response.body === null) return;
     for await (const data of sseData(response.body, call, client.maxResponseBytes)) {
-      eventResponse(data, stop, context);
+      eventResponse(data, stop, undefined, context);
     }
   } finally {
     call.finish();
@@ -106,7 +110,12 @@ function streamSend(request: InferRequest): { send: Send; context: ErrorContext 
   };
 }
 
-function eventResponse(data: string, request: InferRequest, context: ErrorContext): InferResponse {
+function eventResponse(
+  data: string,
+  request: InferRequest,
+  wanted: ReadonlySet<string> | undefined,
+  context: ErrorContext,
+): InferResponse {
   let json: unknown;
   try {
     json = JSON.parse(data);
@@ -117,5 +126,5 @@ function eventResponse(data: string, request: InferRequest, context: ErrorContex
   // After the 200 is sent, Triton reports a failure as an event of its own.
   const error = errorField(json);
   if (error !== undefined) throw errorFromHttp(200, JSON.stringify({ error }), context);
-  return generateResponse(json, request, false, context);
+  return generateResponse(json, request, false, context, wanted);
 }
