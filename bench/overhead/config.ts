@@ -11,7 +11,7 @@ export interface OverheadConfig {
   readonly tokens: number;
   /** `max_tokens` of every request. `BENCH_MAX_TOKENS`, default 32. */
   readonly maxTokens: number;
-  /** Runs of each variant at each level, interleaved; the report takes the medians. `BENCH_REPEATS`, default 1. */
+  /** Runs of each variant at each level, interleaved; the report takes the medians. `BENCH_REPEATS`, default 3. */
   readonly repeats: number;
   /** Unmeasured requests each client sends first (JIT, connection, schema). `BENCH_WARMUP`, default 100. */
   readonly warmup: number;
@@ -87,7 +87,7 @@ export function readConfig(hasTaskset: boolean): OverheadConfig {
     memoryLevels: list('BENCH_MEMORY_LEVELS', [1000, 10000]),
     tokens: whole('BENCH_TOKENS', 8_000),
     maxTokens: whole('BENCH_MAX_TOKENS', 32),
-    repeats: whole('BENCH_REPEATS', 1),
+    repeats: whole('BENCH_REPEATS', 3),
     warmup: whole('BENCH_WARMUP', 100, 0),
     variants: skipPython ? variants.filter((v) => v !== 'python-tritonclient') : variants,
     pin: hasTaskset && process.env.BENCH_PIN !== '0',

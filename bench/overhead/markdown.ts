@@ -10,6 +10,7 @@ const kb = (v: number | null) => (v === null ? 'n/a' : (v / 1024).toFixed(1));
 
 function targetValue(t: TargetCheck): string {
   if (t.target.startsWith('client memory')) return `${kb(t.value)} KB`;
+  if (t.target.includes('CPU per token')) return `${t.value.toFixed(1)} µs`;
   if (t.target.startsWith('tokens/s')) return `${(t.value * 100).toFixed(1)} %`;
   return `${t.value.toFixed(2)}x`;
 }
@@ -35,7 +36,7 @@ export function resultsMarkdown(r: OverheadResults): string {
         `**${level} concurrent stream${level === 1 ? '' : 's'}**`,
         '',
         table(
-          ['client', 'tokens/s', 'vs faster bare', 'client CPU µs/token', 'tokens per CPU-s'],
+          ['client', 'tokens/s', 'vs fastest bare', 'client CPU µs/token', 'tokens per CPU-s'],
           r.throughput
             .filter((t) => t.concurrency === level)
             .map((t) => [

@@ -20,7 +20,7 @@ export interface ThroughputRow {
   /** Median over the runs. */
   readonly cpuUsPerToken: number;
   readonly tokensPerCpuSec: number;
-  /** tokens/s divided by that of the faster bare client at this level (1 = as fast). */
+  /** tokens/s divided by that of the fastest bare client at this level (1 = as fast). */
   readonly ratioToFastestBare?: number;
 }
 
@@ -97,7 +97,7 @@ function median(values: readonly number[]): number {
   return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
-/** Adds each row's ratio to the faster bare client of its level. */
+/** Adds each row's ratio to the fastest bare client of its level. */
 export function withRatios(rows: readonly ThroughputRow[]): ThroughputRow[] {
   return rows.map((row) => {
     const bare = rows.filter((r) => r.concurrency === row.concurrency && BARE_VARIANTS.includes(r.variant));
@@ -107,43 +107,79 @@ export function withRatios(rows: readonly ThroughputRow[]): ThroughputRow[] {
   });
 }
 
-export const MEMORY_TARGET_BYTES = 40 * 1024;
+export const MEMORY_TARGET_BYTES = 20 * 1024;
 
-/** The three targets of the issue, checked for `TritonLlm` over gRPC (per-request calls and multiplexed) at every level measured. */
+/** The default client's CPU per token may not exceed this, by level (issue 21); other levels use 40. */
+const CPU_TARGET_US: Readonly<Record<number, number>> = { 1: 60 };
+const CPU_TARGET_DEFAULT_US = 40;
+const HTTP_CPU_TARGET_US = 60;
+
+/**
+ * The targets of issue 21, checked for the default `TritonLlm` over gRPC (per-request streams) at
+ * every level measured, and the HTTP SSE path's CPU at 64 streams.
+ */
 export function checkTargets(
   throughput: readonly ThroughputRow[],
   memory: readonly MemoryRow[],
 ): TargetCheck[] {
   const checks: TargetCheck[] = [];
-  const sdkGrpc = (variant: string): boolean => variant === 'sdk-grpc' || variant === 'sdk-grpc-mux';
-  const mode = (variant: string): string => (variant === 'sdk-grpc-mux' ? ' (multiplex)' : '');
-  for (const sdk of throughput.filter((r) => sdkGrpc(r.variant))) {
-    if (sdk.ratioToFastestBare !== undefined) {
+  const at = (variant: VariantName, level: number) =>
+    throughput.find((r) => r.variant === variant && r.concurrency === level);
+  for (const sdk of throughput.filter((r) => r.variant === 'sdk-grpc')) {
+    const level = sdk.concurrency;
+    const cpuLimit = CPU_TARGET_US[level] ?? CPU_TARGET_DEFAULT_US;
+    checks.push({
+      target: `client CPU per token <= ${cpuLimit} µs`,
+      level,
+      value: sdk.cpuUsPerToken,
+      threshold: cpuLimit,
+      met: sdk.cpuUsPerToken <= cpuLimit,
+    });
+    const pa = at('perf-analyzer', level);
+    if (pa !== undefined) {
+      const ratio = sdk.tokensPerCpuSec / pa.tokensPerCpuSec;
       checks.push({
-        target: `tokens/s >= 90 % of the faster bare client${mode(sdk.variant)}`,
-        level: sdk.concurrency,
-        value: sdk.ratioToFastestBare,
-        threshold: 0.9,
-        met: sdk.ratioToFastestBare >= 0.9,
+        target: 'tokens per client CPU-second > perf_analyzer',
+        level,
+        value: ratio,
+        threshold: 1,
+        met: ratio > 1,
       });
     }
-    const py = throughput.find(
-      (r) => r.variant === 'python-tritonclient' && r.concurrency === sdk.concurrency,
-    );
-    if (py !== undefined) {
+    const py = at('python-tritonclient', level);
+    if (py !== undefined && level >= 64) {
       const ratio = sdk.tokensPerCpuSec / py.tokensPerCpuSec;
       checks.push({
-        target: `tokens per client CPU-second >= 3x Python tritonclient${mode(sdk.variant)}`,
-        level: sdk.concurrency,
+        target: 'tokens per client CPU-second >= 3x Python tritonclient',
+        level,
         value: ratio,
         threshold: 3,
         met: ratio >= 3,
       });
     }
+    if (sdk.ratioToFastestBare !== undefined) {
+      checks.push({
+        target: 'tokens/s >= 90 % of the fastest bare client',
+        level,
+        value: sdk.ratioToFastestBare,
+        threshold: 0.9,
+        met: sdk.ratioToFastestBare >= 0.9,
+      });
+    }
   }
-  for (const m of memory.filter((r) => sdkGrpc(r.variant))) {
+  const http = at('sdk-http', 64);
+  if (http !== undefined) {
     checks.push({
-      target: `client memory (RSS growth) per idle stream <= 40 KB${mode(m.variant)}`,
+      target: `TritonLlm over HTTP SSE: client CPU per token <= ${HTTP_CPU_TARGET_US} µs`,
+      level: 64,
+      value: http.cpuUsPerToken,
+      threshold: HTTP_CPU_TARGET_US,
+      met: http.cpuUsPerToken <= HTTP_CPU_TARGET_US,
+    });
+  }
+  for (const m of memory.filter((r) => r.variant === 'sdk-grpc')) {
+    checks.push({
+      target: 'client memory (RSS growth) per idle stream <= 20 KB',
       level: m.streams,
       value: m.rssBytesPerStream,
       threshold: MEMORY_TARGET_BYTES,
