@@ -133,8 +133,8 @@ export class TritonLlm {
    * collected. Aborting the signal resolves with what arrived and finish reason `cancelled`.
    */
   async generate(request: GenerateRequest, options: GenerateOptions = {}): Promise<GenerateResult> {
-    if (this.telemetry === undefined) return collect(await this.start(request, options, false), this.model);
     validateRequest(request);
+    if (this.telemetry === undefined) return collect(await this.start(request, options, false), this.model);
     const telemetry = this.telemetry.begin(request, false);
     return telemetry.track(
       this.start(request, options, false, telemetry).then((g) => collect(g, this.model)),
@@ -336,7 +336,7 @@ export class TritonLlm {
     streaming: boolean,
     telemetry?: RequestTelemetry,
   ): Promise<Generation> {
-    validateRequest(request);
+    // The callers validated `request` already, synchronously, so that bad input throws at the call.
     const call = await this.prepare(telemetry === undefined ? options : this.traced(options, telemetry));
     if (streaming && !call.schema.decoupled) {
       throw new TritonLlmError(

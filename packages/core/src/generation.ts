@@ -17,7 +17,14 @@ import { backoff, exhausted, type RetryOptions, type RetryPolicy, RetrySchedule 
 import type { ModelSchema } from './schema.js';
 import { SequenceTracker } from './sequences.js';
 import type { Tokenizer } from './tokenizer.js';
-import type { CallOptions, InferRequest, InferResponse, InferStream, Transport } from './transport.js';
+import type {
+  CallOptions,
+  InferRequest,
+  InferResponse,
+  InferSink,
+  InferStream,
+  Transport,
+} from './transport.js';
 
 /** Per-call options of `generate()` and `stream()`. */
 export interface GenerateOptions {
@@ -122,7 +129,7 @@ function withinGrace<T>(pending: Promise<T>, ms: number): Promise<T> {
  * delivered chunk costs the transport's promise and one reaction, and the chunks of one response
  * wait in a queue that `next()` hands out without reading again.
  */
-export class Generation implements AsyncIterable<StreamChunk>, AsyncIterator<StreamChunk> {
+export class Generation implements AsyncIterable<StreamChunk>, AsyncIterator<StreamChunk>, InferSink {
   readonly requestId: string;
   /** Made on first need: a stream of a transport with `cancellableStreams` is ended without one. */
   private controller: AbortController | undefined;
@@ -159,7 +166,11 @@ export class Generation implements AsyncIterable<StreamChunk>, AsyncIterator<Str
   private readonly ctx: Omit<GenerationContext, 'encoded'>;
   private readonly onResult = (
     r: IteratorResult<InferResponse>,
-  ): Promise<IteratorResult<StreamChunk>> | IteratorResult<StreamChunk> => this.result(r);
+  ): Promise<IteratorResult<StreamChunk>> | IteratorResult<StreamChunk> =>
+    this.result(r.done === true ? undefined : r.value);
+  /** The consumer's pending `next()`, while a pulled stream (`InferStream.pull`) has not answered. */
+  private resolveRead: ((r: IteratorResult<StreamChunk>) => void) | undefined;
+  private rejectRead: ((e: unknown) => void) | undefined;
   private readonly onReadError = (
     err: unknown,
   ): Promise<IteratorResult<StreamChunk>> | IteratorResult<StreamChunk> => this.readFailed(err);
@@ -270,18 +281,60 @@ export class Generation implements AsyncIterable<StreamChunk>, AsyncIterator<Str
         return Promise.resolve(this.failed(err));
       }
     }
+    const stream = this.transportStream;
+    if (stream?.pull !== undefined && this.ctx.options.idleTimeoutMs === undefined) {
+      // Push mode: the stream hands the next response to this generation's sink methods, and the
+      // consumer's promise is settled from there (one promise per chunk).
+      return new Promise((resolve, reject) => {
+        this.resolveRead = resolve;
+        this.rejectRead = reject;
+        stream.pull!(this);
+      });
+    }
     const pending = source.next();
     const guarded = this.ctx.options.idleTimeoutMs === undefined ? pending : this.withIdleTimeout(pending);
     return guarded.then(this.onResult, this.onReadError);
   }
 
-  /** One answer of the transport: a response, or the end of the stream. */
+  /** @internal The pulled stream's next response (see {@link InferSink}). */
+  onResponse(response: InferResponse): void {
+    const [resolve, reject] = this.takeRead();
+    settle(this.result(response), resolve, reject);
+  }
+
+  /** @internal The pulled stream ended. */
+  onEnd(): void {
+    const [resolve, reject] = this.takeRead();
+    settle(this.result(undefined), resolve, reject);
+  }
+
+  /** @internal The pulled stream failed. */
+  onError(error: unknown): void {
+    const [resolve, reject] = this.takeRead();
+    settle(this.readFailed(error), resolve, reject);
+  }
+
+  /**
+   * The pending read's resolvers, taken before the answer is worked out: working it out may start
+   * the next read (a response that brought no chunk), which sets its own.
+   */
+  private takeRead(): [
+    ((r: IteratorResult<StreamChunk>) => void) | undefined,
+    ((e: unknown) => void) | undefined,
+  ] {
+    const pair: [typeof this.resolveRead, typeof this.rejectRead] = [this.resolveRead, this.rejectRead];
+    this.resolveRead = undefined;
+    this.rejectRead = undefined;
+    return pair;
+  }
+
+  /** One answer of the transport: a response, or (undefined) the end of the stream. */
   private result(
-    r: IteratorResult<InferResponse>,
+    response: InferResponse | undefined,
   ): Promise<IteratorResult<StreamChunk>> | IteratorResult<StreamChunk> {
     try {
       if (this.phase === 'done') return this.take();
-      if (r.done === true) {
+      if (response === undefined) {
         this.sourceEnded = true;
         this.ending();
         return this.take();
@@ -297,7 +350,7 @@ export class Generation implements AsyncIterable<StreamChunk>, AsyncIterator<Str
         elapsedMs: at - this.started,
       });
       const queued = this.out.length;
-      this.absorb(r.value);
+      this.absorb(response);
       if (this.out.length > queued) {
         if (this.firstAt === undefined) this.firstAt = at;
         else if (this.lastAt !== undefined) (this.gaps ??= []).push(at - this.lastAt);
@@ -615,6 +668,17 @@ export class Generation implements AsyncIterable<StreamChunk>, AsyncIterator<Str
     if (trigger === 'abort' || trigger === 'break') return 'cancelled';
     return undefined;
   }
+}
+
+/** Hands a read's outcome, a value or a promise of one, to the consumer's pending `next()`. */
+function settle(
+  out: Promise<IteratorResult<StreamChunk>> | IteratorResult<StreamChunk>,
+  resolve: ((r: IteratorResult<StreamChunk>) => void) | undefined,
+  reject: ((e: unknown) => void) | undefined,
+): void {
+  if (resolve === undefined || reject === undefined) return;
+  if (out instanceof Promise) out.then(resolve, reject);
+  else resolve(out);
 }
 
 /** An iterator over the single response of a unary call. */

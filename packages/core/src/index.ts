@@ -87,6 +87,7 @@ export type {
   EnsembleStep,
   InferRequest,
   InferResponse,
+  InferSink,
   InferStream,
   ModelConfig,
   ModelMetadata,

@@ -131,10 +131,11 @@ export function bytesPerElement(dt: DataType): number | undefined {
 function countOrProblem(shape: readonly number[]): number | string {
   if (!Array.isArray(shape)) return 'a shape is an array of dimensions';
   let count = 1;
-  for (const dim of shape) {
-    if (!Number.isSafeInteger(dim) || dim < 0)
+  for (let i = 0; i < shape.length; i++) {
+    const dim = shape[i];
+    if (!Number.isSafeInteger(dim) || (dim as number) < 0)
       return `dimension ${String(dim)} is not a non-negative integer`;
-    count *= dim;
+    count *= dim as number;
   }
   return Number.isSafeInteger(count) ? count : 'it has more elements than an array can hold';
 }
@@ -459,12 +460,12 @@ function packByteStrings(items: readonly Uint8Array[]): Uint8Array {
  * count.
  */
 export function decodeTensorData(datatype: DataType, shape: readonly number[], raw: Uint8Array): TensorData {
+  if (!isDataType(datatype)) throw decodeFailure(datatype, shape, raw, 'unknown data type');
+  const count = countOrProblem(shape);
+  if (typeof count === 'string') throw decodeFailure(datatype, shape, raw, count);
+  if (datatype === 'BYTES') return unpackByteStrings(raw, count, shape);
   // A plain view, because Node's Buffer.slice() would alias the message instead of copying it.
   const bytes = new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength);
-  if (!isDataType(datatype)) throw decodeFailure(datatype, shape, bytes, 'unknown data type');
-  const count = countOrProblem(shape);
-  if (typeof count === 'string') throw decodeFailure(datatype, shape, bytes, count);
-  if (datatype === 'BYTES') return unpackByteStrings(bytes, count, shape);
   const size = BYTES_PER_ELEMENT[datatype]!;
   if (bytes.byteLength !== count * size) {
     throw decodeFailure(
@@ -534,7 +535,8 @@ function unpackByteStrings(bytes: Uint8Array, count: number, shape: readonly num
         `element ${i} is truncated: it declares ${length} bytes, ${bytes.length - offset} remain`,
       );
     }
-    out[i] = bytes.subarray(offset, offset + length);
+    // A plain Uint8Array even when `bytes` is a Node Buffer (whose subarray would be a Buffer).
+    out[i] = new Uint8Array(bytes.buffer, bytes.byteOffset + offset, length);
     offset += length;
   }
   if (offset !== bytes.length)
@@ -601,11 +603,22 @@ export function tensorBigInts(t: Tensor): bigint[] {
  */
 export function tensorStrings(t: Tensor): string[] {
   return readEach(t, 'text', (v) => {
-    if (v instanceof Uint8Array) return TEXT_DECODER.decode(v);
+    if (v instanceof Uint8Array) return utf8Text(v);
     if (typeof v === 'string') return v;
     if (typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean') return String(v);
     return undefined;
   });
+}
+
+// A streamed token is a few bytes, usually ASCII: building its string in JavaScript is cheaper
+// than a call into the runtime's UTF-8 decoder, which the rest still takes.
+const SHORT_TEXT = 24;
+
+function utf8Text(bytes: Uint8Array): string {
+  const n = bytes.length;
+  if (n > SHORT_TEXT) return TEXT_DECODER.decode(bytes);
+  for (let i = 0; i < n; i++) if (bytes[i]! >= 0x80) return TEXT_DECODER.decode(bytes);
+  return String.fromCharCode.apply(null, bytes as unknown as number[]);
 }
 
 /** A tensor's elements as booleans: BOOL as it is, numbers and bigints true when non-zero. */

@@ -290,7 +290,7 @@ describe('decoding from message subarrays', () => {
     }
   });
 
-  it('copies out of the message, even from a Node Buffer', () => {
+  it('copies numbers out of the message, and gives BYTES elements as plain Uint8Array views even of a Node Buffer', () => {
     const message = Buffer.from([0xff, 1, 0, 0, 0, 2, 0, 0, 0, 0xff]);
     const raw = message.subarray(1, 9);
     const ints = decodeTensorData('INT32', [2], raw);

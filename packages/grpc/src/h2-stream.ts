@@ -8,7 +8,13 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { create, toBinary } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
 import type { Http2SessionManager } from '@connectrpc/connect-node';
-import { type InferRequest, type InferResponse, type InferStream, TritonLlmError } from '@trtllm/sdk';
+import {
+  type InferRequest,
+  type InferResponse,
+  type InferSink,
+  type InferStream,
+  TritonLlmError,
+} from '@trtllm/sdk';
 import { toTritonLlmError } from './errors.js';
 import { ModelInferRequestSchema } from './gen/inference/grpc_service_pb.js';
 import { FrameReader, frameMessage } from './grpc-frames.js';
@@ -55,8 +61,8 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse> 
   private readonly queue: InferResponse[] = [];
   private head = 0;
   private paused = false;
-  private resolveNext: ((r: IteratorResult<InferResponse>) => void) | undefined;
-  private rejectNext: ((e: unknown) => void) | undefined;
+  /** Who waits for the next event: the client's generation (pull) or an adapter of `next()`. */
+  private waiter: InferSink | undefined;
   private failure: TritonLlmError | undefined;
   /** Frames written before the HTTP/2 stream exists (the stop request can come that early). */
   private unsent: Buffer[] | undefined = [];
@@ -101,12 +107,14 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse> 
     return this;
   }
 
-  next(): Promise<IteratorResult<InferResponse>> {
+  /** Hands the next event to `sink`: at once when it is known, else when it arrives. */
+  pull(sink: InferSink): void {
     if (this.phase === 'idle') {
       try {
         this.start();
       } catch (err) {
-        return Promise.reject(this.toError(err));
+        sink.onError(this.toError(err));
+        return;
       }
     }
     if (this.head < this.queue.length) {
@@ -120,23 +128,30 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse> 
         this.paused = false;
         this.h2?.resume();
       }
-      return Promise.resolve({ done: false, value });
+      sink.onResponse(value);
+      return;
     }
-    if (this.failure !== undefined) return Promise.reject(this.failure);
-    if (this.phase === 'done') return Promise.resolve(DONE);
-    return new Promise((resolve, reject) => {
-      this.resolveNext = resolve;
-      this.rejectNext = reject;
-    });
+    if (this.failure !== undefined) sink.onError(this.failure);
+    else if (this.phase === 'done') sink.onEnd();
+    else this.waiter = sink;
+  }
+
+  next(): Promise<IteratorResult<InferResponse>> {
+    return new Promise((resolve, reject) =>
+      this.pull({
+        onResponse: (value) => resolve({ done: false, value }),
+        onEnd: () => resolve(DONE),
+        onError: reject,
+      }),
+    );
   }
 
   async return(): Promise<IteratorResult<InferResponse>> {
     if (this.phase === 'draining' && this.failure === undefined) {
       // The last final arrived: wait for the server to end the call, as a clean end does.
-      await new Promise<void>((resolve, reject) => {
-        this.resolveNext = () => resolve();
-        this.rejectNext = reject;
-      }).catch(() => undefined);
+      await new Promise<void>((resolve) => {
+        this.waiter = { onResponse: () => undefined, onEnd: resolve, onError: () => resolve() };
+      });
       return DONE;
     }
     // The consumer left early: resetting the stream is what tells the server to stop.
@@ -281,7 +296,7 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse> 
         this.config.maxReceiveBytes !== undefined ? { maxOutputLength: this.config.maxReceiveBytes } : {},
       );
     }
-    const read = readStreamResponse(message);
+    const read = readStreamResponse(message, this.id);
     if (typeof read === 'string') {
       this.fail(streamErrorFromMessage(read, { model: this.model, requestId: this.id }), true);
       return false;
@@ -309,11 +324,10 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse> 
   }
 
   private deliver(response: InferResponse): void {
-    const resolve = this.resolveNext;
-    if (resolve !== undefined && this.head === this.queue.length) {
-      this.resolveNext = undefined;
-      this.rejectNext = undefined;
-      resolve({ done: false, value: response });
+    const waiter = this.waiter;
+    if (waiter !== undefined && this.head === this.queue.length) {
+      this.waiter = undefined;
+      waiter.onResponse(response);
       return;
     }
     this.queue.push(response);
@@ -333,10 +347,9 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse> 
       return;
     }
     this.finish();
-    const resolve = this.resolveNext;
-    this.resolveNext = undefined;
-    this.rejectNext = undefined;
-    resolve?.(DONE);
+    const waiter = this.waiter;
+    this.waiter = undefined;
+    waiter?.onEnd();
   }
 
   /** Why the call failed, or undefined when it ended cleanly after the last final response. */
@@ -392,10 +405,9 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse> 
     this.finish();
     if (reset) this.h2?.close(constants.NGHTTP2_CANCEL);
     // Responses that arrived before the failure are still delivered first (see next()).
-    const reject = this.rejectNext;
-    this.resolveNext = undefined;
-    this.rejectNext = undefined;
-    reject?.(error);
+    const waiter = this.waiter;
+    this.waiter = undefined;
+    waiter?.onError(error);
   }
 
   private finish(): void {

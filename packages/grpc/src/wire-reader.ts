@@ -55,8 +55,8 @@ class Truncated extends Error {}
  * `contents` instead of `raw_output_contents` is rare (Triton sends raw contents) and goes
  * through the generated decoder. Returns the server's `error_message` as a string.
  */
-export function readStreamResponse(bytes: Buffer): WireResponse | string {
-  const w = new Walker(bytes);
+export function readStreamResponse(bytes: Buffer, expectedId?: string): WireResponse | string {
+  const w = new Walker(bytes, expectedId);
   let error = '';
   let response: WireResponse | undefined;
   try {
@@ -83,12 +83,18 @@ export function readStreamResponse(bytes: Buffer): WireResponse | string {
   return response;
 }
 
-/** The bounds of one output's fields, kept until the raw contents (which come after) are known. */
-interface OutputFields {
-  name: string;
-  datatype: string;
-  shape: number[];
-}
+// Scratch space of the response being read (reading is synchronous, one response at a time): the
+// outputs' fields come before their raw contents, and keeping them here instead of in an object
+// per output spares the garbage collector a few allocations per token.
+const outputNames: string[] = [];
+const outputTypes: string[] = [];
+const outputShapes: number[][] = [];
+const rawStarts: number[] = [];
+const rawEnds: number[] = [];
+
+// The parameters nearly every streamed response carries, and nothing else: shared, not rebuilt.
+const FINAL: Parameters = Object.freeze({ triton_final_response: true });
+const NOT_FINAL: Parameters = Object.freeze({ triton_final_response: false });
 
 /** `undefined` when the outputs carry no raw contents: the caller then takes the slow path. */
 function readInferResponse(w: Walker, start: number, end: number): WireResponse | undefined {
@@ -96,8 +102,10 @@ function readInferResponse(w: Walker, start: number, end: number): WireResponse 
   let version = '';
   let id = '';
   let parameters: Record<string, ParameterValue> | undefined;
-  const outputs: OutputFields[] = [];
-  const raw: Buffer[] = [];
+  let firstKey: string | undefined;
+  let firstValue: ParameterValue | undefined;
+  let outputs = 0;
+  let raws = 0;
   w.pos = start;
   while (w.pos < end) {
     const tag = w.varint();
@@ -108,28 +116,44 @@ function readInferResponse(w: Walker, start: number, end: number): WireResponse 
       continue;
     }
     switch (field) {
-      case RESPONSE_RAW_OUTPUT_CONTENTS:
-        raw.push(w.bytes());
+      case RESPONSE_RAW_OUTPUT_CONTENTS: {
+        const stop = w.take(w.varint());
+        rawStarts[raws] = w.pos;
+        rawEnds[raws] = stop;
+        raws += 1;
+        w.pos = stop;
         break;
+      }
       case RESPONSE_OUTPUTS: {
         const length = w.varint();
-        outputs.push(readOutput(w, w.pos, w.take(length)));
+        readOutput(w, w.pos, w.take(length), outputs);
+        outputs += 1;
         break;
       }
       case RESPONSE_PARAMETERS: {
         const length = w.varint();
-        parameters ??= {};
-        readParameterEntry(w, w.pos, w.take(length), parameters);
+        readParameterEntry(w, w.pos, w.take(length));
+        if (entryValue === undefined) break;
+        if (firstKey === undefined && parameters === undefined) {
+          firstKey = entryKey;
+          firstValue = entryValue;
+          break;
+        }
+        if (parameters === undefined) {
+          parameters = {};
+          setParameter(parameters, firstKey!, firstValue!);
+        }
+        setParameter(parameters, entryKey, entryValue);
         break;
       }
       case RESPONSE_MODEL_NAME:
-        model = w.string();
+        model = w.name();
         break;
       case RESPONSE_MODEL_VERSION:
-        version = w.string();
+        version = w.name();
         break;
       case RESPONSE_ID:
-        id = w.string();
+        id = w.id();
         break;
       default:
         w.skip(type);
@@ -137,29 +161,36 @@ function readInferResponse(w: Walker, start: number, end: number): WireResponse 
   }
   w.pos = end;
   // Outputs without raw contents (typed `contents`, or none at all) are read by the generated decoder.
-  if (raw.length === 0 && outputs.length > 0) return undefined;
-  if (raw.length > 0 && raw.length !== outputs.length) {
-    throw malformed(model, id, `${outputs.length} outputs but ${raw.length} raw output contents`);
+  if (raws === 0 && outputs > 0) return undefined;
+  if (raws > 0 && raws !== outputs) {
+    throw malformed(model, id, `${outputs} outputs but ${raws} raw output contents`);
   }
-  const tensors: Tensor[] = new Array(outputs.length);
-  for (let i = 0; i < outputs.length; i++) {
-    const o = outputs[i]!;
-    const datatype = wireDataType(o.datatype);
+  const tensors: Tensor[] = new Array(outputs);
+  for (let i = 0; i < outputs; i++) {
+    const name = outputNames[i]!;
+    const shape = outputShapes[i]!;
+    const datatype = wireDataType(outputTypes[i]!);
     if (datatype === undefined) {
-      throw malformed(model, id, `output '${o.name}' has unknown datatype ${JSON.stringify(o.datatype)}`);
+      throw malformed(model, id, `output '${name}' has unknown datatype ${JSON.stringify(outputTypes[i])}`);
     }
-    const bytes = raw[i];
-    if (bytes === undefined)
-      throw malformed(model, id, `output '${o.name}' (${datatype}) has no raw contents`);
     let data: Tensor['data'];
     try {
-      data = decodeTensorData(datatype, o.shape, bytes);
+      data = decodeTensorData(datatype, shape, w.slice(rawStarts[i]!, rawEnds[i]!));
     } catch (err) {
-      throw malformed(model, id, `output '${o.name}' cannot be decoded`, err);
+      throw malformed(model, id, `output '${name}' cannot be decoded`, err);
     }
-    tensors[i] = { name: o.name, datatype, shape: o.shape, data };
+    tensors[i] = { name, datatype, shape, data };
   }
-  const params: Parameters = parameters ?? EMPTY;
+  let params: Parameters = parameters ?? EMPTY;
+  if (parameters === undefined && firstKey !== undefined) {
+    if (firstKey === 'triton_final_response' && firstValue === true) params = FINAL;
+    else if (firstKey === 'triton_final_response' && firstValue === false) params = NOT_FINAL;
+    else {
+      const one: Record<string, ParameterValue> = {};
+      setParameter(one, firstKey, firstValue!);
+      params = one;
+    }
+  }
   return {
     model,
     modelVersion: version,
@@ -171,64 +202,69 @@ function readInferResponse(w: Walker, start: number, end: number): WireResponse 
   };
 }
 
+function setParameter(into: Record<string, ParameterValue>, key: string, value: ParameterValue): void {
+  // `__proto__` must stay a parameter.
+  if (key === '__proto__') Object.defineProperty(into, key, { value, enumerable: true, writable: true });
+  else into[key] = value;
+}
+
 const EMPTY: Parameters = Object.freeze({});
 
-function readOutput(w: Walker, start: number, end: number): OutputFields {
-  const out: OutputFields = { name: '', datatype: '', shape: [] };
+function readOutput(w: Walker, start: number, end: number, index: number): void {
+  let name = '';
+  let datatype = '';
+  const shape: number[] = [];
   w.pos = start;
   while (w.pos < end) {
     const tag = w.varint();
     const field = tag >>> 3;
     const type = tag & 7;
-    if (field === OUTPUT_NAME && type === LENGTH_DELIMITED) out.name = w.string();
-    else if (field === OUTPUT_DATATYPE && type === LENGTH_DELIMITED) out.datatype = w.string();
+    if (field === OUTPUT_NAME && type === LENGTH_DELIMITED) name = w.name();
+    else if (field === OUTPUT_DATATYPE && type === LENGTH_DELIMITED) datatype = w.name();
     else if (field === OUTPUT_SHAPE && type === LENGTH_DELIMITED) {
       // Packed, as proto3 writes repeated scalars.
       const stop = w.take(w.varint());
-      while (w.pos < stop) out.shape.push(w.dimension());
-    } else if (field === OUTPUT_SHAPE && type === VARINT) out.shape.push(w.dimension());
+      while (w.pos < stop) shape.push(w.dimension());
+    } else if (field === OUTPUT_SHAPE && type === VARINT) shape.push(w.dimension());
     else w.skip(type);
   }
   w.pos = end;
-  return out;
+  outputNames[index] = name;
+  outputTypes[index] = datatype;
+  outputShapes[index] = shape;
 }
 
+// The entry `readParameterEntry` read last (module state, like the scratch above).
+let entryKey = '';
+let entryValue: ParameterValue | undefined;
+
 /** One `map<string, InferParameter>` entry: key (1), value (2) with a oneof of five kinds. */
-function readParameterEntry(
-  w: Walker,
-  start: number,
-  end: number,
-  into: Record<string, ParameterValue>,
-): void {
-  let key = '';
-  let value: ParameterValue | undefined;
+function readParameterEntry(w: Walker, start: number, end: number): void {
+  entryKey = '';
+  entryValue = undefined;
   w.pos = start;
   while (w.pos < end) {
     const tag = w.varint();
     const field = tag >>> 3;
     const type = tag & 7;
-    if (field === 1 && type === LENGTH_DELIMITED) key = w.string();
+    if (field === 1 && type === LENGTH_DELIMITED) entryKey = w.name();
     else if (field === 2 && type === LENGTH_DELIMITED) {
       const stop = w.take(w.varint());
       while (w.pos < stop) {
         const t = w.varint();
         const f = t >>> 3;
         const wt = t & 7;
-        if (f === PARAMETER_BOOL && wt === VARINT) value = w.varint() !== 0;
-        else if (f === PARAMETER_INT64 && wt === VARINT) value = w.int64(true);
-        else if (f === PARAMETER_UINT64 && wt === VARINT) value = w.int64(false);
-        else if (f === PARAMETER_STRING && wt === LENGTH_DELIMITED) value = w.string();
-        else if (f === PARAMETER_DOUBLE && wt === FIXED64) value = w.double();
+        if (f === PARAMETER_BOOL && wt === VARINT) entryValue = w.varint() !== 0;
+        else if (f === PARAMETER_INT64 && wt === VARINT) entryValue = w.int64(true);
+        else if (f === PARAMETER_UINT64 && wt === VARINT) entryValue = w.int64(false);
+        else if (f === PARAMETER_STRING && wt === LENGTH_DELIMITED) entryValue = w.string();
+        else if (f === PARAMETER_DOUBLE && wt === FIXED64) entryValue = w.double();
         else w.skip(wt);
       }
       w.pos = stop;
     } else w.skip(type);
   }
   w.pos = end;
-  // A parameter with no value set has nothing to report; `__proto__` must stay a parameter.
-  if (value === undefined) return;
-  if (key === '__proto__') Object.defineProperty(into, key, { value, enumerable: true, writable: true });
-  else into[key] = value;
 }
 
 function slowPath(bytes: Buffer): WireResponse {
@@ -260,8 +296,31 @@ function describe(err: unknown): string {
 class Walker {
   pos = 0;
   readonly end: number;
-  constructor(private readonly buf: Buffer) {
+  constructor(
+    private readonly buf: Buffer,
+    private readonly expectedId: string | undefined,
+  ) {
     this.end = buf.length;
+  }
+
+  /** A short name that recurs in every response (model, output, data type, parameter key). */
+  name(): string {
+    const stop = this.take(this.varint());
+    const out = NAMES.get(this.buf, this.pos, stop);
+    this.pos = stop;
+    return out;
+  }
+
+  /** The response's id: the request's own in every response of a stream, so its string is reused. */
+  id(): string {
+    const stop = this.take(this.varint());
+    const expected = this.expectedId;
+    const out =
+      expected !== undefined && sameAscii(expected, this.buf, this.pos, stop)
+        ? expected
+        : this.buf.toString('utf8', this.pos, stop);
+    this.pos = stop;
+    return out;
   }
 
   /** A varint as a number: exact up to 2^53, which every tag and length is. */
@@ -318,12 +377,9 @@ class Walker {
     return stop;
   }
 
-  /** A length-delimited field's bytes, as a view of the message (no copy). */
-  bytes(): Buffer {
-    const stop = this.take(this.varint());
-    const out = this.buf.subarray(this.pos, stop);
-    this.pos = stop;
-    return out;
+  /** Bytes of the message between two positions, as a view (no copy). */
+  slice(start: number, end: number): Buffer {
+    return this.buf.subarray(start, end);
   }
 
   string(): string {
@@ -352,3 +408,45 @@ class Walker {
     }
   }
 }
+
+function sameAscii(text: string, buf: Buffer, start: number, end: number): boolean {
+  if (text.length !== end - start) return false;
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) !== buf[start + i]) return false;
+  return true;
+}
+
+/**
+ * The few short strings every response repeats (model name and version, output names, data
+ * types, parameter keys), decoded once: a lookup compares bytes instead of decoding UTF-8 and
+ * allocating a string for each of them in every streamed token.
+ */
+class NameCache {
+  private readonly bytes: Uint8Array[] = [];
+  private readonly strings: string[] = [];
+  private next = 0;
+
+  constructor(private readonly size: number) {}
+
+  get(buf: Buffer, start: number, end: number): string {
+    const length = end - start;
+    const { bytes } = this;
+    for (let i = 0; i < bytes.length; i++) {
+      const b = bytes[i]!;
+      if (b.length !== length) continue;
+      let j = 0;
+      while (j < length && b[j] === buf[start + j]) j++;
+      if (j === length) return this.strings[i]!;
+    }
+    const text = buf.toString('utf8', start, end);
+    if (length <= MAX_NAME_BYTES) {
+      const slot = this.next;
+      this.next = (slot + 1) % this.size;
+      bytes[slot] = Uint8Array.prototype.slice.call(buf, start, end);
+      this.strings[slot] = text;
+    }
+    return text;
+  }
+}
+
+const MAX_NAME_BYTES = 64;
+const NAMES = new NameCache(32);

@@ -60,16 +60,15 @@ export function decodeResponse(
 ): DecodedResponse {
   const outputs = response.outputs;
   if (outputs.length === 0) return NOTHING;
-  const out = (name: string): Tensor | undefined => find(outputs, name);
-  const baseIndex = firstNumber(out('sequence_index')) ?? 0;
+  const baseIndex = firstNumber(find(outputs, 'sequence_index')) ?? 0;
 
   let count: number;
   let ids: number[][] | undefined;
   let texts: string[] | undefined;
   if (schema.flavor === 'tensorrt_llm') {
-    const outputIds = out('output_ids');
+    const outputIds = find(outputs, 'output_ids');
     if (outputIds === undefined) return NOTHING;
-    const lengthTensor = out('sequence_length');
+    const lengthTensor = find(outputs, 'sequence_length');
     const lengths = lengthTensor !== undefined ? tensorNumbers(lengthTensor) : undefined;
     const flat = tensorNumbers(outputIds);
     count = lengths?.length ?? beamsOf(outputIds);
@@ -91,7 +90,7 @@ export function decodeResponse(
       }
     }
   } else {
-    const text = out('text_output');
+    const text = find(outputs, 'text_output');
     if (text === undefined) return NOTHING;
     texts = tensorStrings(text);
     count = texts.length;
@@ -106,13 +105,15 @@ export function decodeResponse(
     }
   }
 
-  const cum = wants.logProbs ? numbersOf(out('cum_log_probs') ?? out('cumulative_logprob')) : undefined;
-  const perToken = wants.logProbs ? numbersOf(out('output_log_probs')) : undefined;
-  const finishTensor = out('finish_reason');
+  const cum = wants.logProbs
+    ? numbersOf(find(outputs, 'cum_log_probs') ?? find(outputs, 'cumulative_logprob'))
+    : undefined;
+  const perToken = wants.logProbs ? numbersOf(find(outputs, 'output_log_probs')) : undefined;
+  const finishTensor = find(outputs, 'finish_reason');
   const finish = finishTensor !== undefined ? tensorStrings(finishTensor) : undefined;
-  const stopTensor = out('stop_reason');
+  const stopTensor = find(outputs, 'stop_reason');
   const stop = stopTensor !== undefined ? tensorStrings(stopTensor) : undefined;
-  const genLogits = wants.generationLogits ? logitsOf(out('generation_logits')) : undefined;
+  const genLogits = wants.generationLogits ? logitsOf(find(outputs, 'generation_logits')) : undefined;
 
   const sequences: SequenceOutput[] = new Array(count);
   for (let b = 0; b < count; b++) {
@@ -136,19 +137,19 @@ export function decodeResponse(
   }
 
   const decoded: { -readonly [K in keyof DecodedResponse]: DecodedResponse[K] } = { sequences };
-  const numIn = firstNumber(out('num_input_tokens'));
+  const numIn = firstNumber(find(outputs, 'num_input_tokens'));
   if (numIn !== undefined) decoded.numInputTokens = numIn;
-  const numOut = firstNumber(out('num_output_tokens'));
+  const numOut = firstNumber(find(outputs, 'num_output_tokens'));
   if (numOut !== undefined) decoded.numOutputTokens = numOut;
   if (wants.contextLogits) {
-    const contextLogits = logitsOf(out('context_logits'));
+    const contextLogits = logitsOf(find(outputs, 'context_logits'));
     if (contextLogits !== undefined) decoded.contextLogits = contextLogits;
   }
   if (wants.perfMetrics) {
     const metrics: Record<string, number | bigint> = {};
     let any = false;
     for (const [name, key] of PERF_OUTPUTS) {
-      const t = out(name);
+      const t = find(outputs, name);
       const v = name.endsWith('_time_ns') ? firstBigInt(t) : firstNumber(t);
       if (v !== undefined) {
         metrics[key] = v;
