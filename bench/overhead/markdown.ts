@@ -89,3 +89,64 @@ export function writeResultsMarkdown(path: string, r: OverheadResults): Promise<
     missing: '# Performance\n\n',
   });
 }
+
+const SUMMARY_START = '<!-- overhead-summary:start (written by pnpm bench:overhead; edits inside are lost) -->';
+const SUMMARY_END = '<!-- overhead-summary:end -->';
+
+/**
+ * The README's short form of the same results: per level, the default `TritonLlm` over gRPC and
+ * over HTTP against the fastest bare client, perf_analyzer and Python tritonclient.
+ */
+export function summaryMarkdown(r: OverheadResults): string {
+  const row = (variant: string, level: number) =>
+    r.throughput.find((t) => t.variant === variant && t.concurrency === level);
+  const levels = [...new Set(r.throughput.map((t) => t.concurrency))];
+  const cell = (variant: string, level: number) => {
+    const t = row(variant, level);
+    return t === undefined ? 'n/a' : `${n2(t.cpuUsPerToken)} µs · ${n0(t.tokensPerSec)} tok/s`;
+  };
+  const fastestBare = (level: number) => {
+    const bare = r.throughput.filter((t) => t.concurrency === level && t.ratioToFastestBare === 1);
+    return bare[0];
+  };
+  const perf = table(
+    ['streams', 'TritonLlm gRPC (default)', 'vs fastest bare', 'TritonLlm HTTP SSE', 'fastest bare client', 'perf_analyzer (C++)', 'Python tritonclient'],
+    levels.map((level) => {
+      const sdk = row('sdk-grpc', level);
+      const bare = fastestBare(level);
+      return [
+        n0(level),
+        cell('sdk-grpc', level),
+        sdk?.ratioToFastestBare === undefined ? 'n/a' : `${(sdk.ratioToFastestBare * 100).toFixed(0)} %`,
+        cell('sdk-http', level),
+        bare === undefined ? 'n/a' : `${cell(bare.variant, level)} (${bare.label.replace(/^bare /, '')})`,
+        cell('perf-analyzer', level),
+        cell('python-tritonclient', level),
+      ];
+    }),
+  );
+  const idle = r.memory
+    .filter((m) => m.variant === 'sdk-grpc')
+    .map((m) => `${kb(m.rssBytesPerStream)} KB at ${n0(m.streams)}`)
+    .join(', ');
+  const missed = r.targets.filter((t) => !t.met);
+  return [
+    SUMMARY_START,
+    `Client CPU per token and tokens/s, measured ${r.machine.date.slice(0, 10)} by \`pnpm bench:overhead\` ` +
+      `(fake Triton at full speed, one token per response, medians of ${r.config.repeats} runs; ` +
+      'details, memory and the profile: [docs/PERFORMANCE.md](docs/PERFORMANCE.md)):',
+    '',
+    perf,
+    '',
+    `RSS per idle gRPC stream: ${idle === '' ? 'not measured' : idle}. ` +
+      (missed.length === 0
+        ? 'Every target of the benchmark is met.'
+        : `Targets missed: ${missed.map((t) => `${t.target} at ${n0(t.level)}`).join('; ')} (see docs/PERFORMANCE.md).`),
+    SUMMARY_END,
+  ].join('\n');
+}
+
+/** Replaces the README's summary block (or appends one). */
+export function writeSummaryMarkdown(path: string, r: OverheadResults): Promise<void> {
+  return writeGeneratedBlock(path, { start: SUMMARY_START, end: SUMMARY_END }, summaryMarkdown(r));
+}

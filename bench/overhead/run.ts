@@ -12,7 +12,7 @@ import { ensurePeers } from '../validate/peers.js';
 import type { MemoryJob, MemoryResult, ThroughputJob, ThroughputResult } from './client.js';
 import { PROMPTS, readConfig, requestsFor, VARIANT_LABELS, type VariantName } from './config.js';
 import { describeMachine } from './machine.js';
-import { writeResultsMarkdown } from './markdown.js';
+import { writeResultsMarkdown, writeSummaryMarkdown } from './markdown.js';
 import type { PerfAnalyzerJob } from './perf-analyzer-client.js';
 import { hasTaskset, runJsonChild, startServerProcess } from './processes.js';
 import { ensurePythonEnv } from './python-env.js';
@@ -185,11 +185,12 @@ const results: OverheadResults = {
 await mkdir(join(ROOT, 'bench', 'results'), { recursive: true });
 await writeFile(join(ROOT, 'bench', 'results', 'overhead.json'), `${JSON.stringify(results, null, 2)}\n`);
 await writeResultsMarkdown(join(ROOT, 'docs', 'PERFORMANCE.md'), results);
+await writeSummaryMarkdown(join(ROOT, 'README.md'), results);
 for (const t of results.targets) {
   console.log(
     `${t.met ? 'met   ' : 'MISSED'} ${t.target} at ${t.level}: ${t.value.toFixed(3)} (threshold ${t.threshold})`,
   );
 }
 console.log(
-  `done in ${((Date.now() - started) / 1000).toFixed(0)} s; bench/results/overhead.json, docs/PERFORMANCE.md`,
+  `done in ${((Date.now() - started) / 1000).toFixed(0)} s; bench/results/overhead.json, docs/PERFORMANCE.md, README.md`,
 );
