@@ -1,0 +1,147 @@
+import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
+import { createTensor, encodeTensorData, type Tensor } from '@trtllm/sdk';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { ModelStreamInferResponseSchema } from '../src/gen/inference/grpc_service_pb.js';
+import { FrameReader, frameMessage } from '../src/grpc-frames.js';
+import { fromModelInferResponse } from '../src/infer-response.js';
+import { readStreamResponse } from '../src/wire-reader.js';
+
+// The lean reader must read exactly what the generated decoder reads; the generated decoder and
+// the existing conversion are the reference.
+const parameter = fc.oneof(
+  fc.boolean().map((value) => ({ case: 'boolParam' as const, value })),
+  fc
+    .bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n })
+    .map((value) => ({ case: 'int64Param' as const, value })),
+  fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }).map((value) => ({ case: 'uint64Param' as const, value })),
+  fc.string().map((value) => ({ case: 'stringParam' as const, value })),
+  fc.double({ noNaN: true }).map((value) => ({ case: 'doubleParam' as const, value })),
+);
+const parameterName = fc.oneof(
+  fc.constantFrom('triton_final_response', 'sequence_index', '__proto__', 'constructor'),
+  fc.string({ maxLength: 12 }),
+);
+
+const output = fc.oneof(
+  fc.array(fc.string({ maxLength: 8 }), { maxLength: 3 }).map((v) => ['BYTES', v] as const),
+  fc
+    .array(fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }), { maxLength: 4 })
+    .map((v) => ['INT32', v] as const),
+  fc.array(fc.boolean(), { maxLength: 4 }).map((v) => ['BOOL', v] as const),
+  fc.array(fc.float({ noNaN: true }), { maxLength: 4 }).map((v) => ['FP32', v] as const),
+);
+
+const response = fc.record({
+  modelName: fc.string({ maxLength: 16 }),
+  modelVersion: fc.constantFrom('', '1', '42'),
+  id: fc.string({ maxLength: 16 }),
+  parameters: fc.array(fc.tuple(parameterName, parameter), { maxLength: 4 }),
+  outputs: fc.array(fc.tuple(fc.constantFrom('text_output', 'output_ids', 'finish_reason', 'x'), output), {
+    maxLength: 3,
+  }),
+});
+
+type Generated = typeof response extends fc.Arbitrary<infer T> ? T : never;
+
+function encode(r: Generated): Buffer {
+  const tensors: Tensor[] = r.outputs.map(([name, [datatype, values]]) =>
+    createTensor(name, datatype, [1, values.length], values as never),
+  );
+  const message = create(ModelStreamInferResponseSchema, {
+    inferResponse: {
+      modelName: r.modelName,
+      modelVersion: r.modelVersion,
+      id: r.id,
+      parameters: Object.fromEntries(r.parameters.map(([k, p]) => [k, { parameterChoice: p }])),
+      outputs: tensors.map((t) => ({ name: t.name, datatype: t.datatype, shape: t.shape.map(BigInt) })),
+      rawOutputContents: tensors.map((t) => encodeTensorData(t)),
+    },
+  });
+  return Buffer.from(toBinary(ModelStreamInferResponseSchema, message));
+}
+
+const plain = (t: Tensor) => ({ ...t, data: Array.from(t.data as ArrayLike<unknown>) });
+
+describe('the lean response reader', () => {
+  it('reads every response as the generated decoder and its conversion do', () => {
+    fc.assert(
+      fc.property(response, (r) => {
+        const bytes = encode(r);
+        const lean = readStreamResponse(bytes, r.id);
+        const reference = fromModelInferResponse(
+          fromBinary(ModelStreamInferResponseSchema, bytes).inferResponse!,
+          false,
+        );
+        expect(typeof lean).toBe('object');
+        if (typeof lean === 'string') return;
+        expect(lean.model).toBe(reference.model);
+        expect(lean.modelVersion).toBe(reference.modelVersion);
+        expect(lean.id).toBe(reference.id);
+        expect(Object.entries(lean.parameters)).toEqual(Object.entries(reference.parameters));
+        expect(lean.outputs.map(plain)).toEqual(reference.outputs.map(plain));
+        expect(lean.wireFinal).toBe(reference.parameters.triton_final_response === true);
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it("returns the server's error_message as text", () => {
+    const bytes = toBinary(
+      ModelStreamInferResponseSchema,
+      create(ModelStreamInferResponseSchema, { errorMessage: 'in ensemble: unknown input' }),
+    );
+    expect(readStreamResponse(Buffer.from(bytes))).toBe('in ensemble: unknown input');
+  });
+
+  it('refuses a message cut inside a field as protocol', () => {
+    const bytes = encode({
+      modelName: 'ensemble',
+      modelVersion: '1',
+      id: '7',
+      parameters: [],
+      outputs: [['text_output', ['BYTES', ['hello']]]],
+    });
+    expect(() => readStreamResponse(bytes.subarray(0, bytes.length - 3))).toThrow(
+      expect.objectContaining({ code: 'protocol' }),
+    );
+  });
+});
+
+describe('gRPC framing', () => {
+  it('gives back every message, in order, however the DATA chunks cut the frames', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.uint8Array({ maxLength: 40 }), { minLength: 1, maxLength: 6 }),
+        fc.array(fc.nat(), { maxLength: 8 }),
+        (messages, cuts) => {
+          const wire = Buffer.concat(messages.map((m) => frameMessage(m, false)));
+          const points = [...new Set(cuts.map((c) => c % (wire.length + 1)))].sort((a, b) => a - b);
+          const reader = new FrameReader(undefined);
+          const got: number[][] = [];
+          const sink = {
+            message: (m: Buffer, compressed: boolean) => {
+              expect(compressed).toBe(false);
+              got.push([...m]);
+              return true;
+            },
+          };
+          let at = 0;
+          for (const p of [...points, wire.length]) {
+            reader.push(wire.subarray(at, p), sink);
+            at = p;
+          }
+          expect(got).toEqual(messages.map((m) => [...m]));
+          expect(reader.incomplete).toBe(false);
+        },
+      ),
+    );
+  });
+
+  it('refuses a message over maxReceiveMessageBytes before reading it', () => {
+    const reader = new FrameReader(4);
+    expect(() => reader.push(frameMessage(new Uint8Array(5), false), { message: () => true })).toThrow(
+      /larger than configured readMaxBytes 4/,
+    );
+  });
+});
