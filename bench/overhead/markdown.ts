@@ -90,7 +90,8 @@ export function writeResultsMarkdown(path: string, r: OverheadResults): Promise<
   });
 }
 
-const SUMMARY_START = '<!-- overhead-summary:start (written by pnpm bench:overhead; edits inside are lost) -->';
+const SUMMARY_START =
+  '<!-- overhead-summary:start (written by pnpm bench:overhead; edits inside are lost) -->';
 const SUMMARY_END = '<!-- overhead-summary:end -->';
 
 /**
@@ -110,7 +111,15 @@ export function summaryMarkdown(r: OverheadResults): string {
     return bare[0];
   };
   const perf = table(
-    ['streams', 'TritonLlm gRPC (default)', 'vs fastest bare', 'TritonLlm HTTP SSE', 'fastest bare client', 'perf_analyzer (C++)', 'Python tritonclient'],
+    [
+      'streams',
+      'TritonLlm gRPC (default)',
+      'vs fastest bare',
+      'TritonLlm HTTP SSE',
+      'fastest bare client',
+      'perf_analyzer (C++)',
+      'Python tritonclient',
+    ],
     levels.map((level) => {
       const sdk = row('sdk-grpc', level);
       const bare = fastestBare(level);

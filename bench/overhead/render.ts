@@ -9,7 +9,9 @@ import { writeResultsMarkdown, writeSummaryMarkdown } from './markdown.js';
 import type { OverheadResults } from './results.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const results = JSON.parse(await readFile(join(ROOT, 'bench', 'results', 'overhead.json'), 'utf8')) as OverheadResults;
+const results = JSON.parse(
+  await readFile(join(ROOT, 'bench', 'results', 'overhead.json'), 'utf8'),
+) as OverheadResults;
 await writeResultsMarkdown(join(ROOT, 'docs', 'PERFORMANCE.md'), results);
 await writeSummaryMarkdown(join(ROOT, 'README.md'), results);
 console.log('docs/PERFORMANCE.md and README.md rewritten from bench/results/overhead.json');

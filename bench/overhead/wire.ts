@@ -1,3 +1,6 @@
+import type { MessageInitShape } from '@bufbuild/protobuf';
+import type { ModelInferRequestSchema } from '../../packages/grpc/src/gen/inference/grpc_service_pb.js';
+
 /**
  * Packing of the three ensemble inputs the bare clients send, and unpacking of `text_output`:
  * Triton's raw tensor contents (little-endian; BYTES as a 4-byte length then the bytes).
@@ -35,3 +38,20 @@ export const ENSEMBLE_INPUTS = [
   { name: 'max_tokens', datatype: 'INT32' },
   { name: 'stream', datatype: 'BOOL' },
 ] as const;
+
+/** The `ModelInferRequest` every bare protobuf-es variant sends: the three ensemble inputs, raw. */
+export function ensembleRequestInit(
+  prompt: string,
+  maxTokens: number,
+  id: number,
+): MessageInitShape<typeof ModelInferRequestSchema> {
+  return {
+    modelName: 'ensemble',
+    id: String(id),
+    parameters: {
+      triton_enable_empty_final_response: { parameterChoice: { case: 'boolParam', value: true } },
+    },
+    inputs: ENSEMBLE_INPUTS.map((t) => ({ name: t.name, datatype: t.datatype, shape: [1n, 1n] })),
+    rawInputContents: [bytesTensor(prompt), int32Tensor(maxTokens), boolTensor(true)],
+  };
+}

@@ -6,7 +6,7 @@ import {
   type ModelInferRequest,
   ModelInferRequestSchema,
 } from '../../../packages/grpc/src/gen/inference/grpc_service_pb.js';
-import { boolTensor, bytesTensor, ENSEMBLE_INPUTS, firstString, int32Tensor } from '../wire.js';
+import { ensembleRequestInit, firstString } from '../wire.js';
 import type { Endpoints, Variant } from './variant.js';
 
 /**
@@ -19,15 +19,7 @@ export function connectBareVariant(endpoints: Endpoints): Variant {
   const client = createClient(GRPCInferenceService, transport);
   return {
     async stream(prompt, maxTokens, id, onFirstToken) {
-      const request = create(ModelInferRequestSchema, {
-        modelName: 'ensemble',
-        id: String(id),
-        parameters: {
-          triton_enable_empty_final_response: { parameterChoice: { case: 'boolParam', value: true } },
-        },
-        inputs: ENSEMBLE_INPUTS.map((t) => ({ name: t.name, datatype: t.datatype, shape: [1n, 1n] })),
-        rawInputContents: [bytesTensor(prompt), int32Tensor(maxTokens), boolTensor(true)],
-      });
+      const request = create(ModelInferRequestSchema, ensembleRequestInit(prompt, maxTokens, id));
       let release: () => void = () => undefined;
       const finished = new Promise<void>((resolve) => {
         release = resolve;

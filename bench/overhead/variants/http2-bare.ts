@@ -2,7 +2,7 @@ import { type ClientHttp2Session, connect, constants } from 'node:http2';
 import { create, toBinary } from '@bufbuild/protobuf';
 import { BinaryReader, WireType } from '@bufbuild/protobuf/wire';
 import { ModelInferRequestSchema } from '../../../packages/grpc/src/gen/inference/grpc_service_pb.js';
-import { boolTensor, bytesTensor, ENSEMBLE_INPUTS, firstString, int32Tensor } from '../wire.js';
+import { ensembleRequestInit, firstString } from '../wire.js';
 import type { Endpoints, Variant } from './variant.js';
 
 /** What one streamed response says, read by walking its fields (nothing else is decoded). */
@@ -31,15 +31,7 @@ export function http2BareVariant(endpoints: Endpoints): Variant {
     stream(prompt, maxTokens, id, onFirstToken) {
       const message = toBinary(
         ModelInferRequestSchema,
-        create(ModelInferRequestSchema, {
-          modelName: 'ensemble',
-          id: String(id),
-          parameters: {
-            triton_enable_empty_final_response: { parameterChoice: { case: 'boolParam', value: true } },
-          },
-          inputs: ENSEMBLE_INPUTS.map((t) => ({ name: t.name, datatype: t.datatype, shape: [1n, 1n] })),
-          rawInputContents: [bytesTensor(prompt), int32Tensor(maxTokens), boolTensor(true)],
-        }),
+        create(ModelInferRequestSchema, ensembleRequestInit(prompt, maxTokens, id)),
       );
       const frame = Buffer.allocUnsafe(5 + message.length);
       frame[0] = 0;
