@@ -353,7 +353,10 @@ export class Generation implements AsyncIterable<StreamChunk>, AsyncIterator<Str
       this.absorb(response);
       if (this.out.length > queued) {
         if (this.firstAt === undefined) this.firstAt = at;
-        else if (this.lastAt !== undefined) (this.gaps ??= []).push(at - this.lastAt);
+        else if (this.lastAt !== undefined) {
+          this.gaps ??= [];
+          this.gaps.push(at - this.lastAt);
+        }
         this.lastAt = at;
       }
       if (this.sequences.allMatchedStop && this.early === undefined) {

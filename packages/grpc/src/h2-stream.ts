@@ -65,7 +65,7 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse> 
   private waiter: InferSink | undefined;
   private failure: TritonLlmError | undefined;
   /** Frames written before the HTTP/2 stream exists (the stop request can come that early). */
-  private unsent: Buffer[] | undefined = [];
+  private unsent: Buffer[] | undefined;
   private stopSent = false;
   private finalsExpected = 1;
   private finalsSeen = 0;
@@ -178,7 +178,7 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse> 
     const first = this.encode(this.request!);
     this.request = undefined;
     this.phase = 'open';
-    (this.unsent ??= []).push(first);
+    this.unsent = [first];
     this.signal?.addEventListener('abort', this, { once: true });
     const { timeoutMs, headers, sessions } = this.config;
     let requestHeaders = headers;
@@ -213,7 +213,8 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse> 
 
   private write(frame: Buffer): void {
     if (this.h2 !== undefined) this.h2.write(frame);
-    else (this.unsent ??= []).push(frame);
+    else if (this.unsent !== undefined) this.unsent.push(frame);
+    else this.unsent = [frame];
   }
 
   private attach(h2: ClientHttp2Stream): void {

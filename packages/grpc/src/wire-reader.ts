@@ -43,8 +43,6 @@ const FIXED64 = 1;
 const LENGTH_DELIMITED = 2;
 const FIXED32 = 5;
 
-const TWO_32 = 2 ** 32;
-
 class Truncated extends Error {}
 
 /**
