@@ -487,10 +487,78 @@ export function decodeTensorData(datatype: DataType, shape: readonly number[], r
       return out;
     }
     default: {
+      if (bytes.byteLength <= SMALL_NUMBERS_BYTES) return readSmall(datatype, bytes, count, size);
       // The copy starts a fresh buffer, which also gives the typed array the alignment it needs.
       const copy = swapEach(bytes.slice(), size);
       return new FIXED_WIDTH_ARRAYS[datatype](copy.buffer, 0, count);
     }
+  }
+}
+
+// Streamed responses carry a few one-element counters (sequence_index, num_output_tokens...) with
+// every token. Such small arrays live on V8's heap, and read element by element they never need
+// the separate ArrayBuffer that the copy-and-view path below allocates.
+const SMALL_NUMBERS_BYTES = 64;
+
+function readSmall(
+  datatype: FixedWidthType,
+  bytes: Uint8Array,
+  count: number,
+  size: number,
+): FixedWidthArray {
+  const out = new FIXED_WIDTH_ARRAYS[datatype](count);
+  if (!LITTLE_ENDIAN_HOST) {
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    for (let i = 0; i < count; i++) out[i] = readLittleEndian(view, datatype, i * size);
+    return out;
+  }
+  // The element's bytes go through a scratch buffer of the host's (little-endian) order.
+  const scratch = SCRATCH[datatype];
+  for (let i = 0; i < count; i++) {
+    const at = i * size;
+    for (let k = 0; k < size; k++) SCRATCH_BYTES[k] = bytes[at + k]!;
+    out[i] = scratch[0]!;
+  }
+  return out;
+}
+
+const SCRATCH_BUFFER = new ArrayBuffer(8);
+const SCRATCH_BYTES = new Uint8Array(SCRATCH_BUFFER);
+const SCRATCH: Readonly<Record<FixedWidthType, FixedWidthArray>> = {
+  INT8: new Int8Array(SCRATCH_BUFFER, 0, 1),
+  UINT8: new Uint8Array(SCRATCH_BUFFER, 0, 1),
+  INT16: new Int16Array(SCRATCH_BUFFER, 0, 1),
+  UINT16: new Uint16Array(SCRATCH_BUFFER, 0, 1),
+  INT32: new Int32Array(SCRATCH_BUFFER, 0, 1),
+  UINT32: new Uint32Array(SCRATCH_BUFFER, 0, 1),
+  INT64: new BigInt64Array(SCRATCH_BUFFER, 0, 1),
+  UINT64: new BigUint64Array(SCRATCH_BUFFER, 0, 1),
+  FP32: new Float32Array(SCRATCH_BUFFER, 0, 1),
+  FP64: new Float64Array(SCRATCH_BUFFER, 0, 1),
+};
+
+function readLittleEndian(view: DataView, datatype: FixedWidthType, at: number): number | bigint {
+  switch (datatype) {
+    case 'INT8':
+      return view.getInt8(at);
+    case 'UINT8':
+      return view.getUint8(at);
+    case 'INT16':
+      return view.getInt16(at, true);
+    case 'UINT16':
+      return view.getUint16(at, true);
+    case 'INT32':
+      return view.getInt32(at, true);
+    case 'UINT32':
+      return view.getUint32(at, true);
+    case 'INT64':
+      return view.getBigInt64(at, true);
+    case 'UINT64':
+      return view.getBigUint64(at, true);
+    case 'FP32':
+      return view.getFloat32(at, true);
+    case 'FP64':
+      return view.getFloat64(at, true);
   }
 }
 

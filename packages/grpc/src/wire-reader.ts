@@ -419,32 +419,40 @@ function sameAscii(text: string, buf: Buffer, start: number, end: number): boole
  * allocating a string for each of them in every streamed token.
  */
 class NameCache {
-  private readonly bytes: Uint8Array[] = [];
-  private readonly strings: string[] = [];
-  private next = 0;
+  // By length, so that a lookup compares bytes with the few names of that length only.
+  private readonly bytes: Uint8Array[][] = [];
+  private readonly strings: string[][] = [];
 
-  constructor(private readonly size: number) {}
+  constructor(private readonly perLength: number) {}
 
   get(buf: Buffer, start: number, end: number): string {
     const length = end - start;
-    const { bytes } = this;
+    if (length > MAX_NAME_BYTES) return buf.toString('utf8', start, end);
+    let bytes = this.bytes[length];
+    let strings = this.strings[length];
+    if (bytes === undefined || strings === undefined) {
+      bytes = [];
+      strings = [];
+      this.bytes[length] = bytes;
+      this.strings[length] = strings;
+    }
     for (let i = 0; i < bytes.length; i++) {
       const b = bytes[i]!;
-      if (b.length !== length) continue;
       let j = 0;
       while (j < length && b[j] === buf[start + j]) j++;
-      if (j === length) return this.strings[i]!;
+      if (j === length) return strings[i]!;
     }
     const text = buf.toString('utf8', start, end);
-    if (length <= MAX_NAME_BYTES) {
-      const slot = this.next;
-      this.next = (slot + 1) % this.size;
-      bytes[slot] = Uint8Array.prototype.slice.call(buf, start, end);
-      this.strings[slot] = text;
+    // A full bucket drops its oldest name.
+    if (bytes.length >= this.perLength) {
+      bytes.shift();
+      strings.shift();
     }
+    bytes.push(Uint8Array.prototype.slice.call(buf, start, end));
+    strings.push(text);
     return text;
   }
 }
 
 const MAX_NAME_BYTES = 64;
-const NAMES = new NameCache(32);
+const NAMES = new NameCache(4);
