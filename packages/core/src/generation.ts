@@ -141,6 +141,8 @@ export class Generation implements AsyncIterable<StreamChunk>, AsyncIterator<Str
   private source: AsyncIterator<InferResponse> | undefined;
   private schedule: RetrySchedule | undefined;
   private early: { trigger: EarlyStopReport['trigger']; via: StopMeans[] } | undefined;
+  /** The early end in progress or done (its in-band stop may take a round trip). */
+  private endingEarly: Promise<void> | undefined;
   /** new: not iterated yet; running: reading responses; done: nothing more to read. */
   private phase: 'new' | 'running' | 'done' = 'new';
   private iterated = false;
@@ -234,7 +236,10 @@ export class Generation implements AsyncIterable<StreamChunk>, AsyncIterator<Str
     if (phase === 'new') return Promise.resolve(DONE);
     this.release();
     if (this.finished) return Promise.resolve(DONE);
-    const ending = this.early === undefined ? this.endEarly('break') : Promise.resolve();
+    // An early end already under way (an abort sending the in-band stop) finishes first, so the
+    // server hears the stop before the connection closes, as it did when the abort came alone.
+    const ending =
+      this.early === undefined ? this.endEarly('break') : (this.endingEarly ?? Promise.resolve());
     return ending.then(() => {
       this.finished = true;
       this.cancelOnWire();
@@ -575,8 +580,14 @@ export class Generation implements AsyncIterable<StreamChunk>, AsyncIterator<Str
   }
 
   /** Ends the request early by the best means the model and transport offer. */
-  private async endEarly(trigger: EarlyStopReport['trigger']): Promise<void> {
-    if (this.early !== undefined || this.finished) return;
+  private endEarly(trigger: EarlyStopReport['trigger']): Promise<void> {
+    if (this.early !== undefined || this.finished) return this.endingEarly ?? Promise.resolve();
+    // Set before anything is awaited: a consumer that leaves meanwhile waits for it (see return()).
+    this.endingEarly = this.tellServer(trigger);
+    return this.endingEarly;
+  }
+
+  private async tellServer(trigger: EarlyStopReport['trigger']): Promise<void> {
     const { schema, transport } = this.ctx;
     const via: StopMeans[] = [];
     this.early = { trigger, via };
