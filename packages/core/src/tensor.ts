@@ -487,7 +487,8 @@ export function decodeTensorData(datatype: DataType, shape: readonly number[], r
       return out;
     }
     default: {
-      if (bytes.byteLength <= SMALL_NUMBERS_BYTES) return readSmall(datatype, bytes, count, size);
+      if (LITTLE_ENDIAN_HOST && bytes.byteLength <= SMALL_NUMBERS_BYTES)
+        return readSmall(datatype, bytes, count, size);
       // The copy starts a fresh buffer, which also gives the typed array the alignment it needs.
       const copy = swapEach(bytes.slice(), size);
       return new FIXED_WIDTH_ARRAYS[datatype](copy.buffer, 0, count);
@@ -507,12 +508,7 @@ function readSmall(
   size: number,
 ): FixedWidthArray {
   const out = new FIXED_WIDTH_ARRAYS[datatype](count);
-  if (!LITTLE_ENDIAN_HOST) {
-    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    for (let i = 0; i < count; i++) out[i] = readLittleEndian(view, datatype, i * size);
-    return out;
-  }
-  // The element's bytes go through a scratch buffer of the host's (little-endian) order.
+  // The element's bytes go through a scratch buffer; the host is little-endian, as the wire is.
   const scratch = SCRATCH[datatype];
   for (let i = 0; i < count; i++) {
     const at = i * size;
@@ -536,31 +532,6 @@ const SCRATCH: Readonly<Record<FixedWidthType, FixedWidthArray>> = {
   FP32: new Float32Array(SCRATCH_BUFFER, 0, 1),
   FP64: new Float64Array(SCRATCH_BUFFER, 0, 1),
 };
-
-function readLittleEndian(view: DataView, datatype: FixedWidthType, at: number): number | bigint {
-  switch (datatype) {
-    case 'INT8':
-      return view.getInt8(at);
-    case 'UINT8':
-      return view.getUint8(at);
-    case 'INT16':
-      return view.getInt16(at, true);
-    case 'UINT16':
-      return view.getUint16(at, true);
-    case 'INT32':
-      return view.getInt32(at, true);
-    case 'UINT32':
-      return view.getUint32(at, true);
-    case 'INT64':
-      return view.getBigInt64(at, true);
-    case 'UINT64':
-      return view.getBigUint64(at, true);
-    case 'FP32':
-      return view.getFloat32(at, true);
-    case 'FP64':
-      return view.getFloat64(at, true);
-  }
-}
 
 // The description is built only on failure: decoding runs for every output of every streamed token.
 function decodeFailure(

@@ -35,13 +35,12 @@ export function grpcTransport(options: GrpcReplicaTransportOptions): ReplicaTran
 export function grpcTransport(options: GrpcTransportOptions): Transport;
 export function grpcTransport(options: GrpcTransportOptions | GrpcReplicaTransportOptions): Transport {
   if (isReplicaOptions(options)) return grpcReplicaTransport(options, grpcTransport);
-  // Bad static headers fail here, once, instead of on every call.
-  callHeaders(options.headers, undefined, 'options.headers');
+  const gzip = options.gzip === true;
+  // The headers of every streamed call without headers of its own, built once: bad static headers
+  // fail here, once, instead of on every call.
+  const streamHeaders = requestHeaders(callHeaders(options.headers, undefined, 'options.headers'), gzip);
   const connection = openConnection(options);
   const client = connection.client;
-  const gzip = options.gzip === true;
-  // The headers of every streamed call without headers of its own, built once.
-  const streamHeaders = requestHeaders(callHeaders(options.headers, undefined, 'options.headers'), gzip);
   // Shared by every streamed call without headers or a deadline of its own.
   const streamConfig: H2StreamConfig = {
     sessions: connection.sessions,
@@ -59,10 +58,8 @@ export function grpcTransport(options: GrpcTransportOptions | GrpcReplicaTranspo
         )
       : undefined;
 
-  function connectOptions(
-    call: CallOptions | undefined,
-    signal: AbortSignal | undefined,
-  ): ConnectCallOptions {
+  /** Refuses a call on a closed transport or with a bad deadline; returns the deadline. */
+  function checkCall(call: CallOptions | undefined): number | undefined {
     if (closed) {
       throw new TritonLlmError('unavailable', 'this gRPC transport is closed', { retryable: false });
     }
@@ -70,6 +67,14 @@ export function grpcTransport(options: GrpcTransportOptions | GrpcReplicaTranspo
     if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
       throw invalidArgument('timeoutMs', timeoutMs, 'must be a number of milliseconds > 0');
     }
+    return timeoutMs;
+  }
+
+  function connectOptions(
+    call: CallOptions | undefined,
+    signal: AbortSignal | undefined,
+  ): ConnectCallOptions {
+    const timeoutMs = checkCall(call);
     return {
       headers: callHeaders(options.headers, call?.headers, 'options.headers'),
       ...(timeoutMs !== undefined ? { timeoutMs: Math.ceil(timeoutMs) } : {}),
@@ -107,12 +112,7 @@ export function grpcTransport(options: GrpcTransportOptions | GrpcReplicaTranspo
       if (mux !== undefined && call?.headers === undefined && call?.timeoutMs === undefined) {
         return mux.stream(request, call?.signal);
       }
-      if (closed)
-        throw new TritonLlmError('unavailable', 'this gRPC transport is closed', { retryable: false });
-      const timeoutMs = call?.timeoutMs;
-      if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
-        throw invalidArgument('timeoutMs', timeoutMs, 'must be a number of milliseconds > 0');
-      }
+      const timeoutMs = checkCall(call);
       const config =
         call?.headers === undefined && timeoutMs === undefined
           ? streamConfig

@@ -72,7 +72,6 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse> 
   private lastFinalSeen = false;
   // What the response headers and trailers said, read when they arrive (the header objects are
   // not kept: an idle stream should cost little).
-  private headersSeen = false;
   private headerError: ConnectError | undefined;
   private headerHasStatus = false;
   private encoding: string | undefined;
@@ -243,7 +242,6 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse> 
 
   /** @internal */
   headersArrived(headers: IncomingHttpHeaders): void {
-    this.headersSeen = true;
     const encoding = headers['grpc-encoding'];
     if (encoding !== undefined) this.encoding = String(encoding);
     this.headerHasStatus = headers['grpc-status'] !== undefined;
@@ -355,7 +353,8 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse> 
 
   /** Why the call failed, or undefined when it ended cleanly after the last final response. */
   private callError(rstCode: number | undefined): unknown {
-    if (this.headersSeen && this.headerError !== undefined && !this.headerHasStatus) return this.headerError;
+    // A response that is not gRPC at all (HTTP status, content type) says so before any status.
+    if (this.headerError !== undefined && !this.headerHasStatus) return this.headerError;
     const status = this.trailerError ?? this.headerError;
     if (status !== undefined) return status;
     if (!this.trailersSeen && !this.headerHasStatus) {

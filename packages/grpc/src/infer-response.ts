@@ -23,7 +23,11 @@ import { fromInferParameters } from './parameters.js';
 export function fromModelInferResponse(r: ModelInferResponse, final: boolean): InferResponse {
   const raw = r.rawOutputContents;
   if (raw.length > 0 && raw.length !== r.outputs.length) {
-    throw protocolError(r, `${r.outputs.length} outputs but ${raw.length} raw output contents`);
+    throw malformedResponse(
+      r.modelName,
+      r.id,
+      `${r.outputs.length} outputs but ${raw.length} raw output contents`,
+    );
   }
   return {
     model: r.modelName,
@@ -42,11 +46,15 @@ function outputTensor(
 ): Tensor {
   const datatype = wireDataType(o.datatype);
   if (datatype === undefined) {
-    throw protocolError(r, `output '${o.name}' has unknown datatype ${JSON.stringify(o.datatype)}`);
+    throw malformedResponse(
+      r.modelName,
+      r.id,
+      `output '${o.name}' has unknown datatype ${JSON.stringify(o.datatype)}`,
+    );
   }
   const shape = o.shape.map((d) => {
     if (d < 0n || d > BigInt(Number.MAX_SAFE_INTEGER)) {
-      throw protocolError(r, `output '${o.name}' has dimension ${d}`);
+      throw malformedResponse(r.modelName, r.id, `output '${o.name}' has dimension ${d}`);
     }
     return Number(d);
   });
@@ -57,21 +65,26 @@ function outputTensor(
         ? decodeTensorData(datatype, shape, raw)
         : tensorDataFromContents(datatype, o.contents ?? create(InferTensorContentsSchema));
   } catch (err) {
-    throw protocolError(r, `output '${o.name}' cannot be decoded`, err);
+    throw malformedResponse(r.modelName, r.id, `output '${o.name}' cannot be decoded`, err);
   }
   if (data === undefined) {
-    throw protocolError(r, `output '${o.name}' (${datatype}) has no raw contents`);
+    throw malformedResponse(r.modelName, r.id, `output '${o.name}' (${datatype}) has no raw contents`);
   }
   if (raw === undefined && data.length !== shape.reduce((a, b) => a * b, 1)) {
-    throw protocolError(r, `output '${o.name}' has ${data.length} elements for shape [${shape.join(',')}]`);
+    throw malformedResponse(
+      r.modelName,
+      r.id,
+      `output '${o.name}' has ${data.length} elements for shape [${shape.join(',')}]`,
+    );
   }
   return { name: o.name, datatype, shape, data };
 }
 
-function protocolError(r: ModelInferResponse, why: string, cause?: unknown): TritonLlmError {
-  return new TritonLlmError('protocol', `malformed response from model '${r.modelName}': ${why}`, {
-    model: r.modelName,
-    requestId: r.id,
+/** The `protocol` error of a response the server sent against the wire contract. */
+export function malformedResponse(model: string, id: string, why: string, cause?: unknown): TritonLlmError {
+  return new TritonLlmError('protocol', `malformed response from model '${model}': ${why}`, {
+    model,
+    requestId: id,
     ...(cause !== undefined ? { cause } : {}),
   });
 }

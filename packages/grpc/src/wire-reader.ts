@@ -9,7 +9,7 @@ import {
 } from '@trtllm/sdk';
 import { wireDataType } from './datatype.js';
 import { ModelStreamInferResponseSchema } from './gen/inference/grpc_service_pb.js';
-import { fromModelInferResponse } from './infer-response.js';
+import { fromModelInferResponse, malformedResponse } from './infer-response.js';
 
 /**
  * A streamed response as the lean path reads it: the core response plus the wire's own final flag
@@ -161,7 +161,7 @@ function readInferResponse(w: Walker, start: number, end: number): WireResponse 
   // Outputs without raw contents (typed `contents`, or none at all) are read by the generated decoder.
   if (raws === 0 && outputs > 0) return undefined;
   if (raws > 0 && raws !== outputs) {
-    throw malformed(model, id, `${outputs} outputs but ${raws} raw output contents`);
+    throw malformedResponse(model, id, `${outputs} outputs but ${raws} raw output contents`);
   }
   const tensors: Tensor[] = new Array(outputs);
   for (let i = 0; i < outputs; i++) {
@@ -169,13 +169,17 @@ function readInferResponse(w: Walker, start: number, end: number): WireResponse 
     const shape = outputShapes[i]!;
     const datatype = wireDataType(outputTypes[i]!);
     if (datatype === undefined) {
-      throw malformed(model, id, `output '${name}' has unknown datatype ${JSON.stringify(outputTypes[i])}`);
+      throw malformedResponse(
+        model,
+        id,
+        `output '${name}' has unknown datatype ${JSON.stringify(outputTypes[i])}`,
+      );
     }
     let data: Tensor['data'];
     try {
       data = decodeTensorData(datatype, shape, w.slice(rawStarts[i]!, rawEnds[i]!));
     } catch (err) {
-      throw malformed(model, id, `output '${name}' cannot be decoded`, err);
+      throw malformedResponse(model, id, `output '${name}' cannot be decoded`, err);
     }
     tensors[i] = { name, datatype, shape, data };
   }
@@ -272,14 +276,6 @@ function slowPath(bytes: Buffer): WireResponse {
   }
   const r = fromModelInferResponse(message.inferResponse, false);
   return { ...r, final: false, wireFinal: r.parameters.triton_final_response === true };
-}
-
-function malformed(model: string, id: string, why: string, cause?: unknown): TritonLlmError {
-  return new TritonLlmError('protocol', `malformed response from model '${model}': ${why}`, {
-    model,
-    requestId: id,
-    ...(cause !== undefined ? { cause } : {}),
-  });
 }
 
 function describe(err: unknown): string {
