@@ -77,3 +77,31 @@ describe('in-band stop', () => {
     expect(s.messages.filter((m) => isFinal(m.infer_response!))).toHaveLength(2);
   });
 });
+
+describe('in-band stop between two tokens', () => {
+  // Tokens far apart: the stop and the client's disconnect both land while the generation waits.
+  const slow = useFake({ itlMs: 60_000 });
+
+  it('is answered as a stop even when the client closes its stream right after the stop is accepted', async () => {
+    const id = uniqueId('stop-then-close');
+    const controller = new AbortController();
+    const res = await post(
+      slow.fake,
+      '/v2/models/tensorrt_llm/generate_stream',
+      { id, input_ids: [9], input_lengths: 1, request_output_len: 50, streaming: true },
+      { signal: controller.signal },
+    );
+    await readEvents(res, 1);
+    const stop = await post(slow.fake, '/v2/models/tensorrt_llm/generate_stream', {
+      id,
+      input_ids: [0],
+      input_lengths: 1,
+      request_output_len: 0,
+      stop: true,
+    });
+    expect(stop.status).toBe(200);
+    controller.abort();
+    const end = await slow.fake.waitForEvent((e) => e.id === id && e.event !== 'received', 10_000);
+    expect(end).toMatchObject({ event: 'stopped', tokens: 1 });
+  });
+});

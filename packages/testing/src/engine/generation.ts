@@ -92,6 +92,8 @@ export class Generation {
   private readonly slots: readonly Slot[];
   private delivered = 0;
   private stopRequested = false;
+  /** Wakes a generation waiting for its next token when a `stop` request reaches it. */
+  private readonly stopWake: AbortController | undefined;
   private readonly spec: GenerationSpec;
   private readonly ctx: EngineContext;
 
@@ -111,6 +113,7 @@ export class Generation {
     this.slots = this.items.flatMap((seqs, item) => seqs.map((state, k) => ({ item, k, state })));
     this.firstTokenNs = this.items.map(() => 0n);
     this.lastTokenNs = this.items.map(() => 0n);
+    this.stopWake = spec.stoppable ? new AbortController() : undefined;
   }
 
   /** The sequences of the first (for an unbatched request, the only) item. */
@@ -147,6 +150,7 @@ export class Generation {
     const unregister = spec.stoppable
       ? ctx.stops.register(spec.model, spec.id, () => {
           this.stopRequested = true;
+          this.stopWake?.abort();
         })
       : undefined;
     try {
@@ -184,6 +188,12 @@ export class Generation {
     const pending: SequenceStep[] = gens.map((g) => g.next());
     let due = this.arrivalMs;
     for (let round = 0; ; round++) {
+      // A stop that arrived is answered before a cancel that came after it, as the real backend
+      // does: the client that sent the stop may close its stream as soon as the stop is accepted.
+      if (this.stopRequested && !pending.every((p) => p.done)) {
+        this.endLive(pending, 'stopped');
+        return { kind: 'stopped' };
+      }
       if (this.cancelled()) {
         this.endLive(pending, 'cancelled');
         return { kind: 'cancelled' };
@@ -201,8 +211,12 @@ export class Generation {
       // that held us back (backpressure) restarts the schedule instead of getting a burst.
       const now = performance.now();
       due = round === 0 ? this.arrivalMs + ctx.ttftMs : Math.max(due + ctx.itlMs, now - ctx.itlMs);
-      if (due > now) await sleepUntil(due, [spec.signal, ctx.activity.signal]);
+      if (due > now) await sleepUntil(due, [spec.signal, ctx.activity.signal, this.stopWake?.signal]);
       else if (round % TOKENS_PER_YIELD === TOKENS_PER_YIELD - 1) await yieldToIo();
+      if (this.stopRequested) {
+        this.endLive(pending, 'stopped');
+        return { kind: 'stopped' };
+      }
       if (this.cancelled()) {
         this.endLive(pending, 'cancelled');
         return { kind: 'cancelled' };
@@ -233,10 +247,6 @@ export class Generation {
       if (delivery !== 'ok') {
         this.endLive(pending, 'cancelled');
         return { kind: delivery };
-      }
-      if (this.stopRequested && !pending.every((p) => p.done)) {
-        this.endLive(pending, 'stopped');
-        return { kind: 'stopped' };
       }
     }
   }
