@@ -16,6 +16,7 @@ import { connectBareVariant } from './variants/connect-bare.js';
 import { grpcJsBareVariant } from './variants/grpc-js-bare.js';
 import { http2BareVariant } from './variants/http2-bare.js';
 import { sdkVariant } from './variants/sdk.js';
+import { socketProbeVariant } from './variants/socket-probe.js';
 import type { Endpoints, Variant } from './variants/variant.js';
 
 export interface ThroughputJob extends Endpoints {
@@ -60,6 +61,8 @@ function makeVariant(name: string, endpoints: Endpoints): Variant {
       return connectBareVariant(endpoints);
     case 'grpc-js-bare':
       return grpcJsBareVariant(endpoints);
+    case 'socket-probe':
+      return socketProbeVariant(endpoints);
     case 'http2-bare':
       return http2BareVariant(endpoints);
     default:

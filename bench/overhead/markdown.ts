@@ -138,6 +138,11 @@ export function summaryMarkdown(r: OverheadResults): string {
     .filter((m) => m.variant === 'sdk-grpc')
     .map((m) => `${kb(m.rssBytesPerStream)} KB at ${n0(m.streams)}`)
     .join(', ');
+  const probe = levels
+    .map((level) => row('socket-probe', level))
+    .filter((t) => t !== undefined)
+    .map((t) => `${n2(t.cpuUsPerToken)} µs at ${n0(t.concurrency)}`)
+    .join(', ');
   const missed = r.targets.filter((t) => !t.met);
   return [
     SUMMARY_START,
@@ -147,6 +152,12 @@ export function summaryMarkdown(r: OverheadResults): string {
     '',
     perf,
     '',
+    ...(probe === ''
+      ? []
+      : [
+          `Below node:http2: a probe that reads HTTP/2 frames in JavaScript from a plain socket (not a client; see docs/PERFORMANCE.md) needs ${probe} per token.`,
+          '',
+        ]),
     `RSS per idle gRPC stream: ${idle === '' ? 'not measured' : idle}. ` +
       (missed.length === 0
         ? 'Every target of the benchmark is met.'

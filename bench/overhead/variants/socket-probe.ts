@@ -1,0 +1,256 @@
+import { connect, type Socket } from 'node:net';
+import { create, toBinary } from '@bufbuild/protobuf';
+import { ModelInferRequestSchema } from '../../../packages/grpc/src/gen/inference/grpc_service_pb.js';
+import { ensembleRequestInit, firstString } from '../wire.js';
+import type { Endpoints, Variant } from './variant.js';
+
+// HTTP/2 frame types and flags (RFC 9113 section 6).
+const DATA = 0x0;
+const HEADERS = 0x1;
+const RST_STREAM = 0x3;
+const SETTINGS = 0x4;
+const PING = 0x6;
+const GOAWAY = 0x7;
+const WINDOW_UPDATE = 0x8;
+const END_STREAM = 0x1;
+const ACK = 0x1;
+const END_HEADERS = 0x4;
+const SETTINGS_INITIAL_WINDOW_SIZE = 0x4;
+const MAX_WINDOW = 0x7fffffff;
+const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
+
+/** What one open request has received so far. */
+interface Call {
+  tokens: number;
+  text: string;
+  /** The start of a gRPC message cut by the end of a DATA frame. */
+  partial: Buffer | undefined;
+  readonly onFirstToken: (() => void) | undefined;
+  readonly resolve: (tokens: number) => void;
+  readonly reject: (err: Error) => void;
+}
+
+/**
+ * A probe, not a client: how little CPU per token Node needs when HTTP/2 frames are read in
+ * JavaScript from a plain `node:net` socket, one `data` callback per socket read instead of one
+ * per frame. It speaks only what this benchmark's exchange needs, and skips what a real client
+ * must do: no HPACK decoding (response headers and trailers are recognised by their flags, never
+ * read, so a gRPC error status goes unseen), no flow control (its windows are opened as wide as
+ * the protocol allows, once), no TLS, no deadlines, no reconnection. Its figures bound what an
+ * HTTP/2 client written on sockets could reach; they are not a bare client users could adopt, so
+ * the benchmark does not count it among the bare variants.
+ */
+export function socketProbeVariant(endpoints: Endpoints): Variant {
+  const url = new URL(endpoints.grpcUrl);
+  const calls = new Map<number, Call>();
+  let socket: Socket | undefined;
+  let nextStreamId = 1;
+  let unread: Buffer | undefined;
+
+  const opened = (): Socket => {
+    if (socket !== undefined) return socket;
+    const s = connect(Number(url.port), url.hostname);
+    s.setNoDelay(true);
+    s.on('data', (chunk: Buffer) => onSocketData(chunk));
+    s.on('error', (err) => failAll(err));
+    const settings = Buffer.alloc(6);
+    settings.writeUInt16BE(SETTINGS_INITIAL_WINDOW_SIZE, 0);
+    settings.writeUInt32BE(MAX_WINDOW, 2);
+    const increment = Buffer.alloc(4);
+    increment.writeUInt32BE(MAX_WINDOW - 65_535, 0);
+    s.write(
+      Buffer.concat([
+        PREFACE,
+        frameHeader(settings.length, SETTINGS, 0, 0),
+        settings,
+        frameHeader(4, WINDOW_UPDATE, 0, 0),
+        increment,
+      ]),
+    );
+    socket = s;
+    return s;
+  };
+
+  const failAll = (err: Error) => {
+    for (const call of calls.values()) call.reject(err);
+    calls.clear();
+  };
+
+  const finish = (streamId: number, call: Call) => {
+    calls.delete(streamId);
+    call.resolve(call.tokens);
+  };
+
+  const onSocketData = (chunk: Buffer) => {
+    const buf = unread === undefined ? chunk : Buffer.concat([unread, chunk]);
+    unread = undefined;
+    let pos = 0;
+    while (buf.length - pos >= 9) {
+      const length = buf.readUIntBE(pos, 3);
+      if (buf.length - pos < 9 + length) break;
+      const type = buf[pos + 3]!;
+      const flags = buf[pos + 4]!;
+      const streamId = buf.readUInt32BE(pos + 5) & 0x7fffffff;
+      const payload = buf.subarray(pos + 9, pos + 9 + length);
+      pos += 9 + length;
+      const call = calls.get(streamId);
+      if (type === DATA && call !== undefined) {
+        readMessages(streamId, call, payload);
+        if ((flags & END_STREAM) !== 0) finish(streamId, call);
+      } else if (type === HEADERS && call !== undefined && (flags & END_STREAM) !== 0) {
+        // The trailers (or a trailers-only answer): the call is over.
+        finish(streamId, call);
+      } else if (type === RST_STREAM && call !== undefined) {
+        calls.delete(streamId);
+        call.reject(new Error(`stream ${streamId} reset with code ${payload.readUInt32BE(0)}`));
+      } else if (type === SETTINGS && (flags & ACK) === 0) {
+        socket!.write(frameHeader(0, SETTINGS, ACK, 0));
+      } else if (type === PING && (flags & ACK) === 0) {
+        socket!.write(Buffer.concat([frameHeader(8, PING, ACK, 0), payload]));
+      } else if (type === GOAWAY) {
+        failAll(new Error(`GOAWAY ${payload.readUInt32BE(4)}: ${payload.subarray(8).toString()}`));
+      }
+    }
+    if (pos < buf.length) unread = buf.subarray(pos);
+  };
+
+  const readMessages = (streamId: number, call: Call, data: Buffer) => {
+    let buf = call.partial === undefined ? data : Buffer.concat([call.partial, data]);
+    call.partial = undefined;
+    while (buf.length >= 5) {
+      const length = buf.readUInt32BE(1);
+      if (buf.length < 5 + length) break;
+      const text = textOutput(buf, 5, 5 + length);
+      buf = buf.subarray(5 + length);
+      if (text === undefined) {
+        // The empty final response: half-close, and the server ends the call with its trailers.
+        socket!.write(frameHeader(0, DATA, END_STREAM, streamId));
+        continue;
+      }
+      if (call.tokens === 0) call.onFirstToken?.();
+      call.tokens += 1;
+      call.text += firstString(text);
+    }
+    if (buf.length > 0) call.partial = buf;
+  };
+
+  return {
+    stream(prompt, maxTokens, id, onFirstToken) {
+      const s = opened();
+      const message = toBinary(
+        ModelInferRequestSchema,
+        create(ModelInferRequestSchema, ensembleRequestInit(prompt, maxTokens, id)),
+      );
+      const streamId = nextStreamId;
+      nextStreamId += 2;
+      const block = headerBlock(url.host);
+      const prefix = Buffer.alloc(5);
+      prefix.writeUInt32BE(message.length, 1);
+      return new Promise<number>((resolve, reject) => {
+        calls.set(streamId, { tokens: 0, text: '', partial: undefined, onFirstToken, resolve, reject });
+        s.write(
+          Buffer.concat([
+            frameHeader(block.length, HEADERS, END_HEADERS, streamId),
+            block,
+            frameHeader(prefix.length + message.length, DATA, 0, streamId),
+            prefix,
+            message,
+          ]),
+        );
+      });
+    },
+    close: async () => {
+      socket?.destroy();
+    },
+  };
+}
+
+function frameHeader(length: number, type: number, flags: number, streamId: number): Buffer {
+  const b = Buffer.alloc(9);
+  b.writeUIntBE(length, 0, 3);
+  b[3] = type;
+  b[4] = flags;
+  b.writeUInt32BE(streamId, 5);
+  return b;
+}
+
+let cachedBlock: { host: string; block: Buffer } | undefined;
+
+/** The request headers as HPACK literals without indexing (no encoder state to keep). */
+function headerBlock(host: string): Buffer {
+  if (cachedBlock?.host === host) return cachedBlock.block;
+  const literal = (name: string, value: string) =>
+    Buffer.concat([
+      Buffer.of(0, name.length),
+      Buffer.from(name),
+      Buffer.of(value.length),
+      Buffer.from(value),
+    ]);
+  const block = Buffer.concat([
+    literal(':method', 'POST'),
+    literal(':scheme', 'http'),
+    literal(':path', '/inference.GRPCInferenceService/ModelStreamInfer'),
+    literal(':authority', host),
+    literal('content-type', 'application/grpc'),
+    literal('te', 'trailers'),
+  ]);
+  cachedBlock = { host, block };
+  return block;
+}
+
+const TEXT_OUTPUT = Buffer.from('text_output');
+
+/**
+ * The `raw_output_contents` (field 6) of the output named `text_output` (field 5) in the
+ * `infer_response` (field 2) of a `ModelStreamInferResponse`; undefined for a response without it.
+ */
+function textOutput(buf: Buffer, start: number, end: number): Buffer | undefined {
+  let pos = start;
+  let stop = end;
+  let inside = false;
+  let outputs = 0;
+  let raws = 0;
+  let wanted = -1;
+  const varint = (): number => {
+    let value = 0;
+    let scale = 1;
+    for (;;) {
+      const b = buf[pos++]!;
+      value += (b & 0x7f) * scale;
+      if (b < 0x80) return value;
+      scale *= 128;
+    }
+  };
+  while (pos < stop) {
+    const tag = varint();
+    const field = tag >>> 3;
+    const type = tag & 7;
+    if (type === 2) {
+      const length = varint();
+      if (!inside && field === 2) {
+        inside = true;
+        stop = pos + length;
+        continue;
+      }
+      if (inside && field === 5) {
+        // InferOutputTensor: its name (field 1) comes first in what protobuf writers emit.
+        const at = pos;
+        pos += 1;
+        const nameLength = varint();
+        if (buf[at] === 0x0a && buf.subarray(pos, pos + nameLength).equals(TEXT_OUTPUT)) wanted = outputs;
+        outputs += 1;
+        pos = at + length;
+        continue;
+      }
+      if (inside && field === 6) {
+        if (raws === wanted) return buf.subarray(pos, pos + length);
+        raws += 1;
+      }
+      pos += length;
+    } else if (type === 0) varint();
+    else if (type === 1) pos += 8;
+    else if (type === 5) pos += 4;
+    else throw new Error(`wire type ${type}`);
+  }
+  return undefined;
+}
