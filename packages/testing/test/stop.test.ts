@@ -1,4 +1,4 @@
-import { encode, generateTokens } from '@trtllm/testing';
+import { encode, type FakeTriton, generateTokens } from '@trtllm/testing';
 import { describe, expect, it } from 'vitest';
 import { post, sseEvents, uniqueId, useFake } from './support/fake.js';
 import { bool, inferRequest, int32, isFinal, output, rawInputs, text } from './support/grpc-client.js';
@@ -7,6 +7,16 @@ import { openStream, readEvents } from './support/streams.js';
 const h = useFake({ itlMs: 4 });
 
 const stopInputs = () => rawInputs([0], 0, [bool('stop', true)]);
+
+/** The raw model's in-band stop of request `id`, sent as its own HTTP request. */
+const postStop = (fake: FakeTriton, id: string) =>
+  post(fake, '/v2/models/tensorrt_llm/generate_stream', {
+    id,
+    input_ids: [0],
+    input_lengths: 1,
+    request_output_len: 0,
+    stop: true,
+  });
 
 describe('in-band stop', () => {
   it('on the same gRPC stream ends the running request gracefully; the stop gets its own empty final', async () => {
@@ -40,13 +50,7 @@ describe('in-band stop', () => {
       streaming: true,
     });
     const { text: first, reader } = await readEvents(res, 2);
-    const stop = await post(h.fake, '/v2/models/tensorrt_llm/generate_stream', {
-      id,
-      input_ids: [0],
-      input_lengths: 1,
-      request_output_len: 0,
-      stop: true,
-    });
+    const stop = await postStop(h.fake, id);
     expect(stop.status).toBe(200);
     expect(await stop.text()).toBe('');
     let rest = '';
@@ -92,13 +96,7 @@ describe('in-band stop between two tokens', () => {
       { signal: controller.signal },
     );
     await readEvents(res, 1);
-    const stop = await post(slow.fake, '/v2/models/tensorrt_llm/generate_stream', {
-      id,
-      input_ids: [0],
-      input_lengths: 1,
-      request_output_len: 0,
-      stop: true,
-    });
+    const stop = await postStop(slow.fake, id);
     expect(stop.status).toBe(200);
     controller.abort();
     const end = await slow.fake.waitForEvent((e) => e.id === id && e.event !== 'received', 10_000);
