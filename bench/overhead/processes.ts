@@ -57,7 +57,7 @@ export function runJsonChild<T>(
       clearTimeout(timer);
       const last = out.trim().split('\n').at(-1) ?? '';
       if (code !== 0 || last === '') {
-        reject(new Error(`${argv.slice(0, 4).join(' ')} exited with ${code}:\n${err.trim().slice(-2000)}`));
+        reject(new Error(`${argv.slice(0, 4).join(' ')} exited with ${code}:\n${excerpt(err.trim())}`));
         return;
       }
       try {
@@ -116,4 +116,9 @@ export function startServerProcess(
       });
     });
   });
+}
+
+/** A long stderr cut to its start (where the error usually says what failed) and its end. */
+function excerpt(text: string): string {
+  return text.length <= 2000 ? text : `${text.slice(0, 600)}\n[…]\n${text.slice(-1400)}`;
 }
