@@ -1,8 +1,9 @@
-import type { SecureClientSessionOptions } from 'node:http2';
+import type { ConnectionOptions } from 'node:tls';
 import { type Client, createClient } from '@connectrpc/connect';
 import { compressionGzip, createGrpcTransport, Http2SessionManager } from '@connectrpc/connect-node';
 import { invalidArgument, TritonLlmError } from '@trtllm/sdk';
 import { GRPCInferenceService } from './gen/inference/grpc_service_pb.js';
+import { H2Sessions } from './h2-session.js';
 import type { GrpcTlsOptions, GrpcTransportOptions } from './options.js';
 
 const DEFAULT_KEEPALIVE_MS = 30_000;
@@ -12,8 +13,9 @@ const MAX_MESSAGE_BYTES = 0xffffffff;
 /** The client of one HTTP/2 connection, and the way to drop it. */
 export interface Connection {
   readonly client: Client<typeof GRPCInferenceService>;
-  /** The HTTP/2 session the client's calls share; the lean streaming path opens its streams on it too. */
-  readonly sessions: Http2SessionManager;
+  /** The connection of the streaming calls: HTTP/2 framed on a socket of its own (h2-session.ts). */
+  readonly streams: H2Sessions;
+  readonly url: URL;
   readonly maxReceiveBytes: number | undefined;
   readonly maxSendBytes: number | undefined;
   close(): void;
@@ -41,13 +43,16 @@ export function openConnection(options: GrpcTransportOptions): Connection {
   }
   const readMaxBytes = messageLimit('maxReceiveMessageBytes', options.maxReceiveMessageBytes);
   const writeMaxBytes = messageLimit('maxSendMessageBytes', options.maxSendMessageBytes);
+  const tls = url.protocol === 'https:' ? tlsOptions(options.tls ?? {}) : undefined;
+  // Unary calls (and `multiplex: true`) go through connect-node on node:http2.
   const sessionManager = new Http2SessionManager(
     url,
     keepaliveMs > 0 ? { pingIntervalMs: keepaliveMs } : {},
     // Node's default of 10 MB per HTTP/2 session refuses bursts of thousands of new streams on one
     // connection (NGHTTP2_ENHANCE_YOUR_CALM); the limit is in megabytes.
-    { maxSessionMemory: 256, ...(url.protocol === 'https:' ? tlsOptions(options.tls ?? {}) : {}) },
+    { maxSessionMemory: 256, ...tls },
   );
+  const streams = new H2Sessions({ url, keepaliveMs, ...(tls !== undefined ? { tls } : {}) });
   const transport = createGrpcTransport({
     baseUrl: url.toString().replace(/\/$/, ''),
     sessionManager,
@@ -59,10 +64,14 @@ export function openConnection(options: GrpcTransportOptions): Connection {
   });
   return {
     client: createClient(GRPCInferenceService, transport),
-    sessions: sessionManager,
+    streams,
+    url,
     maxReceiveBytes: readMaxBytes,
     maxSendBytes: writeMaxBytes,
-    close: () => sessionManager.abort(),
+    close: () => {
+      sessionManager.abort();
+      streams.close();
+    },
   };
 }
 
@@ -102,7 +111,7 @@ function messageLimit(field: string, value: number | undefined): number | undefi
   return value;
 }
 
-function tlsOptions(tls: GrpcTlsOptions): SecureClientSessionOptions {
+function tlsOptions(tls: GrpcTlsOptions): ConnectionOptions {
   return {
     ...(tls.ca !== undefined ? { ca: pem(tls.ca) } : {}),
     ...(tls.cert !== undefined ? { cert: pem(tls.cert) } : {}),

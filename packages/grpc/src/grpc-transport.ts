@@ -9,7 +9,7 @@ import {
 } from '@trtllm/sdk';
 import { openConnection } from './connection.js';
 import { toTritonLlmError } from './errors.js';
-import { H2InferStream, type H2StreamConfig } from './h2-stream.js';
+import { H2InferStream, type H2StreamConfig, streamHeaderBlock } from './h2-stream.js';
 import { callHeaders, requestHeaders } from './headers.js';
 import { toModelInferRequest } from './infer-request.js';
 import { fromModelInferResponse } from './infer-response.js';
@@ -43,8 +43,10 @@ export function grpcTransport(options: GrpcTransportOptions | GrpcReplicaTranspo
   const client = connection.client;
   // Shared by every streamed call without headers or a deadline of its own.
   const streamConfig: H2StreamConfig = {
-    sessions: connection.sessions,
+    sessions: connection.streams,
+    url: connection.url,
     headers: streamHeaders,
+    headerBlock: streamHeaderBlock(connection.url, streamHeaders, undefined),
     timeoutMs: undefined,
     maxReceiveBytes: connection.maxReceiveBytes,
     maxSendBytes: connection.maxSendBytes,
@@ -113,17 +115,16 @@ export function grpcTransport(options: GrpcTransportOptions | GrpcReplicaTranspo
         return mux.stream(request, call?.signal);
       }
       const timeoutMs = checkCall(call);
-      const config =
-        call?.headers === undefined && timeoutMs === undefined
-          ? streamConfig
-          : {
-              ...streamConfig,
-              headers:
-                call?.headers === undefined
-                  ? streamHeaders
-                  : requestHeaders(callHeaders(options.headers, call.headers, 'options.headers'), gzip),
-              timeoutMs,
-            };
+      let config = streamConfig;
+      if (call?.headers !== undefined) {
+        const headers = requestHeaders(callHeaders(options.headers, call.headers, 'options.headers'), gzip);
+        config = {
+          ...streamConfig,
+          headers,
+          headerBlock: streamHeaderBlock(connection.url, headers, undefined),
+        };
+      }
+      if (timeoutMs !== undefined) config = { ...config, timeoutMs };
       return new H2InferStream(request, call?.signal, config);
     },
 

@@ -1,13 +1,7 @@
-import {
-  type ClientHttp2Stream,
-  constants,
-  type IncomingHttpHeaders,
-  type OutgoingHttpHeaders,
-} from 'node:http2';
+import { constants, type OutgoingHttpHeaders } from 'node:http2';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { create, toBinary } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
-import type { Http2SessionManager } from '@connectrpc/connect-node';
 import {
   type InferRequest,
   type InferResponse,
@@ -18,6 +12,15 @@ import {
 import { toTritonLlmError } from './errors.js';
 import { ModelInferRequestSchema } from './gen/inference/grpc_service_pb.js';
 import { FrameReader, frameMessage } from './grpc-frames.js';
+import {
+  encodeHeaderBlock,
+  H2_NO_ERROR,
+  H2_REFUSED_STREAM,
+  type H2Headers,
+  type H2Sessions,
+  type H2Stream,
+  type H2StreamOwner,
+} from './h2-session.js';
 import { toModelInferRequest } from './infer-request.js';
 import { STREAM_PARAMETERS } from './stream.js';
 import { streamErrorFromMessage } from './stream-error.js';
@@ -32,9 +35,13 @@ const HIGH_WATER = 32;
 
 /** What the lean stream needs from its transport: the connection and the per-call settings. */
 export interface H2StreamConfig {
-  readonly sessions: Http2SessionManager;
-  /** The call's request headers, without the deadline (see `deadlineHeader`). */
+  readonly sessions: H2Sessions;
+  /** Where the calls go (`:scheme` and `:authority`). */
+  readonly url: URL;
+  /** The call's request headers, without the deadline. */
   readonly headers: OutgoingHttpHeaders;
+  /** `headers` encoded once, for the calls without a deadline. */
+  readonly headerBlock: Buffer;
   readonly timeoutMs: number | undefined;
   readonly maxReceiveBytes: number | undefined;
   readonly maxSendBytes: number | undefined;
@@ -43,8 +50,22 @@ export interface H2StreamConfig {
 
 const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
 
+/** The request header block of a config (the deadline header added for a call with one). */
+export function streamHeaderBlock(
+  url: URL,
+  headers: OutgoingHttpHeaders,
+  timeoutMs: number | undefined,
+): Buffer {
+  return encodeHeaderBlock(
+    url,
+    PATH,
+    timeoutMs === undefined ? headers : { ...headers, 'grpc-timeout': `${Math.ceil(timeoutMs)}m` },
+  );
+}
+
 /**
- * One streamed request on its own HTTP/2 stream, straight on `node:http2`: the default gRPC path.
+ * One streamed request on its own HTTP/2 stream of the transport's socket-level connection
+ * (`h2-session.ts`): the default gRPC path.
  * Ending it early resets that stream alone (RST_STREAM CANCEL), so the server cancels exactly this
  * request. There is no generator or stream pipeline between the socket and the consumer: each
  * response is read from its DATA chunk by `readStreamResponse` and either resolves the consumer's
@@ -53,9 +74,9 @@ const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value:
  * A stop request shares the main request's id and gets its own empty final response, so after
  * `sendStop` the stream waits for two final-flagged responses and reports only the last as final.
  */
-export class H2InferStream implements InferStream, AsyncIterator<InferResponse> {
+export class H2InferStream implements InferStream, AsyncIterator<InferResponse>, H2StreamOwner {
   readonly cancelsOnServer = true;
-  private h2: ClientHttp2Stream | undefined;
+  private h2: H2Stream | undefined;
   private phase: 'idle' | 'open' | 'draining' | 'done' = 'idle';
   private iterated = false;
   private readonly queue: InferResponse[] = [];
@@ -64,8 +85,6 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse> 
   /** Who waits for the next event: the client's generation (pull) or an adapter of `next()`. */
   private waiter: InferSink | undefined;
   private failure: TritonLlmError | undefined;
-  /** Frames written before the HTTP/2 stream exists (the stop request can come that early). */
-  private unsent: Buffer[] | undefined;
   private stopSent = false;
   private finalsExpected = 1;
   private finalsSeen = 0;
@@ -166,7 +185,7 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse> 
       const frame = this.encode(stop);
       this.stopSent = true;
       this.finalsExpected += 1;
-      this.write(frame);
+      this.h2?.write(frame);
     } catch (err) {
       throw this.toError(err);
     }
@@ -176,21 +195,19 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse> 
     if (this.signal?.aborted === true) throw this.signal.reason;
     const first = this.encode(this.request!);
     this.request = undefined;
+    const { timeoutMs, headers, headerBlock, sessions, url, maxReceiveBytes } = this.config;
+    const block = timeoutMs === undefined ? headerBlock : streamHeaderBlock(url, headers, timeoutMs);
+    const h2 = sessions.open(block, this);
     this.phase = 'open';
-    this.unsent = [first];
+    this.h2 = h2;
+    this.frames = new FrameReader(maxReceiveBytes);
     this.signal?.addEventListener('abort', this, { once: true });
-    const { timeoutMs, headers, sessions } = this.config;
-    let requestHeaders = headers;
     if (timeoutMs !== undefined) {
-      requestHeaders = { ...headers, 'grpc-timeout': `${Math.ceil(timeoutMs)}m` };
       this.deadline = setTimeout(() => {
         this.fail(new ConnectError(`the deadline of ${timeoutMs} ms passed`, Code.DeadlineExceeded), true);
       }, timeoutMs);
     }
-    sessions.request('POST', PATH, requestHeaders, {}).then(
-      (h2) => this.attach(h2),
-      (err: unknown) => this.fail(err, false),
-    );
+    h2.write(first);
   }
 
   private encode(request: InferRequest): Buffer {
@@ -210,38 +227,8 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse> 
     return frameMessage(body, compress);
   }
 
-  private write(frame: Buffer): void {
-    if (this.h2 !== undefined) this.h2.write(frame);
-    else if (this.unsent !== undefined) this.unsent.push(frame);
-    else this.unsent = [frame];
-  }
-
-  private attach(h2: ClientHttp2Stream): void {
-    if (this.phase === 'done') {
-      // Cancelled while the stream was being opened.
-      h2.close(constants.NGHTTP2_CANCEL);
-      return;
-    }
-    this.h2 = h2;
-    this.frames = new FrameReader(this.config.maxReceiveBytes);
-    // Shared listeners that find this stream through the HTTP/2 stream: no closures per request.
-    (h2 as OwnedStream)[OWNER] = this;
-    h2.on('response', onResponse);
-    h2.on('data', onData);
-    h2.on('trailers', onTrailers);
-    // 'error' is followed by 'close'; the error is the better explanation of the two.
-    h2.on('error', onError);
-    // The server's side ends with its trailers ('end'), even while ours is still open (a server
-    // that ends the call before the final response); a reset or a lost connection shows as 'close'.
-    h2.on('end', onEnd);
-    h2.on('close', onClose);
-    for (const frame of this.unsent ?? []) h2.write(frame);
-    this.unsent = undefined;
-    if (this.phase === 'draining') h2.end();
-  }
-
   /** @internal */
-  headersArrived(headers: IncomingHttpHeaders): void {
+  headersArrived(headers: H2Headers): void {
     const encoding = headers['grpc-encoding'];
     if (encoding !== undefined) this.encoding = String(encoding);
     this.headerHasStatus = headers['grpc-status'] !== undefined;
@@ -256,14 +243,13 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse> 
   }
 
   /** @internal */
-  trailersArrived(trailers: IncomingHttpHeaders): void {
+  trailersArrived(trailers: H2Headers): void {
     this.trailersSeen = true;
     this.trailerError = statusError(trailers);
   }
 
   /** @internal */
-  dataArrived(h2: ClientHttp2Stream, chunk: Buffer): void {
-    this.config.sessions.notifyResponseByteRead(h2);
+  dataArrived(chunk: Buffer): void {
     if (this.phase === 'done') return;
     try {
       this.frames!.push(chunk, this);
@@ -277,7 +263,6 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse> 
     this.fail(err, false);
   }
 
-  /** One response message; false stops the reader (the call failed). */
   /** @internal One response message (the frame reader's callback); false stops the reader. */
   message(bytes: Buffer, compressed: boolean): boolean {
     if (this.phase === 'done') return false;
@@ -336,8 +321,7 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse> 
     }
   }
 
-  /** The HTTP/2 stream closed: a clean end, or the reason the call failed. */
-  /** @internal */
+  /** @internal The HTTP/2 stream closed: a clean end, or the reason the call failed. */
   closed(rstCode: number | undefined): void {
     if (this.phase === 'done') return;
     const error = this.callError(rstCode);
@@ -358,7 +342,7 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse> 
     const status = this.trailerError ?? this.headerError;
     if (status !== undefined) return status;
     if (!this.trailersSeen && !this.headerHasStatus) {
-      if (rstCode !== undefined && rstCode !== constants.NGHTTP2_NO_ERROR) return resetError(rstCode);
+      if (rstCode !== undefined && rstCode !== H2_NO_ERROR) return resetError(rstCode);
       // No status at all: the connection went away under the call.
       return new ConnectError('the connection closed before the call ended', Code.Unavailable);
     }
@@ -394,7 +378,7 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse> 
   private leave(): void {
     if (this.phase === 'done') return;
     this.finish();
-    this.h2?.close(constants.NGHTTP2_CANCEL);
+    this.h2?.cancel();
   }
 
   /** Ends the call with an error: resets the stream when `reset`, and hands the error on. */
@@ -403,7 +387,7 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse> 
     const error = this.toError(err);
     this.failure = error;
     this.finish();
-    if (reset) this.h2?.close(constants.NGHTTP2_CANCEL);
+    if (reset) this.h2?.cancel();
     // Responses that arrived before the failure are still delivered first (see next()).
     const waiter = this.waiter;
     this.waiter = undefined;
@@ -426,7 +410,7 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse> 
   }
 }
 
-function statusError(headers: IncomingHttpHeaders | undefined): ConnectError | undefined {
+function statusError(headers: H2Headers | undefined): ConnectError | undefined {
   const status = headers?.['grpc-status'];
   if (status === undefined || status === '0') return undefined;
   const code = Number.parseInt(String(status), 10);
@@ -471,7 +455,7 @@ function httpStatusCode(status: number): Code {
 function resetError(rstCode: number): ConnectError {
   const message = `http/2 stream closed with error code 0x${rstCode.toString(16)}`;
   switch (rstCode) {
-    case constants.NGHTTP2_REFUSED_STREAM:
+    case H2_REFUSED_STREAM:
       return new ConnectError(message, Code.Unavailable);
     case constants.NGHTTP2_CANCEL:
       return new ConnectError(message, Code.Canceled);
@@ -483,26 +467,4 @@ function resetError(rstCode: number): ConnectError {
     default:
       return new ConnectError(message, Code.Internal);
   }
-}
-
-const OWNER = Symbol('H2InferStream');
-type OwnedStream = ClientHttp2Stream & { [OWNER]: H2InferStream };
-
-function onResponse(this: OwnedStream, headers: IncomingHttpHeaders): void {
-  this[OWNER].headersArrived(headers);
-}
-function onData(this: OwnedStream, chunk: Buffer): void {
-  this[OWNER].dataArrived(this, chunk);
-}
-function onTrailers(this: OwnedStream, trailers: IncomingHttpHeaders): void {
-  this[OWNER].trailersArrived(trailers);
-}
-function onError(this: OwnedStream, err: Error): void {
-  this[OWNER].streamFailed(err);
-}
-function onEnd(this: OwnedStream): void {
-  this[OWNER].closed(undefined);
-}
-function onClose(this: OwnedStream): void {
-  this[OWNER].closed(this.rstCode);
 }
