@@ -1,6 +1,5 @@
 import { constants, type OutgoingHttpHeaders } from 'node:http2';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { create, toBinary } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
 import {
   type InferRequest,
@@ -10,7 +9,6 @@ import {
   TritonLlmError,
 } from '@trtllm/sdk';
 import { toTritonLlmError } from './errors.js';
-import { ModelInferRequestSchema } from './gen/inference/grpc_service_pb.js';
 import { FrameReader, frameMessage } from './grpc-frames.js';
 import {
   encodeHeaderBlock,
@@ -21,10 +19,10 @@ import {
   type H2Stream,
   type H2StreamOwner,
 } from './h2-session.js';
-import { toModelInferRequest } from './infer-request.js';
 import { STREAM_PARAMETERS } from './stream.js';
 import { streamErrorFromMessage } from './stream-error.js';
 import { readStreamResponse, type WireResponse } from './wire-reader.js';
+import { writeModelInferRequest } from './wire-writer.js';
 
 const PATH = '/inference.GRPCInferenceService/ModelStreamInfer';
 // Requests this size and up are compressed when gzip is on (small ones would only grow).
@@ -211,10 +209,7 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse>,
   }
 
   private encode(request: InferRequest): Buffer {
-    const message = toBinary(
-      ModelInferRequestSchema,
-      create(ModelInferRequestSchema, toModelInferRequest(request, STREAM_PARAMETERS)),
-    );
+    const message = writeModelInferRequest(request, STREAM_PARAMETERS);
     const { maxSendBytes, gzip } = this.config;
     const compress = gzip && message.length >= COMPRESS_MIN_BYTES;
     const body = compress ? gzipSync(message) : message;
