@@ -456,25 +456,42 @@ function packByteStrings(items: readonly Uint8Array[]): Uint8Array {
  * Unpacks raw tensor bytes (gRPC `raw_output_contents`, an HTTP binary blob) into the data form
  * of `datatype`. Numbers are copied, so `raw` may be any subarray of a larger message at any
  * alignment; BYTES elements are views of `raw` (copying each would allocate a buffer per streamed
- * token). Bytes that do not fit the shape are a `protocol` error naming datatype, shape and byte
- * count.
+ * token). `start` and `end` pick the tensor's bytes out of a larger `raw` (a whole response
+ * message) without a view of them. Bytes that do not fit the shape are a `protocol` error naming
+ * datatype, shape and byte count.
  */
-export function decodeTensorData(datatype: DataType, shape: readonly number[], raw: Uint8Array): TensorData {
-  if (!isDataType(datatype)) throw decodeFailure(datatype, shape, raw, 'unknown data type');
+export function decodeTensorData(
+  datatype: DataType,
+  shape: readonly number[],
+  raw: Uint8Array,
+  start = 0,
+  end: number = raw.length,
+): TensorData {
+  if (!isDataType(datatype)) throw decodeFailure(datatype, shape, end - start, 'unknown data type');
   const count = countOrProblem(shape);
-  if (typeof count === 'string') throw decodeFailure(datatype, shape, raw, count);
-  if (datatype === 'BYTES') return unpackByteStrings(raw, count, shape);
-  // A plain view, because Node's Buffer.slice() would alias the message instead of copying it.
-  const bytes = new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength);
+  if (typeof count === 'string') throw decodeFailure(datatype, shape, end - start, count);
+  if (datatype === 'BYTES') return unpackByteStrings(raw, start, end, count, shape);
+  const length = end - start;
   const size = BYTES_PER_ELEMENT[datatype]!;
-  if (bytes.byteLength !== count * size) {
+  if (length !== count * size) {
     throw decodeFailure(
       datatype,
       shape,
-      bytes,
+      length,
       `${count} elements of ${size} bytes need ${count * size} bytes`,
     );
   }
+  if (
+    LITTLE_ENDIAN_HOST &&
+    length <= SMALL_NUMBERS_BYTES &&
+    datatype !== 'BOOL' &&
+    datatype !== 'FP16' &&
+    datatype !== 'BF16'
+  ) {
+    return readSmall(datatype, raw, start, count, size);
+  }
+  // A plain view, because Node's Buffer.slice() would alias the message instead of copying it.
+  const bytes = new Uint8Array(raw.buffer, raw.byteOffset + start, length);
   switch (datatype) {
     case 'BOOL':
       return Array.from(bytes, (b) => b !== 0);
@@ -487,8 +504,6 @@ export function decodeTensorData(datatype: DataType, shape: readonly number[], r
       return out;
     }
     default: {
-      if (LITTLE_ENDIAN_HOST && bytes.byteLength <= SMALL_NUMBERS_BYTES)
-        return readSmall(datatype, bytes, count, size);
       // The copy starts a fresh buffer, which also gives the typed array the alignment it needs.
       const copy = swapEach(bytes.slice(), size);
       return new FIXED_WIDTH_ARRAYS[datatype](copy.buffer, 0, count);
@@ -504,6 +519,7 @@ const SMALL_NUMBERS_BYTES = 64;
 function readSmall(
   datatype: FixedWidthType,
   bytes: Uint8Array,
+  start: number,
   count: number,
   size: number,
 ): FixedWidthArray {
@@ -511,7 +527,7 @@ function readSmall(
   // The element's bytes go through a scratch buffer; the host is little-endian, as the wire is.
   const scratch = SCRATCH[datatype];
   for (let i = 0; i < count; i++) {
-    const at = i * size;
+    const at = start + i * size;
     for (let k = 0; k < size; k++) SCRATCH_BYTES[k] = bytes[at + k]!;
     out[i] = scratch[0]!;
   }
@@ -537,25 +553,33 @@ const SCRATCH: Readonly<Record<FixedWidthType, FixedWidthArray>> = {
 function decodeFailure(
   datatype: string,
   shape: readonly number[],
-  bytes: Uint8Array,
+  byteLength: number,
   why: string,
 ): TritonLlmError {
   return new TritonLlmError(
     'protocol',
-    `cannot decode ${datatype} tensor of shape ${formatShape(shape)} (${bytes.byteLength} bytes): ${why}`,
+    `cannot decode ${datatype} tensor of shape ${formatShape(shape)} (${byteLength} bytes): ${why}`,
   );
 }
 
-function unpackByteStrings(bytes: Uint8Array, count: number, shape: readonly number[]): Uint8Array[] {
+/** The BYTES elements in `bytes[start, end)`, as views; offsets in errors count from `start`. */
+function unpackByteStrings(
+  bytes: Uint8Array,
+  start: number,
+  end: number,
+  count: number,
+  shape: readonly number[],
+): Uint8Array[] {
   const out: Uint8Array[] = new Array(count);
-  let offset = 0;
+  const total = end - start;
+  let offset = start;
   for (let i = 0; i < count; i++) {
-    if (offset + 4 > bytes.length) {
+    if (offset + 4 > end) {
       throw decodeFailure(
         'BYTES',
         shape,
-        bytes,
-        `element ${i} is truncated: its 4-byte length would start at byte ${offset}`,
+        total,
+        `element ${i} is truncated: its 4-byte length would start at byte ${offset - start}`,
       );
     }
     // Little-endian uint32, read without a DataView per tensor.
@@ -566,20 +590,20 @@ function unpackByteStrings(bytes: Uint8Array, count: number, shape: readonly num
         (bytes[offset + 3]! << 24)) >>>
       0;
     offset += 4;
-    if (offset + length > bytes.length) {
+    if (offset + length > end) {
       throw decodeFailure(
         'BYTES',
         shape,
-        bytes,
-        `element ${i} is truncated: it declares ${length} bytes, ${bytes.length - offset} remain`,
+        total,
+        `element ${i} is truncated: it declares ${length} bytes, ${end - offset} remain`,
       );
     }
     // A plain Uint8Array even when `bytes` is a Node Buffer (whose subarray would be a Buffer).
     out[i] = new Uint8Array(bytes.buffer, bytes.byteOffset + offset, length);
     offset += length;
   }
-  if (offset !== bytes.length)
-    throw decodeFailure('BYTES', shape, bytes, `${bytes.length - offset} bytes follow the last element`);
+  if (offset !== end)
+    throw decodeFailure('BYTES', shape, total, `${end - offset} bytes follow the last element`);
   return out;
 }
 

@@ -54,7 +54,8 @@ class Truncated extends Error {}
  * through the generated decoder. Returns the server's `error_message` as a string.
  */
 export function readStreamResponse(bytes: Buffer, expectedId?: string): WireResponse | string {
-  const w = new Walker(bytes, expectedId);
+  // One walker for every response: reading is synchronous and never nested.
+  const w = WALKER.reset(bytes, expectedId);
   let error = '';
   let response: WireResponse | undefined;
   try {
@@ -86,7 +87,7 @@ export function readStreamResponse(bytes: Buffer, expectedId?: string): WireResp
 // per output spares the garbage collector a few allocations per token.
 const outputNames: string[] = [];
 const outputTypes: string[] = [];
-const outputShapes: number[][] = [];
+const outputShapes: (readonly number[])[] = [];
 const rawStarts: number[] = [];
 const rawEnds: number[] = [];
 
@@ -177,7 +178,7 @@ function readInferResponse(w: Walker, start: number, end: number): WireResponse 
     }
     let data: Tensor['data'];
     try {
-      data = decodeTensorData(datatype, shape, w.slice(rawStarts[i]!, rawEnds[i]!));
+      data = decodeTensorData(datatype, shape, w.buf, rawStarts[i]!, rawEnds[i]!);
     } catch (err) {
       throw malformedResponse(model, id, `output '${name}' cannot be decoded`, err);
     }
@@ -215,7 +216,8 @@ const EMPTY: Parameters = Object.freeze({});
 function readOutput(w: Walker, start: number, end: number, index: number): void {
   let name = '';
   let datatype = '';
-  const shape: number[] = [];
+  const dims = DIMS;
+  dims.length = 0;
   w.pos = start;
   while (w.pos < end) {
     const tag = w.varint();
@@ -226,14 +228,29 @@ function readOutput(w: Walker, start: number, end: number, index: number): void 
     else if (field === OUTPUT_SHAPE && type === LENGTH_DELIMITED) {
       // Packed, as proto3 writes repeated scalars.
       const stop = w.take(w.varint());
-      while (w.pos < stop) shape.push(w.dimension());
-    } else if (field === OUTPUT_SHAPE && type === VARINT) shape.push(w.dimension());
+      while (w.pos < stop) dims.push(w.dimension());
+    } else if (field === OUTPUT_SHAPE && type === VARINT) dims.push(w.dimension());
     else w.skip(type);
   }
   w.pos = end;
   outputNames[index] = name;
   outputTypes[index] = datatype;
-  outputShapes[index] = shape;
+  outputShapes[index] = sharedShape(dims);
+}
+
+// The dimensions of the output being read (scratch), and the shapes nearly every streamed output
+// has, shared instead of allocated per output and token (a tensor's shape is read-only).
+const DIMS: number[] = [];
+const SHAPE_1: readonly number[] = Object.freeze([1]);
+const SHAPE_1_1: readonly number[] = Object.freeze([1, 1]);
+const SHAPE_1_1_1: readonly number[] = Object.freeze([1, 1, 1]);
+
+function sharedShape(dims: readonly number[]): readonly number[] {
+  const n = dims.length;
+  if (n >= 1 && n <= 3 && dims[0] === 1 && (n < 2 || dims[1] === 1) && (n < 3 || dims[2] === 1)) {
+    return n === 1 ? SHAPE_1 : n === 2 ? SHAPE_1_1 : SHAPE_1_1_1;
+  }
+  return dims.slice();
 }
 
 // The entry `readParameterEntry` read last (module state, like the scratch above).
@@ -289,12 +306,17 @@ function describe(err: unknown): string {
 /** A position in a message and the reads the walker needs; every read checks the bounds. */
 class Walker {
   pos = 0;
-  readonly end: number;
-  constructor(
-    private readonly buf: Buffer,
-    private readonly expectedId: string | undefined,
-  ) {
+  end = 0;
+  buf: Buffer = Buffer.alloc(0);
+  private expectedId: string | undefined;
+
+  /** Points the walker at the start of `buf`. */
+  reset(buf: Buffer, expectedId: string | undefined): this {
+    this.buf = buf;
     this.end = buf.length;
+    this.pos = 0;
+    this.expectedId = expectedId;
+    return this;
   }
 
   /** A short name that recurs in every response (model, output, data type, parameter key). */
@@ -369,11 +391,6 @@ class Walker {
     const stop = this.pos + length;
     if (stop > this.end) throw new Truncated();
     return stop;
-  }
-
-  /** Bytes of the message between two positions, as a view (no copy). */
-  slice(start: number, end: number): Buffer {
-    return this.buf.subarray(start, end);
   }
 
   string(): string {
@@ -452,3 +469,4 @@ class NameCache {
 
 const MAX_NAME_BYTES = 64;
 const NAMES = new NameCache(4);
+const WALKER = new Walker();
