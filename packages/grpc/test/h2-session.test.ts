@@ -1,0 +1,169 @@
+import { once } from 'node:events';
+import {
+  constants,
+  createServer,
+  type Http2Server,
+  type IncomingHttpHeaders,
+  type ServerHttp2Session,
+  type ServerHttp2Stream,
+} from 'node:http2';
+import type { AddressInfo } from 'node:net';
+import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
+import { createTensor, type InferRequest } from '@trtllm/sdk';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  ModelInferRequestSchema,
+  ModelStreamInferResponseSchema,
+} from '../src/gen/inference/grpc_service_pb.js';
+import { grpcTransport } from '../src/index.js';
+import { drain } from './support.js';
+
+// The streaming calls run on our own HTTP/2 framing (src/h2-session.ts). These servers are
+// node:http2 (nghttp2), the reference implementation, pushed to what the fake never does: tiny
+// windows, a stream limit, GOAWAY, headers and requests larger than one frame.
+
+const servers: Http2Server[] = [];
+const sessions: ServerHttp2Session[] = [];
+afterEach(async () => {
+  // A node:http2 server session that sent GOAWAY does not notice its client leaving: end them here.
+  for (const s of sessions.splice(0)) s.destroy();
+  for (const s of servers.splice(0)) {
+    await new Promise<void>((resolve) => s.close(() => resolve()));
+  }
+});
+
+async function serve(
+  onStream: (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, body: Buffer) => void,
+  settings: Parameters<typeof createServer>[0] = {},
+): Promise<{ url: string; server: Http2Server }> {
+  const server = createServer(settings);
+  servers.push(server);
+  server.on('session', (session) => sessions.push(session));
+  server.on('stream', (stream, headers) => {
+    stream.on('error', () => undefined);
+    const chunks: Buffer[] = [];
+    let answered = false;
+    stream.on('data', (chunk: Buffer) => {
+      chunks.push(chunk);
+      const body = Buffer.concat(chunks);
+      // One whole gRPC message is the request; the call stays open for the answer.
+      if (!answered && body.length >= 5 && body.length >= 5 + body.readUInt32BE(1)) {
+        answered = true;
+        onStream(stream, headers, body);
+      }
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
+/** Answers a call with one empty final response and status OK. */
+function answerFinal(stream: ServerHttp2Stream, id: string): void {
+  if (stream.destroyed) return;
+  const message = toBinary(
+    ModelStreamInferResponseSchema,
+    create(ModelStreamInferResponseSchema, {
+      inferResponse: {
+        modelName: 'tensorrt_llm',
+        id,
+        parameters: { triton_final_response: { parameterChoice: { case: 'boolParam', value: true } } },
+      },
+    }),
+  );
+  const frame = Buffer.alloc(5 + message.length);
+  frame.writeUInt32BE(message.length, 1);
+  frame.set(message, 5);
+  stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
+  stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }));
+  stream.end(frame);
+}
+
+function requestOf(body: Buffer) {
+  return fromBinary(ModelInferRequestSchema, body.subarray(5, 5 + body.readUInt32BE(1)));
+}
+
+const request = (id: string, tokens = 1): InferRequest => ({
+  model: 'tensorrt_llm',
+  id,
+  inputs: [
+    createTensor(
+      'input_ids',
+      'INT32',
+      [1, tokens],
+      Array.from({ length: tokens }, (_, i) => i % 1000),
+    ),
+  ],
+});
+
+describe('HTTP/2 on our own framing', () => {
+  it('sends a request larger than the window and the frame size, and headers larger than one frame', async () => {
+    let seen: { bytes: number; ids: number; header: number } | undefined;
+    const { url } = await serve(
+      (stream, headers, body) => {
+        const r = requestOf(body);
+        seen = {
+          bytes: body.length,
+          ids: (r.rawInputContents[0]?.length ?? 0) / 4,
+          header: String(headers['x-large']).length,
+        };
+        answerFinal(stream, r.id);
+      },
+      // A small window on the server's side: the request must wait for WINDOW_UPDATEs.
+      { settings: { initialWindowSize: 1024, maxHeaderListSize: 1 << 20 } },
+    );
+    const transport = grpcTransport({ baseUrl: url, headers: { 'x-large': 'h'.repeat(40_000) } });
+    const { responses, error } = await drain(transport.stream(request('big', 100_000)));
+    await transport.close();
+    expect(error).toBeUndefined();
+    expect(responses).toHaveLength(1);
+    expect(seen).toEqual({ bytes: expect.any(Number), ids: 100_000, header: 40_000 });
+    expect(seen!.bytes).toBeGreaterThan(400_000);
+  });
+
+  it("keeps to the server's MAX_CONCURRENT_STREAMS: the rest wait and then run", async () => {
+    let open = 0;
+    let most = 0;
+    const { url } = await serve(
+      (stream, _headers, body) => {
+        open += 1;
+        most = Math.max(most, open);
+        stream.on('close', () => {
+          open -= 1;
+        });
+        setTimeout(() => answerFinal(stream, requestOf(body).id), 30);
+      },
+      { settings: { maxConcurrentStreams: 2 } },
+    );
+    const transport = grpcTransport({ baseUrl: url });
+    // The server's SETTINGS must have arrived before the burst: one call first.
+    await drain(transport.stream(request('first')));
+    const results = await Promise.all(
+      Array.from({ length: 7 }, (_, i) => drain(transport.stream(request(`c${i}`)))),
+    );
+    await transport.close();
+    expect(results.map((r) => [r.error?.code, r.responses.length])).toEqual(
+      Array.from({ length: 7 }, () => [undefined, 1]),
+    );
+    expect(most).toBe(2);
+  });
+
+  it('a stream the server refuses with GOAWAY fails retryable; the next call opens a new connection', async () => {
+    const { url, server } = await serve((stream, _headers, body) => answerFinal(stream, requestOf(body).id));
+    let connections = 0;
+    // The first connection is told at once that no stream of it will be processed (last stream id 0).
+    server.on('session', (session) => {
+      connections += 1;
+      if (connections === 1) session.goaway(constants.NGHTTP2_NO_ERROR, 0);
+    });
+    const transport = grpcTransport({ baseUrl: url });
+    const refused = await drain(transport.stream(request('refused')));
+    expect(refused.error?.code).toBe('unavailable');
+    expect(refused.error?.retryable).toBe(true);
+    const next = await drain(transport.stream(request('next')));
+    await transport.close();
+    expect(next.error).toBeUndefined();
+    expect(next.responses).toHaveLength(1);
+    expect(connections).toBe(2);
+  });
+});
