@@ -34,18 +34,28 @@ function toChoice(name: string, value: ParameterValue): NonNullable<ParameterIni
         ? { case: 'int64Param', value: BigInt(value) }
         : { case: 'doubleParam', value };
     case 'bigint':
-      if (value >= INT64_MIN && value <= INT64_MAX) return { case: 'int64Param', value };
-      if (value > INT64_MAX && value <= UINT64_MAX) return { case: 'uint64Param', value };
-      throw new TritonLlmError(
-        'invalid_argument',
-        `parameters.${name}: ${value}n does not fit a 64-bit integer parameter`,
-      );
+      return { case: bigintField(name, value), value };
     default:
-      throw new TritonLlmError(
-        'invalid_argument',
-        `parameters.${name}: a parameter must be a boolean, number, bigint or string (got ${typeof value})`,
-      );
+      throw parameterTypeError(name, value);
   }
+}
+
+/** The field a bigint parameter travels in: `int64_param`, or `uint64_param` beyond int64. */
+export function bigintField(name: string, value: bigint): 'int64Param' | 'uint64Param' {
+  if (value >= INT64_MIN && value <= INT64_MAX) return 'int64Param';
+  if (value > INT64_MAX && value <= UINT64_MAX) return 'uint64Param';
+  throw new TritonLlmError(
+    'invalid_argument',
+    `parameters.${name}: ${value}n does not fit a 64-bit integer parameter`,
+  );
+}
+
+/** The error for a parameter value of a type no `InferParameter` holds. */
+export function parameterTypeError(name: string, value: unknown): TritonLlmError {
+  return new TritonLlmError(
+    'invalid_argument',
+    `parameters.${name}: a parameter must be a boolean, number, bigint or string (got ${typeof value})`,
+  );
 }
 
 /** gRPC `InferParameter`s to core parameters; 64-bit integers become numbers when they fit exactly. */

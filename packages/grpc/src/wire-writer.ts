@@ -5,6 +5,7 @@ import {
   type ParameterValue,
   TritonLlmError,
 } from '@trtllm/sdk';
+import { bigintField, parameterTypeError } from './parameters.js';
 
 /**
  * Writes a `ModelInferRequest` straight into one buffer of its exact size: the same bytes as
@@ -91,9 +92,6 @@ export function writeModelInferRequest(request: InferRequest, extra?: Parameters
 const VARINT = 0;
 const FIXED64 = 1;
 const LENGTH_DELIMITED = 2;
-const INT64_MIN = -(2n ** 63n);
-const INT64_MAX = 2n ** 63n - 1n;
-const UINT64_MAX = 2n ** 64n - 1n;
 
 /** The request's parameters with the transport's `extra` on top, in the order a spread gives. */
 function parameterEntries(
@@ -116,17 +114,10 @@ function parameterSize(name: string, value: ParameterValue): number {
       if (!Number.isSafeInteger(value)) return 9;
       return 1 + (value >= 0 ? varintSize(value) : 10);
     case 'bigint':
-      if (value >= INT64_MIN && value <= INT64_MAX) return 1 + int64Size(value);
-      if (value > INT64_MAX && value <= UINT64_MAX) return 1 + int64Size(value);
-      throw new TritonLlmError(
-        'invalid_argument',
-        `parameters.${name}: ${value}n does not fit a 64-bit integer parameter`,
-      );
+      bigintField(name, value);
+      return 1 + int64Size(value);
     default:
-      throw new TritonLlmError(
-        'invalid_argument',
-        `parameters.${name}: a parameter must be a boolean, number, bigint or string (got ${typeof value})`,
-      );
+      throw parameterTypeError(name, value);
   }
 }
 
@@ -228,7 +219,8 @@ class Writer {
         }
         return;
       case 'bigint':
-        this.int64(value <= INT64_MAX ? 2 : 5, value);
+        // Sizing checked the range: int64_param (2) where it fits, else uint64_param (5).
+        this.int64(BigInt.asIntN(64, value) === value ? 2 : 5, value);
         return;
       default:
         throw new Error('unreachable: parameter types are checked when sizing');
