@@ -42,7 +42,7 @@ export interface GrpcTransportOptions {
   /**
    * Carry every streamed request on one shared `ModelStreamInfer` call, as Triton's own clients do
    * (through connect-node). It is not cheaper than the default, which drives one HTTP/2 stream per
-   * request straight on `node:http2` (docs/PERFORMANCE.md); it keeps the number of HTTP/2 streams
+   * request on the transport's own HTTP/2 framing (docs/PERFORMANCE.md); it keeps the number of HTTP/2 streams
    * at one per connection, for proxies or servers that limit them. The trade-off: ending one
    * request early cannot cancel the shared call, so it only stops listening, and the SDK sends
    * the model's in-band stop where the model has one (raw and LLM-API models); responses are
