@@ -64,7 +64,14 @@ class OuterRequest {
     this.ctx = ctx;
     this.guide = guide;
     this.log('received');
-    sink.signal.addEventListener('abort', () => this.close('cancelled'), { once: true });
+    // The model object is the listener, removed again on close: requests of one multiplexed call
+    // share its signal, and a long call must not collect a listener per request.
+    sink.signal.addEventListener('abort', this, { once: true });
+  }
+
+  /** The call was cancelled under the request. */
+  handleEvent(): void {
+    this.close('cancelled');
   }
 
   /** Forwards a response while the client is there; afterwards drops it and lets the generator run on. */
@@ -96,6 +103,7 @@ class OuterRequest {
   private close(event: 'completed' | 'cancelled' | 'error'): void {
     if (!this.open) return;
     this.open = false;
+    this.sink.signal.removeEventListener('abort', this);
     this.log(event);
   }
 

@@ -2,6 +2,7 @@
  * `ModelStreamInfer`: many requests per call, responses matched by id, `triton_final_response` on
  * each, per-request errors as `error_message`, and cancellation of the call cancelling them all.
  */
+import { setMaxListeners } from 'node:events';
 import type { ServerDuplexStream } from '@grpc/grpc-js';
 import { findTarget, prepareRequest } from '../engine/admit.js';
 import type { EngineContext } from '../engine/context.js';
@@ -24,10 +25,15 @@ class CallWriter {
   private ended = false;
   /** Settles when the last write has been handed to HTTP/2. */
   private lastWrite: Promise<void> = Promise.resolve();
+  /** What requests held back by HTTP/2 flow control wait for (see drained()). */
+  private drain: Promise<void> | undefined;
   private readonly call: StreamCall;
 
   constructor(call: StreamCall) {
     this.call = call;
+    // Every live request of the call listens to its signal (generations waiting for their next
+    // token, the text models), as many at once as the client multiplexes: not a leak.
+    setMaxListeners(0, this.abort.signal);
     call.on('cancelled', () => this.abort.abort());
     // A reset stream reports an error too; it ends the call like a cancellation.
     call.on('error', () => this.abort.abort());
@@ -45,26 +51,41 @@ class CallWriter {
       written = resolve;
     });
     if (this.call.write(bytes, () => written())) return 'ok';
-    await new Promise<void>((resolve) => {
+    await this.drained();
+    return this.open ? 'ok' : 'cancelled';
+  }
+
+  /**
+   * Settles on the call's next 'drain' (or when the call is gone). Every request of a multiplexed
+   * call that is held back waits on the same promise: one listener per call, not one per request.
+   */
+  private drained(): Promise<void> {
+    this.drain ??= new Promise<void>((resolve) => {
       const done = () => {
         this.call.off('drain', done);
         this.abort.signal.removeEventListener('abort', done);
+        this.drain = undefined;
         resolve();
       };
       this.call.on('drain', done);
       this.abort.signal.addEventListener('abort', done, { once: true });
     });
-    return this.open ? 'ok' : 'cancelled';
+    return this.drain;
   }
 
   /** Resolves once everything written so far has been handed to HTTP/2 (or the call is gone). */
   flushed(): Promise<void> {
-    return Promise.race([
-      this.lastWrite,
-      new Promise<void>((resolve) =>
-        this.abort.signal.addEventListener('abort', () => resolve(), { once: true }),
-      ),
-    ]);
+    const signal = this.abort.signal;
+    if (signal.aborted) return Promise.resolve();
+    // The abort listener goes when the write settles first: a long call must not collect them.
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      signal.addEventListener('abort', done, { once: true });
+      void this.lastWrite.then(done);
+    });
   }
 
   /** Ends the call with OK. */
