@@ -7,6 +7,8 @@ import { H2Sessions } from './h2-session.js';
 import type { GrpcTlsOptions, GrpcTransportOptions } from './options.js';
 
 const DEFAULT_KEEPALIVE_MS = 30_000;
+// connect-node's default for its PING timeout, kept for the streams on our own framing too.
+const DEFAULT_KEEPALIVE_TIMEOUT_MS = 15_000;
 // connect-es refuses larger limits: gRPC's 4-byte message length.
 const MAX_MESSAGE_BYTES = 0xffffffff;
 
@@ -35,6 +37,14 @@ export function openConnection(options: GrpcTransportOptions): Connection {
       'must be a number of milliseconds >= 0 (0 turns pings off)',
     );
   }
+  const keepaliveTimeoutMs = options.keepaliveTimeoutMs ?? DEFAULT_KEEPALIVE_TIMEOUT_MS;
+  if (!Number.isFinite(keepaliveTimeoutMs) || keepaliveTimeoutMs <= 0) {
+    throw invalidArgument(
+      'keepaliveTimeoutMs',
+      options.keepaliveTimeoutMs,
+      'must be a number of milliseconds > 0',
+    );
+  }
   if (options.tls !== undefined && url.protocol !== 'https:') {
     throw invalidArgument('baseUrl', options.baseUrl, 'tls options need an https:// base URL');
   }
@@ -47,12 +57,17 @@ export function openConnection(options: GrpcTransportOptions): Connection {
   // Unary calls (and `multiplex: true`) go through connect-node on node:http2.
   const sessionManager = new Http2SessionManager(
     url,
-    keepaliveMs > 0 ? { pingIntervalMs: keepaliveMs } : {},
+    keepaliveMs > 0 ? { pingIntervalMs: keepaliveMs, pingTimeoutMs: keepaliveTimeoutMs } : {},
     // Node's default of 10 MB per HTTP/2 session refuses bursts of thousands of new streams on one
     // connection (NGHTTP2_ENHANCE_YOUR_CALM); the limit is in megabytes.
     { maxSessionMemory: 256, ...tls },
   );
-  const streams = new H2Sessions({ url, keepaliveMs, ...(tls !== undefined ? { tls } : {}) });
+  const streams = new H2Sessions({
+    url,
+    keepaliveMs,
+    keepaliveTimeoutMs,
+    ...(tls !== undefined ? { tls } : {}),
+  });
   const transport = createGrpcTransport({
     baseUrl: url.toString().replace(/\/$/, ''),
     sessionManager,

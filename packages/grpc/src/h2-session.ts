@@ -60,8 +60,6 @@ const STREAM_UPDATE_AT = STREAM_WINDOW >>> 1;
 // The connection window only bounds the sum of the stream windows, which bound memory already: it
 // is opened wide once and topped up as data arrives.
 const CONNECTION_UPDATE_AT = 1 << 30;
-// How long a keepalive PING may go unanswered before the connection is given up.
-const PING_TIMEOUT_MS = 15_000;
 
 /** What a stream reports to the call that owns it; every method runs inside the socket's read. */
 export interface H2StreamOwner {
@@ -86,6 +84,8 @@ export interface H2SessionOptions {
   readonly tls?: ConnectionOptions;
   /** PING interval while streams are open, in milliseconds; 0 for none. */
   readonly keepaliveMs: number;
+  /** How long a PING may go unanswered before the connection is given up, in milliseconds. */
+  readonly keepaliveTimeoutMs: number;
 }
 
 /**
@@ -593,18 +593,18 @@ class H2Connection {
   }
 
   private startPings(): void {
-    const every = this.options.keepaliveMs;
+    const { keepaliveMs: every, keepaliveTimeoutMs } = this.options;
     if (every <= 0 || this.pingTimer !== undefined) return;
     this.pingTimer = setInterval(() => {
       if (this.pingDeadline !== undefined) return; // The last one is still unanswered.
       this.socket.write(frame(PING, 0, 0, Buffer.alloc(8)));
       this.pingDeadline = setTimeout(() => {
         this.destroy(
-          Object.assign(new Error(`no answer to a keepalive PING within ${PING_TIMEOUT_MS} ms`), {
+          Object.assign(new Error(`no answer to a keepalive PING within ${keepaliveTimeoutMs} ms`), {
             code: 'ETIMEDOUT',
           }),
         );
-      }, PING_TIMEOUT_MS);
+      }, keepaliveTimeoutMs);
       this.pingDeadline.unref();
     }, every);
     this.pingTimer.unref();

@@ -33,6 +33,11 @@ export interface GrpcTransportOptions {
    * them off. Default 30 000: Triton closes connections that ping more often than its policy allows.
    */
   readonly keepaliveMs?: number;
+  /**
+   * How long a keepalive PING may go unanswered before the connection is given up, in
+   * milliseconds; its calls then fail `unavailable` (retryable). Default 15 000.
+   */
+  readonly keepaliveTimeoutMs?: number;
   /** Compress requests of 1 KiB and more with gzip, and ask the server for gzip responses. Default `false`. */
   readonly gzip?: boolean;
   /** Largest response message accepted, in bytes (default: no limit below 4 GiB). */

@@ -70,6 +70,9 @@ describe('transport options', () => {
     expect(invalid(() => grpcTransport({ baseUrl: fake.grpcUrl, keepaliveMs: -1 })).message).toContain(
       'keepaliveMs',
     );
+    expect(invalid(() => grpcTransport({ baseUrl: fake.grpcUrl, keepaliveTimeoutMs: 0 })).message).toMatch(
+      /^keepaliveTimeoutMs: .*\(got 0\)/,
+    );
     expect(
       invalid(() => grpcTransport({ baseUrl: fake.grpcUrl, maxReceiveMessageBytes: 0 })).message,
     ).toContain('maxReceiveMessageBytes');
