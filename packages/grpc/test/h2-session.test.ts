@@ -7,7 +7,12 @@ import {
   type ServerHttp2Session,
   type ServerHttp2Stream,
 } from 'node:http2';
-import type { AddressInfo } from 'node:net';
+import {
+  type AddressInfo,
+  createServer as createTcpServer,
+  type Server,
+  connect as tcpConnect,
+} from 'node:net';
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { createTensor, type InferRequest } from '@trtllm/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -24,7 +29,9 @@ import { drain } from './support.js';
 
 const servers: Http2Server[] = [];
 const sessions: ServerHttp2Session[] = [];
+const proxies: Server[] = [];
 afterEach(async () => {
+  for (const p of proxies.splice(0)) p.close();
   // A node:http2 server session that sent GOAWAY does not notice its client leaving: end them here.
   for (const s of sessions.splice(0)) s.destroy();
   for (const s of servers.splice(0)) {
@@ -61,6 +68,13 @@ async function serve(
 /** Answers a call with one empty final response and status OK. */
 function answerFinal(stream: ServerHttp2Stream, id: string): void {
   if (stream.destroyed) return;
+  stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
+  stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }));
+  answerFinalOn(stream, id);
+}
+
+/** Ends a call whose headers were sent with one empty final response. */
+function answerFinalOn(stream: ServerHttp2Stream, id: string): void {
   const message = toBinary(
     ModelStreamInferResponseSchema,
     create(ModelStreamInferResponseSchema, {
@@ -74,9 +88,70 @@ function answerFinal(stream: ServerHttp2Stream, id: string): void {
   const frame = Buffer.alloc(5 + message.length);
   frame.writeUInt32BE(message.length, 1);
   frame.set(message, 5);
-  stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
-  stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }));
   stream.end(frame);
+}
+
+/** A gRPC response message frame: 5-byte prefix and the encoded response of `id`. */
+function messageFrame(id: string, text?: string): Buffer {
+  const message = toBinary(
+    ModelStreamInferResponseSchema,
+    create(ModelStreamInferResponseSchema, {
+      inferResponse: {
+        modelName: 'tensorrt_llm',
+        id,
+        outputs: text === undefined ? [] : [{ name: 'text_output', datatype: 'BYTES', shape: [1n] }],
+        rawOutputContents: text === undefined ? [] : [bytesElement(text)],
+      },
+    }),
+  );
+  const frame = Buffer.alloc(5 + message.length);
+  frame.writeUInt32BE(message.length, 1);
+  frame.set(message, 5);
+  return frame;
+}
+
+function bytesElement(text: string): Buffer {
+  const utf8 = Buffer.from(text, 'utf8');
+  const out = Buffer.alloc(4 + utf8.length);
+  out.writeUInt32LE(utf8.length, 0);
+  utf8.copy(out, 4);
+  return out;
+}
+
+/**
+ * A TCP relay in front of `target` that reads the HTTP/2 frame headers the server sends and
+ * counts them by type and flags: it shows that a test's server really sent what the test is about.
+ */
+async function frameCountingProxy(
+  target: string,
+): Promise<{ url: string; seen: { type: number; flags: number }[] }> {
+  const seen: { type: number; flags: number }[] = [];
+  const { port } = new URL(target);
+  const proxy = createTcpServer((client) => {
+    const upstream = tcpConnect(Number(port), '127.0.0.1');
+    client.pipe(upstream);
+    let pending = Buffer.alloc(0);
+    upstream.on('data', (chunk: Buffer) => {
+      client.write(chunk);
+      pending = Buffer.concat([pending, chunk]);
+      // The server speaks first with frames only (no preface), so every byte is a frame.
+      for (;;) {
+        if (pending.length < 9) break;
+        const length = pending.readUIntBE(0, 3);
+        if (pending.length < 9 + length) break;
+        seen.push({ type: pending[3]!, flags: pending[4]! });
+        pending = pending.subarray(9 + length);
+      }
+    });
+    upstream.on('error', () => client.destroy());
+    client.on('error', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+    client.on('close', () => upstream.destroy());
+  });
+  proxies.push(proxy);
+  proxy.listen(0, '127.0.0.1');
+  await once(proxy, 'listening');
+  return { url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, seen };
 }
 
 function requestOf(body: Buffer) {
@@ -165,5 +240,49 @@ describe('HTTP/2 on our own framing', () => {
     expect(next.error).toBeUndefined();
     expect(next.responses).toHaveLength(1);
     expect(connections).toBe(2);
+  });
+
+  it('reads padded DATA and HEADERS frames', async () => {
+    const { url: direct } = await serve(
+      (stream, _headers, body) => {
+        const id = requestOf(body).id;
+        stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
+        stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }));
+        stream.write(messageFrame(id, 'Hello'));
+        stream.write(messageFrame(id, ' world'));
+        answerFinalOn(stream, id);
+      },
+      { paddingStrategy: constants.PADDING_STRATEGY_MAX },
+    );
+    const { url, seen } = await frameCountingProxy(direct);
+    const transport = grpcTransport({ baseUrl: url });
+    const { responses, error } = await drain(transport.stream(request('padded')));
+    await transport.close();
+    expect(error).toBeUndefined();
+    expect(responses.map((r) => r.final)).toEqual([false, false, true]);
+    const texts = responses
+      .slice(0, 2)
+      .map((r) => Buffer.from((r.outputs[0]!.data as Uint8Array[])[0]!).toString('utf8'));
+    expect(texts).toEqual(['Hello', ' world']);
+    const padded = (type: number) => seen.filter((f) => f.type === type && (f.flags & 0x8) !== 0).length;
+    expect(padded(0x0)).toBeGreaterThan(0); // DATA
+    expect(padded(0x1)).toBeGreaterThan(0); // HEADERS
+  });
+
+  it('reads trailers larger than one frame, sent as HEADERS and CONTINUATION', async () => {
+    const message = 'm'.repeat(40_000);
+    const { url: direct } = await serve((stream) => {
+      stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
+      stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '3', 'grpc-message': message }));
+      stream.end();
+    });
+    const { url, seen } = await frameCountingProxy(direct);
+    const transport = grpcTransport({ baseUrl: url });
+    const { responses, error } = await drain(transport.stream(request('long-trailers')));
+    await transport.close();
+    expect(responses).toEqual([]);
+    expect(error?.code).toBe('invalid_argument');
+    expect(error?.serverMessage).toBe(message);
+    expect(seen.filter((f) => f.type === 0x9).length).toBeGreaterThan(0); // CONTINUATION
   });
 });

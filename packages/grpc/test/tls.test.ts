@@ -1,3 +1,6 @@
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { createServer as createTlsServer } from 'node:tls';
 import { grpcTransport } from '@trtllm/grpc';
 import type { Transport } from '@trtllm/sdk';
 import { type FakeTriton, startFakeTriton } from '@trtllm/testing';
@@ -101,5 +104,28 @@ describe('mutual TLS', () => {
       const err = await rejection(t.serverLive());
       expect(err.code).toBe('unavailable');
     });
+  });
+});
+
+describe('TLS without HTTP/2', () => {
+  it('refuses a TLS server that does not offer HTTP/2 (ALPN h2), saying so', async () => {
+    // A TLS server with a certificate the client trusts, but no ALPN: an HTTP/1.1-only endpoint
+    // behind the gRPC port (a proxy set up for the wrong protocol).
+    const server = createTlsServer({ cert: pki.serverCert, key: pki.serverKey }, (socket) => {
+      socket.on('error', () => undefined);
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      await withTransport(grpcTransport({ baseUrl: url, tls: { ca: pki.ca } }), async (t) => {
+        const { responses, error } = await drain(t.stream(rawRequest('no-h2', [1, 2], 2)));
+        expect(responses).toEqual([]);
+        expect(error?.code).toBe('unavailable');
+        expect(error?.message).toContain('does not speak HTTP/2 over TLS (ALPN h2)');
+      });
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
