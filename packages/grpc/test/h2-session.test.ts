@@ -75,24 +75,11 @@ function answerFinal(stream: ServerHttp2Stream, id: string): void {
 
 /** Ends a call whose headers were sent with one empty final response. */
 function answerFinalOn(stream: ServerHttp2Stream, id: string): void {
-  const message = toBinary(
-    ModelStreamInferResponseSchema,
-    create(ModelStreamInferResponseSchema, {
-      inferResponse: {
-        modelName: 'tensorrt_llm',
-        id,
-        parameters: { triton_final_response: { parameterChoice: { case: 'boolParam', value: true } } },
-      },
-    }),
-  );
-  const frame = Buffer.alloc(5 + message.length);
-  frame.writeUInt32BE(message.length, 1);
-  frame.set(message, 5);
-  stream.end(frame);
+  stream.end(messageFrame(id, { final: true }));
 }
 
 /** A gRPC response message frame: 5-byte prefix and the encoded response of `id`. */
-function messageFrame(id: string, text?: string): Buffer {
+function messageFrame(id: string, { text, final = false }: { text?: string; final?: boolean }): Buffer {
   const message = toBinary(
     ModelStreamInferResponseSchema,
     create(ModelStreamInferResponseSchema, {
@@ -101,6 +88,9 @@ function messageFrame(id: string, text?: string): Buffer {
         id,
         outputs: text === undefined ? [] : [{ name: 'text_output', datatype: 'BYTES', shape: [1n] }],
         rawOutputContents: text === undefined ? [] : [bytesElement(text)],
+        parameters: final
+          ? { triton_final_response: { parameterChoice: { case: 'boolParam', value: true } } }
+          : {},
       },
     }),
   );
@@ -248,8 +238,8 @@ describe('HTTP/2 on our own framing', () => {
         const id = requestOf(body).id;
         stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
         stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }));
-        stream.write(messageFrame(id, 'Hello'));
-        stream.write(messageFrame(id, ' world'));
+        stream.write(messageFrame(id, { text: 'Hello' }));
+        stream.write(messageFrame(id, { text: ' world' }));
         answerFinalOn(stream, id);
       },
       { paddingStrategy: constants.PADDING_STRATEGY_MAX },
