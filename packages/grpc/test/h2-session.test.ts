@@ -14,7 +14,7 @@ import {
   connect as tcpConnect,
 } from 'node:net';
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
-import { createTensor, type InferRequest } from '@trtllm/sdk';
+import { createTensor, encodeTensorData, type InferRequest } from '@trtllm/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   ModelInferRequestSchema,
@@ -87,7 +87,8 @@ function messageFrame(id: string, { text, final = false }: { text?: string; fina
         modelName: 'tensorrt_llm',
         id,
         outputs: text === undefined ? [] : [{ name: 'text_output', datatype: 'BYTES', shape: [1n] }],
-        rawOutputContents: text === undefined ? [] : [bytesElement(text)],
+        rawOutputContents:
+          text === undefined ? [] : [encodeTensorData(createTensor('text_output', 'BYTES', [1], [text]))],
         parameters: final
           ? { triton_final_response: { parameterChoice: { case: 'boolParam', value: true } } }
           : {},
@@ -98,14 +99,6 @@ function messageFrame(id: string, { text, final = false }: { text?: string; fina
   frame.writeUInt32BE(message.length, 1);
   frame.set(message, 5);
   return frame;
-}
-
-function bytesElement(text: string): Buffer {
-  const utf8 = Buffer.from(text, 'utf8');
-  const out = Buffer.alloc(4 + utf8.length);
-  out.writeUInt32LE(utf8.length, 0);
-  utf8.copy(out, 4);
-  return out;
 }
 
 /**
