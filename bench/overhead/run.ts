@@ -196,15 +196,21 @@ const results: OverheadResults = {
   targets: checkTargets(rows, memory),
   failures,
 };
-await mkdir(join(ROOT, 'bench', 'results'), { recursive: true });
-await writeFile(join(ROOT, 'bench', 'results', 'overhead.json'), `${JSON.stringify(results, null, 2)}\n`);
-await writeResultsMarkdown(join(ROOT, 'docs', 'PERFORMANCE.md'), results);
-await writeSummaryMarkdown(join(ROOT, 'README.md'), results);
+// BENCH_RESULTS=<file>: a trial run writes its JSON there and leaves the published results and docs alone.
+const trialResults = process.env.BENCH_RESULTS;
+if (trialResults !== undefined && trialResults !== '') {
+  await writeFile(trialResults, `${JSON.stringify(results, null, 2)}\n`);
+} else {
+  await mkdir(join(ROOT, 'bench', 'results'), { recursive: true });
+  await writeFile(join(ROOT, 'bench', 'results', 'overhead.json'), `${JSON.stringify(results, null, 2)}\n`);
+  await writeResultsMarkdown(join(ROOT, 'docs', 'PERFORMANCE.md'), results);
+  await writeSummaryMarkdown(join(ROOT, 'README.md'), results);
+}
 for (const t of results.targets) {
   console.log(
     `${t.met ? 'met   ' : 'MISSED'} ${t.target} at ${t.level}: ${t.value.toFixed(3)} (threshold ${t.threshold})`,
   );
 }
 console.log(
-  `done in ${((Date.now() - started) / 1000).toFixed(0)} s; bench/results/overhead.json, docs/PERFORMANCE.md, README.md`,
+  `done in ${((Date.now() - started) / 1000).toFixed(0)} s; ${trialResults || 'bench/results/overhead.json, docs/PERFORMANCE.md, README.md'}`,
 );
