@@ -1,15 +1,14 @@
 import { type GenerateRequest, invalidArgument } from '@trtllm/sdk';
-import type { ChatTemplate } from '@trtllm/tokenizers';
+import type { ChatTemplate, ToolCallParserChoice, ToolCallPlan } from '@trtllm/tokenizers';
 import { requireGuidedDecoding, requireLogProbs, requireModel } from './capabilities.js';
 import { chatMessages } from './chat-messages.js';
-import { type ToolPlan, toolPlan } from './chat-tools.js';
+import { toolPlan } from './chat-tools.js';
 import type { ChoiceOutcome } from './choices.js';
 import type { EndpointContext, EndpointFormat } from './endpoint.js';
 import { responseId, unixSeconds } from './ids.js';
 import { chatLogProbs } from './logprobs.js';
 import { type Body, commonParams, optionalBoolean, optionalInteger } from './params.js';
 import { readToolOutput, ToolCallDeltas, type ToolOutputContext } from './tool-call-deltas.js';
-import type { ToolCallParserChoice } from './tool-parsers/index.js';
 import type { OpenAiChatFinishReason, OpenAiFinishReason, OpenAiUsage } from './wire.js';
 
 /** `response_format` as guided decoding, where the model has the guided-decoding inputs. */
@@ -31,7 +30,7 @@ function guidedDecoding(value: unknown): GenerateRequest['guidedDecoding'] {
 /** The guide of a request: from its tool choice or its response format, never both. */
 async function requestGuide(
   body: Body,
-  tools: ToolPlan | undefined,
+  tools: ToolCallPlan | undefined,
   ctx: EndpointContext,
 ): Promise<GenerateRequest['guidedDecoding']> {
   const format = guidedDecoding(body.response_format);

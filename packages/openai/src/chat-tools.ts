@@ -1,25 +1,14 @@
-import { type GenerateRequest, invalidArgument, type TritonLlm } from '@trtllm/sdk';
-import type { ChatTemplate, ChatTool } from '@trtllm/tokenizers';
-import { requireGuidedDecoding } from './capabilities.js';
-import { type Body, optionalBoolean, refuseNonEmpty } from './params.js';
+import type { TritonLlm } from '@trtllm/sdk';
+import { invalidArgument } from '@trtllm/sdk';
 import {
-  namedCallParser,
-  namedToolSchema,
-  pickToolCallParser,
-  requiredCallsParser,
-  requiredToolsSchema,
-  type ToolCallParser,
+  type ChatTemplate,
+  type ChatTool,
+  planToolCalls,
   type ToolCallParserChoice,
-} from './tool-parsers/index.js';
-
-/** How a chat request uses tools: what the template shows, what guides decoding, what reads the output. */
-export interface ToolPlan {
-  /** Functions given to the chat template. */
-  readonly tools: readonly ChatTool[];
-  readonly known: ReadonlySet<string>;
-  readonly parser: ToolCallParser;
-  readonly guided?: NonNullable<GenerateRequest['guidedDecoding']>;
-}
+  type ToolCallPlan,
+  type ToolChoice,
+} from '@trtllm/tokenizers';
+import { type Body, optionalBoolean, refuseNonEmpty } from './params.js';
 
 // OpenAI's rule for function names.
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -58,9 +47,7 @@ function toolsOf(value: unknown): ChatTool[] | undefined {
   });
 }
 
-type Choice = 'none' | 'auto' | 'required' | { readonly name: string };
-
-function choiceOf(value: unknown, tools: readonly ChatTool[] | undefined): Choice {
+function choiceOf(value: unknown, tools: readonly ChatTool[] | undefined): ToolChoice {
   if (value === undefined || value === null) return tools === undefined ? 'none' : 'auto';
   if (value === 'none') return 'none';
   if (tools === undefined) throw invalidArgument('tool_choice', value, 'needs a non-empty tools list');
@@ -79,11 +66,10 @@ function choiceOf(value: unknown, tools: readonly ChatTool[] | undefined): Choic
 }
 
 /**
- * Reads `tools`, `tool_choice` and `parallel_tool_calls`. Undefined means a plain chat request
- * (no tools, or `tool_choice: "none"`, where the model is neither shown the tools nor parsed for
- * calls). `auto` shows the tools through the template and parses the output with the configured
- * parser; `required` and a named function constrain the output with guided decoding, which the
- * model must have.
+ * Reads `tools`, `tool_choice` and `parallel_tool_calls` and plans the request's tool use (the
+ * plan every front end shares). Undefined means a plain chat request (no tools, or
+ * `tool_choice: "none"`, where the model is neither shown the tools nor parsed for calls); a
+ * deployment that cannot do what was asked is refused with a 400.
  */
 export async function toolPlan(
   body: Body,
@@ -93,50 +79,22 @@ export async function toolPlan(
     readonly parserChoice: ToolCallParserChoice;
     readonly signal: AbortSignal;
   },
-): Promise<ToolPlan | undefined> {
+): Promise<ToolCallPlan | undefined> {
   refuseNonEmpty(body, 'functions', 'is the deprecated form of tools; send tools instead');
   refuseNonEmpty(body, 'function_call', 'is the deprecated form of tool_choice; send tool_choice instead');
   const tools = toolsOf(body.tools);
   const choice = choiceOf(body.tool_choice, tools);
   const parallel = optionalBoolean(body, 'parallel_tool_calls') ?? true;
   if (tools === undefined || choice === 'none') return undefined;
-  const known = new Set(tools.map((t) => t.name));
-  const { template } = ctx;
-  if (choice === 'auto') {
-    if (!template.rendersTools) {
-      throw invalidArgument(
-        'tools',
-        tools.map((t) => t.name),
-        `the chat template (${template.source}) does not render tools; serve a template that does (chatml, llama3, or the model's own)`,
-      );
-    }
-    const parser = pickToolCallParser(ctx.parserChoice, template.text);
-    if (parser === undefined) {
-      throw invalidArgument(
-        'tools',
-        tools.map((t) => t.name),
-        `cannot tell which tool-call format the chat template (${template.source}) teaches; start the server with --tool-call-parser hermes or llama3_json`,
-      );
-    }
-    return { tools, known, parser };
-  }
-  await requireGuidedDecoding(ctx.llm, 'tool_choice', body.tool_choice, ctx.signal);
-  // The guide constrains the output either way; the template still shows the tools where it can.
-  const shown = template.rendersTools ? tools : [];
-  if (choice === 'required') {
-    const schema = { ...requiredToolsSchema(tools), ...(parallel ? {} : { maxItems: 1 }) };
-    return {
-      tools: shown,
-      known,
-      parser: requiredCallsParser,
-      guided: { type: 'json_schema', guide: JSON.stringify(schema) },
-    };
-  }
-  const fn = tools.find((t) => t.name === choice.name)!;
-  return {
-    tools: shown,
-    known,
-    parser: namedCallParser(fn.name),
-    guided: { type: 'json_schema', guide: JSON.stringify(namedToolSchema(fn)) },
-  };
+  const planning = planToolCalls({
+    tools,
+    choice,
+    parallel,
+    template: ctx.template,
+    parser: ctx.parserChoice,
+    schema: await ctx.llm.schema({ signal: ctx.signal }),
+    names: { toolChoice: 'tool_choice', parser: '--tool-call-parser' },
+  });
+  if (planning.type === 'unsupported') throw planning.error;
+  return planning.type === 'plan' ? planning.plan : undefined;
 }

@@ -3,9 +3,14 @@ import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type Tokenizer, TritonLlm } from '@trtllm/sdk';
-import { CHAT_TEMPLATE_CHOICES, type ChatTemplateChoice, loadTokenizer } from '@trtllm/tokenizers';
+import {
+  CHAT_TEMPLATE_CHOICES,
+  type ChatTemplateChoice,
+  loadTokenizer,
+  TOOL_CALL_PARSERS,
+  type ToolCallParserChoice,
+} from '@trtllm/tokenizers';
 import { createOpenAiServer } from './server.js';
-import { TOOL_CALL_PARSERS, type ToolCallParserChoice } from './tool-parsers/index.js';
 import { transportFromUrl } from './transport-url.js';
 
 const USAGE = `Usage: trtllm-openai [options]

@@ -4,10 +4,9 @@ export type {
   ChatTool,
   ChatToolCall,
   RenderOptions,
+  ToolCallParserChoice,
 } from '@trtllm/tokenizers';
-export { CHAT_TEMPLATE_CHOICES, ChatTemplate, loadChatTemplate } from '@trtllm/tokenizers';
+export { CHAT_TEMPLATE_CHOICES, ChatTemplate, loadChatTemplate, TOOL_CALL_PARSERS } from '@trtllm/tokenizers';
 export type { OpenAiServer, OpenAiServerBackend, OpenAiServerOptions } from './server.js';
 export { createOpenAiServer } from './server.js';
-export type { ToolCallParserChoice } from './tool-parsers/index.js';
-export { TOOL_CALL_PARSERS } from './tool-parsers/index.js';
 export { transportFromUrl } from './transport-url.js';

@@ -1,14 +1,19 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { invalidArgument, type Tokenizer, type Transport, TritonLlm, TritonLlmError } from '@trtllm/sdk';
-import { type ChatTemplate, type ChatTemplateChoice, loadChatTemplate } from '@trtllm/tokenizers';
+import {
+  type ChatTemplate,
+  type ChatTemplateChoice,
+  loadChatTemplate,
+  TOOL_CALL_PARSERS,
+  type ToolCallParserChoice,
+} from '@trtllm/tokenizers';
 import { apiKeyCheck } from './api-key.js';
 import { chatCompletionsFormat } from './chat-completions.js';
 import { completionsFormat } from './completions.js';
 import { type EndpointContext, respond } from './endpoint.js';
 import { readJsonBody, sendError, sendJson } from './http-io.js';
 import { unixSeconds } from './ids.js';
-import { TOOL_CALL_PARSERS, type ToolCallParserChoice } from './tool-parsers/index.js';
 
 /** Where the server's generations go: a ready client, or a transport and model to make one from. */
 export type OpenAiServerBackend =

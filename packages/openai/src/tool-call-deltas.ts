@@ -1,5 +1,11 @@
+import {
+  argumentPieces,
+  readToolCalls,
+  type ToolCallParser,
+  ToolCallReader,
+  type ToolOutputPiece,
+} from '@trtllm/tokenizers';
 import { toolCallId } from './ids.js';
-import type { ToolCallParser, ToolCallStream, ToolStreamPiece } from './tool-parsers/index.js';
 import type { OpenAiToolCall } from './wire.js';
 
 /** What a parser needs besides the output: the offered functions and where warnings go. */
@@ -22,61 +28,44 @@ export type ChatDelta =
     };
 
 /**
- * A call's arguments in the pieces a stream sends: `{`, each member, `}`. Joined they are the
- * arguments text exactly, as in the non-streamed message.
- */
-function argumentPieces(args: string): string[] {
-  const entries = Object.entries(JSON.parse(args) as Record<string, unknown>);
-  if (entries.length === 0) return [args];
-  return [
-    '{',
-    ...entries.map(([k, v], i) => `${i > 0 ? ',' : ''}${JSON.stringify(k)}:${JSON.stringify(v)}`),
-    '}',
-  ];
-}
-
-/**
  * One streamed choice's output turned into OpenAI chat deltas: text as `content`, each call as a
  * first delta with its index, id and name, then its arguments in pieces.
  */
 export class ToolCallDeltas {
-  private readonly stream: ToolCallStream;
-  private calls = 0;
+  private readonly reader: ToolCallReader;
 
   constructor(ctx: ToolOutputContext) {
-    this.stream = ctx.parser.start({ known: ctx.known, warn: ctx.warn });
+    this.reader = new ToolCallReader(ctx, ctx.warn);
   }
 
   /** Whether any call went out, which makes the finish reason `tool_calls`. */
   get called(): boolean {
-    return this.calls > 0;
+    return this.reader.callCount > 0;
   }
 
   push(text: string): ChatDelta[] {
-    return this.deltas(this.stream.push(text));
+    return this.deltas(this.reader.push(text));
   }
 
   end(): ChatDelta[] {
-    return this.deltas(this.stream.end());
+    return this.deltas(this.reader.end());
   }
 
-  private deltas(pieces: readonly ToolStreamPiece[]): ChatDelta[] {
-    const out: ChatDelta[] = [];
-    for (const piece of pieces) {
-      if (piece.type === 'content') {
-        out.push({ content: piece.text });
-        continue;
-      }
-      const index = this.calls++;
-      const { name, arguments: args } = piece.call;
-      out.push({
-        tool_calls: [{ index, id: toolCallId(), type: 'function', function: { name, arguments: '' } }],
-      });
-      for (const part of argumentPieces(args)) {
-        out.push({ tool_calls: [{ index, function: { arguments: part } }] });
-      }
-    }
-    return out;
+  private deltas(pieces: readonly ToolOutputPiece[]): ChatDelta[] {
+    return pieces.flatMap((piece): ChatDelta[] => {
+      if (piece.type === 'text') return [{ content: piece.text }];
+      const { index, call } = piece;
+      return [
+        {
+          tool_calls: [
+            { index, id: toolCallId(), type: 'function', function: { name: call.name, arguments: '' } },
+          ],
+        },
+        ...argumentPieces(call.arguments).map((part) => ({
+          tool_calls: [{ index, function: { arguments: part } }],
+        })),
+      ];
+    });
   }
 }
 
@@ -85,13 +74,13 @@ export function readToolOutput(
   ctx: ToolOutputContext,
   text: string,
 ): { content: string | null; toolCalls: OpenAiToolCall[] } {
-  const stream = ctx.parser.start({ known: ctx.known, warn: ctx.warn });
-  const pieces = [...stream.push(text), ...stream.end()];
-  const content = pieces.flatMap((p) => (p.type === 'content' ? [p.text] : [])).join('');
-  const toolCalls = pieces.flatMap((p): OpenAiToolCall[] =>
-    p.type === 'call'
-      ? [{ id: toolCallId(), type: 'function', function: { name: p.call.name, arguments: p.call.arguments } }]
-      : [],
+  const read = readToolCalls(ctx, ctx.warn, text);
+  const toolCalls = read.calls.map(
+    (c): OpenAiToolCall => ({
+      id: toolCallId(),
+      type: 'function',
+      function: { name: c.name, arguments: c.arguments },
+    }),
   );
-  return { content: toolCalls.length > 0 && content.length === 0 ? null : content, toolCalls };
+  return { content: toolCalls.length > 0 && read.text.length === 0 ? null : read.text, toolCalls };
 }

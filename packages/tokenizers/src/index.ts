@@ -9,3 +9,25 @@ export { CHAT_TEMPLATE_CHOICES, ChatTemplate, loadChatTemplate } from './chat-te
 export type { SpecialTokenValue, TokenizerConfig } from './hf-tokenizer.js';
 export { HfTokenizer, tokenizerFromJson } from './hf-tokenizer.js';
 export { loadTokenizer } from './load.js';
+export type { GuidedFunction } from './tools/guided.js';
+export {
+  namedCallParser,
+  namedToolSchema,
+  requiredCallsParser,
+  requiredToolsSchema,
+} from './tools/guided.js';
+export { hermesParser } from './tools/hermes.js';
+export { llama3JsonParser } from './tools/llama3-json.js';
+export type { ToolCallParserChoice } from './tools/parsers.js';
+export { pickToolCallParser, TOOL_CALL_PARSERS } from './tools/parsers.js';
+export type { ToolCallPlan, ToolCallPlanInput, ToolCallPlanning, ToolChoice } from './tools/plan.js';
+export { planToolCalls } from './tools/plan.js';
+export type { ToolOutputPiece, ToolReading } from './tools/reader.js';
+export { argumentPieces, readToolCalls, ToolCallReader } from './tools/reader.js';
+export type {
+  ParsedToolCall,
+  ToolCallParser,
+  ToolCallStream,
+  ToolParseContext,
+  ToolStreamPiece,
+} from './tools/tool-call.js';

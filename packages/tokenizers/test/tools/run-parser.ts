@@ -1,5 +1,5 @@
+import type { ParsedToolCall, ToolCallParser, ToolStreamPiece } from '@trtllm/tokenizers';
 import fc from 'fast-check';
-import type { ParsedToolCall, ToolCallParser, ToolStreamPiece } from '../../src/tool-parsers/index.js';
 
 /** What a parser made of one output: the content text (null when empty), the calls, the warnings. */
 export interface Parsed {

@@ -2,11 +2,7 @@ import { hermesParser } from './hermes.js';
 import { llama3JsonParser } from './llama3-json.js';
 import type { ToolCallParser } from './tool-call.js';
 
-export { namedCallParser, namedToolSchema, requiredCallsParser, requiredToolsSchema } from './guided.js';
-export type { ParsedToolCall, ToolCallParser, ToolCallStream, ToolStreamPiece } from './tool-call.js';
-export { hermesParser, llama3JsonParser };
-
-/** `--tool-call-parser` values: a format by name, or `auto` to recognise it from the chat template. */
+/** Tool-call parser names: a format by name, or `auto` to recognise it from the chat template. */
 export const TOOL_CALL_PARSERS = ['auto', 'hermes', 'llama3_json'] as const;
 
 /** One of {@link TOOL_CALL_PARSERS}. */

@@ -1,5 +1,5 @@
+import { namedCallParser, requiredCallsParser } from '@trtllm/tokenizers';
 import { describe, expect, test } from 'vitest';
-import { namedCallParser, requiredCallsParser } from '../../src/tool-parsers/index.js';
 import { runParser } from './run-parser.js';
 
 const KNOWN = ['get_weather', 'get_time'];

@@ -1,6 +1,6 @@
+import { llama3JsonParser } from '@trtllm/tokenizers';
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { llama3JsonParser } from '../../src/tool-parsers/index.js';
 import { runParser, splitsOf } from './run-parser.js';
 
 const KNOWN = ['get_current_conditions', 'get_weather', 'spotify_trending_songs'];

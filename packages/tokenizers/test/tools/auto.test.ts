@@ -1,6 +1,5 @@
-import { loadChatTemplate } from '@trtllm/tokenizers';
+import { loadChatTemplate, pickToolCallParser } from '@trtllm/tokenizers';
 import { describe, expect, test } from 'vitest';
-import { pickToolCallParser } from '../../src/tool-parsers/index.js';
 
 describe('tool-call parser choice', () => {
   test('auto reads the format from the template', async () => {

@@ -1,6 +1,6 @@
+import { hermesParser } from '@trtllm/tokenizers';
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { hermesParser } from '../../src/tool-parsers/index.js';
 import { runParser, splitsOf } from './run-parser.js';
 
 const KNOWN = ['get_stock_fundamentals', 'get_current_temperature', 'get_temperature_date'];
