@@ -104,7 +104,7 @@ async function drive(llm: TritonLlm, ms: number): Promise<number> {
           prompt: `What is ML? ${worker} ${i}`,
           maxTokens: MAX_TOKENS,
         })) {
-          if (chunk.done) tokens += chunk.usage.completionTokens;
+          if (chunk.done) tokens += chunk.usage.completionTokens ?? 0;
         }
       }
     }),

@@ -21,7 +21,7 @@ export function sdkVariant(
       let tokens = 0;
       for await (const chunk of llm.stream({ prompt, maxTokens })) {
         if (chunk.done) {
-          tokens = chunk.usage.completionTokens;
+          tokens = chunk.usage.completionTokens ?? 0;
           continue;
         }
         if (first) {

@@ -94,7 +94,9 @@ export async function sampleRequest(llm: TritonLlm, request: SampleRequest): Pro
 
 function counts(result: GenerateResult): Pick<RequestSample, 'serverOutputTokens' | 'serverInputTokens'> {
   return {
-    serverOutputTokens: result.usage.completionTokens,
+    ...(result.usage.completionTokens !== undefined
+      ? { serverOutputTokens: result.usage.completionTokens }
+      : {}),
     ...(result.usage.promptTokens !== undefined ? { serverInputTokens: result.usage.promptTokens } : {}),
   };
 }

@@ -10,6 +10,7 @@ import type {
   GenerateResult,
   Logits,
   PerfMetrics,
+  SequenceResult,
   StopMeans,
   StreamChunk,
 } from './result.js';
@@ -653,6 +654,7 @@ export class Generation implements AsyncIterable<StreamChunk>, AsyncIterator<Str
     const sequences = this.sequences.results(this.earlyFinish());
     const first = sequences[0];
     const promptTokens = this.numInputTokens ?? this.promptTokens;
+    const completionTokens = totalTokens(sequences);
     const report = this.report();
     return {
       requestId: this.requestId,
@@ -662,7 +664,7 @@ export class Generation implements AsyncIterable<StreamChunk>, AsyncIterator<Str
       sequences,
       usage: {
         ...(promptTokens !== undefined ? { promptTokens } : {}),
-        completionTokens: sequences.reduce((n, s) => n + s.tokenCount, 0),
+        ...(completionTokens !== undefined ? { completionTokens } : {}),
       },
       timings: {
         ...(this.firstAt !== undefined ? { timeToFirstTokenMs: this.firstAt - this.started } : {}),
@@ -682,6 +684,16 @@ export class Generation implements AsyncIterable<StreamChunk>, AsyncIterator<Str
     if (trigger === 'abort' || trigger === 'break') return 'cancelled';
     return undefined;
   }
+}
+
+/** The tokens of all sequences (0 when none arrived), when every one of them has a known count. */
+function totalTokens(sequences: readonly SequenceResult[]): number | undefined {
+  let total = 0;
+  for (const s of sequences) {
+    if (s.tokenCount === undefined) return undefined;
+    total += s.tokenCount;
+  }
+  return total;
 }
 
 /** Hands a read's outcome, a value or a promise of one, to the consumer's pending `next()`. */

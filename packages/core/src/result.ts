@@ -50,8 +50,11 @@ export interface PerfMetrics {
 export interface Usage {
   /** Prompt tokens, where known (raw model, or models returning `num_input_tokens`). */
   readonly promptTokens?: number;
-  /** Generated tokens over every sequence. */
-  readonly completionTokens: number;
+  /**
+   * Generated tokens over every sequence, where every sequence's count is known: absent when the
+   * model returns neither ids nor `num_output_tokens` (an ensemble or BLS answering with text only).
+   */
+  readonly completionTokens?: number;
 }
 
 /** Client-measured timings, in milliseconds from the moment the request was handed to the transport. */
@@ -69,7 +72,11 @@ export interface SequenceResult {
   readonly text: string;
   /** Generated token ids where the model returns ids (raw model), else empty. */
   readonly tokenIds: readonly number[];
-  readonly tokenCount: number;
+  /**
+   * Generated tokens of this sequence: the ids (raw model), the server's `num_output_tokens`, or one
+   * per streamed response; absent where the model tells none of these (never a guessed 0).
+   */
+  readonly tokenCount?: number;
   readonly finishReason: FinishReason;
   /** The LLM-API model's stop reason (the stop string or id that ended it). */
   readonly stopReason?: string;

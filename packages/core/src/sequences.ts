@@ -204,17 +204,17 @@ export class SequenceTracker {
     return [...this.states]
       .sort((a, b) => a.index - b.index)
       .map((s) => {
-        const tokenCount = s.countKnown ? s.tokenCount : (s.reportedTokens ?? s.tokenCount);
+        const tokenCount = s.countKnown ? s.tokenCount : s.reportedTokens;
         const result: {
           -readonly [K in keyof SequenceResult]: SequenceResult[K];
         } = {
           index: s.index,
           text: s.text(),
           tokenIds: s.ids,
-          tokenCount,
           finishReason: this.finishReason(s, early),
           lossy: s.lossy,
         };
+        if (tokenCount !== undefined) result.tokenCount = tokenCount;
         if (s.stopReason !== undefined) result.stopReason = s.stopReason;
         if (s.cumLogProb !== undefined) result.cumLogProb = s.cumLogProb;
         if (s.logProbs !== undefined) result.logProbs = s.logProbs;

@@ -50,7 +50,7 @@ export class GenAiMetrics {
     const { usage, timings } = result;
     if (usage.promptTokens !== undefined)
       this.tokens.record(usage.promptTokens, { ...attributes, 'gen_ai.token.type': 'input' });
-    if (outputCountKnown(result))
+    if (usage.completionTokens !== undefined)
       this.tokens.record(usage.completionTokens, { ...attributes, 'gen_ai.token.type': 'output' });
     // The conventions keep the chunk timings to streamed calls.
     if (!streaming) return;
@@ -58,12 +58,4 @@ export class GenAiMetrics {
       this.firstChunk.record(timings.timeToFirstTokenMs / 1000, attributes);
     for (const gap of timings.interTokenMs) this.perChunk.record(gap / 1000, attributes);
   }
-}
-
-/**
- * Text without a token count means the model did not say how many tokens it generated (an older
- * ensemble answering once): the conventions forbid reporting a count that is not known.
- */
-export function outputCountKnown(result: GenerateResult): boolean {
-  return result.usage.completionTokens > 0 || result.text.length === 0;
 }

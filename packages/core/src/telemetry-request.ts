@@ -3,7 +3,6 @@ import type { GenerationEvent } from './generation.js';
 import type { GenerateResult } from './result.js';
 import type { TelemetryAttributes, TelemetrySpan } from './telemetry-api.js';
 import type { GenAiMetrics } from './telemetry-metrics.js';
-import { outputCountKnown } from './telemetry-metrics.js';
 import type { TraceContextInjector } from './telemetry-trace-context.js';
 
 // `SpanStatusCode.ERROR` of the api, written out so core never loads it.
@@ -130,7 +129,8 @@ export class RequestTelemetry {
       });
       if (usage.promptTokens !== undefined)
         span.setAttribute('gen_ai.usage.input_tokens', usage.promptTokens);
-      if (outputCountKnown(result)) span.setAttribute('gen_ai.usage.output_tokens', usage.completionTokens);
+      if (usage.completionTokens !== undefined)
+        span.setAttribute('gen_ai.usage.output_tokens', usage.completionTokens);
       if (this.ctx.streaming && timings.timeToFirstTokenMs !== undefined)
         span.setAttribute('gen_ai.response.time_to_first_chunk', timings.timeToFirstTokenMs / 1000);
       if (result.earlyStop !== undefined) span.setAttributes(earlyStopAttributes(result.earlyStop));

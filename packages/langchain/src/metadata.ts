@@ -39,6 +39,6 @@ export function responseMetadata(result: GenerateResult, sequence?: SequenceResu
  */
 export function usageMetadata(result: GenerateResult, countPrompt: () => number | undefined): UsageMetadata {
   const input = result.usage.promptTokens ?? countPrompt() ?? 0;
-  const output = result.usage.completionTokens;
+  const output = result.usage.completionTokens ?? 0;
   return { input_tokens: input, output_tokens: output, total_tokens: input + output };
 }

@@ -117,7 +117,7 @@ function promptTokens(
  */
 function completionTokens(result: GenerateResult, tokenizer: Tokenizer | undefined): number {
   return result.sequences.reduce((n, s) => {
-    if (s.tokenCount > 0 || s.text.length === 0 || tokenizer === undefined) return n + s.tokenCount;
+    if (s.tokenCount !== undefined || tokenizer === undefined) return n + (s.tokenCount ?? 0);
     return n + tokenizer.encode(s.text).length;
   }, 0);
 }

@@ -24,9 +24,11 @@ export interface FakeTritonOptions {
   /**
    * Which backend's tensor names and dims to declare. `v0.11`: `min_length`, `random_seed`, ensemble
    * `max_tokens` dims `[-1]`, none of the 2025+ tensors (`num_return_sequences`,
-   * `exclude_input_in_output`, `num_*_tokens`, ...). Default `latest`.
+   * `exclude_input_in_output`, `num_*_tokens`, ...). `2025-03`: the official models of that
+   * snapshot (tensorrtllm_backend a315d2d): the 2025 tensors, the pre-2026 names, no
+   * `return_num_*_tokens` / `num_*_tokens`. Default `latest`.
    */
-  readonly backendVersion?: 'latest' | 'v0.11';
+  readonly backendVersion?: 'latest' | '2025-03' | 'v0.11';
   /** Per-model override of the decoupled transaction policy (an ensemble follows its generator). */
   readonly decoupled?: Partial<Record<string, boolean>>;
   /** `accumulate_tokens` of `tensorrt_llm_bls`. Default true. */

@@ -1,5 +1,5 @@
 import { invalidArgument, TritonLlmError } from '../errors.js';
-import type { GenerateRequest } from '../request.js';
+import type { GenerateRequest, ModelFlavor } from '../request.js';
 import type { ModelSchema } from '../schema.js';
 import { createTensor, type Tensor } from '../tensor.js';
 import type { Tokenizer } from '../tokenizer.js';
@@ -42,6 +42,17 @@ const STREAM_INPUT = {
   tensorrt_llm: 'streaming',
   llmapi: 'streaming',
 } as const;
+
+/** The flavors each option has an input in, over all of its rows of the table. */
+const OPTION_FLAVORS: ReadonlyMap<string, ReadonlySet<ModelFlavor>> = (() => {
+  const map = new Map<string, Set<ModelFlavor>>();
+  for (const binding of BINDINGS) {
+    const flavors = map.get(binding.option) ?? new Set<ModelFlavor>();
+    for (const flavor of Object.keys(binding.names) as ModelFlavor[]) flavors.add(flavor);
+    map.set(binding.option, flavors);
+  }
+  return map;
+})();
 
 /**
  * Maps a validated request to the input names and data types the deployed model declares.
@@ -125,11 +136,13 @@ export function encodeGenerateRequest(req: GenerateRequest, ctx: EncodeContext):
       continue;
     const value = binding.value(effective);
     if (value === undefined) continue;
-    const candidates = binding.names[flavor] ?? [];
-    const name = candidates.find((n) => schema.inputs.has(n));
+    const candidates = binding.names[flavor];
+    // An option with a row per flavor (`prompt_table_extra_id` / `_ids`) is sent by the row of this flavor.
+    if (candidates === undefined && OPTION_FLAVORS.get(binding.option)?.has(flavor) === true) continue;
+    const name = candidates?.find((n) => schema.inputs.has(n));
     if (name === undefined) {
       if (soft.has(binding.option)) continue;
-      unsupported(schema, binding.option, candidates);
+      unsupported(schema, binding.option, candidates ?? []);
     }
     if (binding.option === 'excludeInputInOutput')
       promptExcluded = value.kind === 'scalar' && value.value === true;

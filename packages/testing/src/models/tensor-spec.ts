@@ -90,14 +90,16 @@ export function row(
 }
 
 /** The backend generation the fake imitates. */
-export type BackendVersion = 'latest' | 'v0.11';
+export type BackendVersion = 'latest' | '2025-03' | 'v0.11';
 
 /** The tensors of a table as a backend of `version` declares them. */
 export function tensorsFor(table: readonly TableRow[], version: BackendVersion): TensorSpec[] {
   const rows =
     version === 'latest'
       ? table.filter((r) => !r.renamedIn2026)
-      : table.filter((r) => r.since === 'v0.8' || r.since === 'v0.11');
+      : version === '2025-03'
+        ? table.filter((r) => r.since !== '2026')
+        : table.filter((r) => r.since === 'v0.8' || r.since === 'v0.11');
   return rows.map((r) => ({
     name: r.name,
     datatype: r.datatype,

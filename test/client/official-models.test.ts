@@ -1,0 +1,59 @@
+import { TritonLlm } from '@trtllm/sdk';
+import { fakeTokenizer, generateTokens } from '@trtllm/testing';
+import { describe, expect, it } from 'vitest';
+import { PROTOCOLS, useFakeTriton } from '../support/fake.js';
+
+// The tensors of NVIDIA's inflight_batcher_llm models at tensorrtllm_backend a315d2d (2025-03):
+// no `return_num_*_tokens` inputs, no `num_*_tokens` outputs (issue 28).
+const PROMPT = 'What is ML?';
+
+function expectedText(maxTokens: number, extra: object = {}): string {
+  const [seq] = generateTokens(fakeTokenizer.encode(PROMPT), { maxTokens, ...extra });
+  return fakeTokenizer.decode(seq!.tokens);
+}
+
+describe.each(PROTOCOLS)('the 2025-03 official model tensors over %s', (protocol) => {
+  const fake = useFakeTriton({ backendVersion: '2025-03' });
+  const llm = (model: string) =>
+    new TritonLlm({ transport: fake.transport(protocol), model, tokenizer: fakeTokenizer });
+
+  it.each(['ensemble', 'tensorrt_llm_bls', 'tensorrt_llm'])(
+    'sends promptTableExtraId to %s under the name its config declares',
+    async (model) => {
+      const result = await llm(model).generate({ prompt: PROMPT, maxTokens: 6, promptTableExtraId: 7 });
+      expect(result.text).toBe(expectedText(6));
+    },
+  );
+
+  it.each(['ensemble', 'tensorrt_llm_bls'])(
+    'leaves the token count of non-streamed text from %s absent instead of 0',
+    async (model) => {
+      const result = await llm(model).generate({ prompt: PROMPT, maxTokens: 6 });
+      expect(result.text).toBe(expectedText(6));
+      expect(result.finishReason).toBe('unknown');
+      expect(result.usage).not.toHaveProperty('completionTokens');
+      expect(result.sequences[0]).not.toHaveProperty('tokenCount');
+    },
+  );
+
+  it('leaves every beam count and the total absent for beams of an ensemble', async () => {
+    const result = await llm('ensemble').generate({ prompt: PROMPT, maxTokens: 5, beamWidth: 2 });
+    expect(result.sequences.length).toBeGreaterThan(0);
+    expect(result.sequences.filter((s) => s.tokenCount !== undefined)).toEqual([]);
+    expect(result.usage.completionTokens).toBeUndefined();
+  });
+
+  it('counts one token per streamed response of an ensemble', async () => {
+    let final: number | undefined;
+    for await (const chunk of llm('ensemble').stream({ prompt: PROMPT, maxTokens: 9 })) {
+      if (chunk.done) final = chunk.usage.completionTokens;
+    }
+    expect(final).toBe(9);
+  });
+
+  it('counts the ids of the raw model', async () => {
+    const result = await llm('tensorrt_llm').generate({ prompt: PROMPT, maxTokens: 8 });
+    expect(result.usage.completionTokens).toBe(8);
+    expect(result.sequences[0]?.tokenCount).toBe(8);
+  });
+});
