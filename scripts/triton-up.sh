@@ -2,6 +2,8 @@
 # Starts the real Triton 2.51 on loopback with our model repository (test/triton/models) in the background.
 # Ports: TRITON_HTTP_PORT (18000), TRITON_GRPC_PORT (18001), TRITON_METRICS_PORT (18002).
 # Event log of the generator models: TRTLLM_FAKE_EVENT_LOG (build/triton-events.jsonl).
+# Model repository: TRITON_MODEL_REPOSITORY (test/triton/models). More tritonserver flags: TRITON_EXTRA_ARGS,
+# split on whitespace and appended to the command line (e.g. a scaled gRPC ping policy for a test).
 # Writes build/triton-<http port>.pid and .log (so servers on other ports can run side by side); stop it
 # with scripts/triton-down.sh and the same TRITON_HTTP_PORT.
 set -euo pipefail
@@ -16,6 +18,8 @@ PIDFILE="$BUILD/triton-$HTTP_PORT.pid"
 LOG="$BUILD/triton-$HTTP_PORT.log"
 EVENTS="${TRTLLM_FAKE_EVENT_LOG:-$BUILD/triton-events.jsonl}"
 VENV="$ROOT/.venv-triton"
+MODELS="${TRITON_MODEL_REPOSITORY:-$ROOT/test/triton/models}"
+read -r -a EXTRA_ARGS <<<"${TRITON_EXTRA_ARGS:-}"
 
 say() { echo "triton-up: $*"; }
 
@@ -50,12 +54,13 @@ T0="$(start_ms)"
   export PATH="$VENV/bin:$PATH"
   export TRTLLM_FAKE_EVENT_LOG="$EVENTS"
   exec "$SP/pytriton/tritonserver/bin/tritonserver" \
-    --model-repository="$ROOT/test/triton/models" \
+    --model-repository="$MODELS" \
     --backend-directory="$BUILD/triton-backends" \
     --http-address=127.0.0.1 --http-port="$HTTP_PORT" \
     --grpc-address=127.0.0.1 --grpc-port="$GRPC_PORT" \
     --metrics-address=127.0.0.1 --metrics-port="$METRICS_PORT" \
-    --allow-metrics=true --exit-timeout-secs=5
+    --allow-metrics=true --exit-timeout-secs=5 \
+    ${EXTRA_ARGS[@]+"${EXTRA_ARGS[@]}"}
 ) >"$LOG" 2>&1 &
 PID=$!
 echo "$PID" >"$PIDFILE"
