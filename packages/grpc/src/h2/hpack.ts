@@ -289,7 +289,7 @@ function missingUpdate(maxTableSize: number): HpackError {
 }
 
 function checkLimit(option: string, value: number): number {
-  if (!(value >= 0) || (Number.isFinite(value) && !Number.isInteger(value))) {
+  if (typeof value !== 'number' || !(value >= 0) || (Number.isFinite(value) && !Number.isInteger(value))) {
     throw new RangeError(`HpackDecoder ${option} must be a whole number of octets, got ${value}`);
   }
   return value;
