@@ -1,0 +1,34 @@
+/**
+ * The most memory a process held during a piece of work, sampled every few milliseconds: a client
+ * that buffers a flood and frees it when the call fails shows its cost here, not after the fact.
+ */
+export interface MemoryPeak {
+  /** Stops sampling; growth over the baseline at the peak, in bytes. */
+  stop(): { heapBytes: number; rssBytes: number };
+}
+
+/** JavaScript heap plus ArrayBuffers (where socket buffers live). */
+function heapNow(): number {
+  const m = process.memoryUsage();
+  return m.heapUsed + m.arrayBuffers;
+}
+
+/** Starts sampling against the memory in use now (take it after a GC for a clean baseline). */
+export function sampleMemoryPeak(everyMs = 5): MemoryPeak {
+  const heapBase = heapNow();
+  const rssBase = process.memoryUsage.rss();
+  let heapPeak = heapBase;
+  let rssPeak = rssBase;
+  const sample = () => {
+    heapPeak = Math.max(heapPeak, heapNow());
+    rssPeak = Math.max(rssPeak, process.memoryUsage.rss());
+  };
+  const timer = setInterval(sample, everyMs);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      sample();
+      return { heapBytes: heapPeak - heapBase, rssBytes: rssPeak - rssBase };
+    },
+  };
+}
