@@ -50,6 +50,35 @@ export function codeFromGrpcStatus(status: number): ErrorCode {
   return ERROR_CODES[status - 1] ?? 'unknown';
 }
 
+// Triton's error classes as its text and the TensorRT-LLM backend's name them. A gRPC stream's
+// `error_message` and an HTTP body or event sent after status 200 carry no code at all, and a
+// Python model's failure arrives as INTERNAL / 500 whatever caused it: the text is what both
+// transports share, so it decides wherever the status does not say more.
+const SERVER_TEXT_CODES: ReadonlyArray<readonly [RegExp, ErrorCode]> = [
+  [/unknown model|is not found/i, 'not_found'],
+  [/generate stream|exactly 1 response|doesn't support models with decoupled/i, 'unimplemented'],
+  [/cancel/i, 'cancelled'],
+  [/timed out|deadline/i, 'deadline_exceeded'],
+  [
+    /invalid.argument|expected .*inputs?|missing required input|unexpected (inference )?input|input '[^']*'|datatype|data-type|data type|shape|unable to parse|must be|is not supported|only supported/i,
+    'invalid_argument',
+  ],
+];
+
+/**
+ * The code of an error the server reported, the same on every transport: `status` is the code of
+ * the gRPC status or HTTP status it came with (none for an in-stream error or a 2xx body). A
+ * specific status stands; a generic one (`internal`, `unknown`, none) gives way to the class the
+ * message names, and an unknown model answered as `unavailable` is `not_found`.
+ */
+export function codeFromServerError(message: string, status?: ErrorCode): ErrorCode {
+  const byText = SERVER_TEXT_CODES.find(([re]) => re.test(message))?.[1];
+  if (status === undefined) return byText ?? 'internal';
+  if (status === 'internal' || status === 'unknown') return byText ?? status;
+  if (status === 'unavailable' && byText === 'not_found') return byText;
+  return status;
+}
+
 /**
  * Codes worth retrying when nothing was delivered yet. `internal` is not among them: Triton
  * answers parse errors with 500 / INTERNAL, and those fail again.

@@ -3,7 +3,13 @@ export { TritonLlm } from './client.js';
 export type { IncrementalDetokenizerOptions } from './detokenizer.js';
 export { IncrementalDetokenizer } from './detokenizer.js';
 export type { ErrorCode, TritonLlmErrorOptions } from './errors.js';
-export { codeFromGrpcStatus, ERROR_CODES, invalidArgument, TritonLlmError } from './errors.js';
+export {
+  codeFromGrpcStatus,
+  codeFromServerError,
+  ERROR_CODES,
+  invalidArgument,
+  TritonLlmError,
+} from './errors.js';
 export type { GenerateOptions, GenerationEvent } from './generation.js';
 export {
   bfloat16BitsToFloat32,
