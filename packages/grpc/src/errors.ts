@@ -1,5 +1,5 @@
 import { Code, ConnectError } from '@connectrpc/connect';
-import { codeFromGrpcStatus, type ErrorCode, TritonLlmError } from '@trtllm/sdk';
+import { codeFromGrpcStatus, codeFromServerError, TritonLlmError } from '@trtllm/sdk';
 
 /** What the failing call was, so the error can say it. */
 export interface ErrorContext {
@@ -34,9 +34,6 @@ const TLS_CODE = /^(ERR_SSL_|ERR_TLS_|CERT_|UNABLE_TO_|SELF_SIGNED_|DEPTH_ZERO_|
 const PROTOCOL_MESSAGE =
   /^(parse binary|protocol error|unsupported content type|unsupported response encoding|received compressed envelope|invalid envelope|unexpected end flag|invalid grpc-status)/;
 
-// Triton answers an unknown model with UNAVAILABLE in several versions; retrying that is pointless.
-const UNKNOWN_MODEL = /unknown model|is not found/i;
-
 /**
  * Turns whatever a gRPC call threw into a {@link TritonLlmError}: the gRPC status of a server
  * answer keeps its code and verbatim message, failures to connect become `unavailable`, answers
@@ -65,8 +62,8 @@ export function toTritonLlmError(err: unknown, context: ErrorContext): TritonLlm
   }
   const ce = ConnectError.from(err);
   if (ce.isWireError && !PROTOCOL_MESSAGE.test(ce.rawMessage)) {
-    let code: ErrorCode = codeFromGrpcStatus(ce.code);
-    if (code === 'unavailable' && UNKNOWN_MODEL.test(ce.rawMessage)) code = 'not_found';
+    // One code per cause on every transport (Triton answers an unknown model with UNAVAILABLE in several versions).
+    const code = codeFromServerError(ce.rawMessage, codeFromGrpcStatus(ce.code));
     return new TritonLlmError(code, `${where} failed: ${ce.rawMessage || code}`, {
       ...ids,
       serverMessage: ce.rawMessage,
