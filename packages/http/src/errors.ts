@@ -1,4 +1,4 @@
-import { type ErrorCode, TritonLlmError } from '@trtllm/sdk';
+import { codeFromServerError, type ErrorCode, TritonLlmError } from '@trtllm/sdk';
 
 /** Where an error happened, for its message and fields. */
 export interface ErrorContext {
@@ -62,12 +62,9 @@ export function protocolError(message: string, context: ErrorContext, cause?: un
 }
 
 function codeOf(status: number, serverMessage: string): ErrorCode {
-  if (status >= 200 && status < 300) {
-    // Triton's /generate answers a decoupled model with 200 and this message; /infer answers the
-    // same situation with 501, so both surface as `unimplemented`.
-    return /generate stream|exactly 1 response/i.test(serverMessage) ? 'unimplemented' : 'internal';
-  }
-  return CODE_BY_STATUS[status] ?? 'unknown';
+  // A 2xx answer that reports an error (a /generate body, an SSE event) has no status to go by.
+  const byStatus = status >= 200 && status < 300 ? undefined : (CODE_BY_STATUS[status] ?? 'unknown');
+  return codeFromServerError(serverMessage, byStatus);
 }
 
 function serverMessageOf(body: string): string | undefined {
