@@ -34,13 +34,15 @@ export interface PreparedCall {
  * Maps the AI SDK's call settings and the TensorRT-LLM options onto one SDK request for the
  * deployed model: settings the model has no input for are left out with an `unsupported` warning;
  * a JSON response format becomes guided decoding, or an error on a model without it, because
- * ignoring it would return text where the caller expects an object.
+ * ignoring it would return text where the caller expects an object. `toolGuide` is the guide of a
+ * required or named tool choice, which no other guide may join.
  */
 export function prepareCall(
   options: LanguageModelV4CallOptions,
   schema: ModelSchema,
   trtllm: { readonly request: TritonRequestOptions; readonly call: TritonCallSettings },
   defaultMaxTokens: number,
+  toolGuide?: TritonRequestOptions['guidedDecoding'],
 ): PreparedCall {
   const warnings: SharedV4Warning[] = [];
   const sampling: Partial<Record<SamplingSetting, number>> = {};
@@ -65,23 +67,11 @@ export function prepareCall(
   }
   const stopWords = [...(options.stopSequences ?? []), ...(trtllm.request.stopWords ?? [])];
   const guided = guidedDecoding(options.responseFormat, schema, trtllm.request.guidedDecoding);
-  if (options.tools !== undefined && options.tools.length > 0) {
-    warnings.push({
-      type: 'unsupported',
-      feature: 'tools',
-      details: 'this provider does not parse tool calls from the model output; the tools were not offered',
-    });
-  }
-  if (
-    options.toolChoice !== undefined &&
-    options.toolChoice.type !== 'auto' &&
-    options.toolChoice.type !== 'none'
-  ) {
-    warnings.push({
-      type: 'unsupported',
-      feature: 'toolChoice',
-      details: 'tools are not offered to the model',
-    });
+  if (toolGuide !== undefined && guided !== undefined) {
+    throw new TritonLlmError(
+      'invalid_argument',
+      `toolChoice: ${options.toolChoice?.type} constrains the output to tool calls with guided decoding; it cannot be combined with a JSON responseFormat or providerOptions.trtllm.guidedDecoding`,
+    );
   }
   if (options.reasoning !== undefined && options.reasoning !== 'provider-default') {
     warnings.push({
@@ -98,6 +88,7 @@ export function prepareCall(
       ...sampling,
       ...(stopWords.length > 0 ? { stopWords } : {}),
       ...(guided !== undefined ? { guidedDecoding: guided } : {}),
+      ...(toolGuide !== undefined ? { guidedDecoding: toolGuide } : {}),
     },
     call: trtllm.call,
     warnings,

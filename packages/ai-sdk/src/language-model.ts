@@ -9,7 +9,7 @@ import type {
 } from '@ai-sdk/provider';
 import type { GenerateOptions, GenerateRequest, Tokenizer, TritonLlm } from '@trtllm/sdk';
 import { TritonLlmError } from '@trtllm/sdk';
-import type { ChatTemplate } from '@trtllm/tokenizers';
+import type { ChatTemplate, ToolCallParserChoice, ToolCallPlan } from '@trtllm/tokenizers';
 import { prepareCall } from './call-settings.js';
 import { chatMessages } from './prompt.js';
 import {
@@ -19,6 +19,7 @@ import {
   type TritonRequestOptions,
 } from './provider-options.js';
 import { earlyStopJson, finishReason, PROVIDER_KEY, providerMetadata, usageOf } from './result.js';
+import { StreamParts, toolCallContent, toolUse } from './tools.js';
 
 /** What a model needs from its provider. */
 export interface TritonModelConfig {
@@ -32,6 +33,10 @@ export interface TritonModelConfig {
   readonly defaults: { readonly request: TritonRequestOptions; readonly call: TritonCallSettings };
   readonly defaultMaxTokens: number;
   readonly headers: Readonly<Record<string, string>>;
+  /** The format tool calls are read in; `auto` recognises it from the chat template. */
+  readonly toolCallParser: ToolCallParserChoice;
+  /** Where model output that looked like a call but was not one is reported. */
+  readonly warn: (message: string) => void;
 }
 
 interface Prepared {
@@ -41,6 +46,7 @@ interface Prepared {
   readonly request: GenerateRequest;
   readonly options: GenerateOptions;
   readonly warnings: SharedV4Warning[];
+  readonly tools: ToolCallPlan | undefined;
 }
 
 /**
@@ -67,17 +73,25 @@ export class TritonLanguageModel implements LanguageModelV4 {
   async doGenerate(options: LanguageModelV4CallOptions): Promise<LanguageModelV4GenerateResult> {
     const call = await this.prepare(options);
     const result = await call.llm.generate(call.request, call.options);
-    const content: LanguageModelV4Content[] =
+    const warnings = [...call.warnings];
+    let content: LanguageModelV4Content[] =
       result.text.length > 0 ? [{ type: 'text', text: result.text }] : [];
+    if (call.tools !== undefined) {
+      content = toolCallContent(call.tools, result.text, (message) => {
+        warnings.push({ type: 'other', message });
+        this.config.warn(`${result.requestId}: ${message}`);
+      });
+    }
     const first = result.sequences.find((s) => s.index === 0);
+    const called = content.some((part) => part.type === 'tool-call');
     return {
       content,
-      finishReason: finishReason(first?.finishReason ?? result.finishReason),
+      finishReason: finishReason(first?.finishReason ?? result.finishReason, called),
       usage: usageOf(result, call.prompt, call.tokenizer),
       providerMetadata: providerMetadata(result),
       request: { body: call.request },
       response: { id: result.requestId, modelId: result.model, timestamp: new Date() },
-      warnings: call.warnings,
+      warnings,
     };
   }
 
@@ -99,11 +113,12 @@ export class TritonLanguageModel implements LanguageModelV4 {
       throw err;
     }
     const chunks = serialized(generation[Symbol.asyncIterator]());
-    const textId = `${generation.requestId}-0`;
+    const parts = new StreamParts(generation.requestId, call.tools, (message) =>
+      this.config.warn(`${generation.requestId}: ${message}`),
+    );
     const raw = options.includeRawChunks === true;
     const { prompt } = call;
     const { tokenizer } = call;
-    let textOpen = false;
     let cancelled = false;
     const stream = new ReadableStream<LanguageModelV4StreamPart>({
       start: (out) => {
@@ -134,18 +149,17 @@ export class TritonLanguageModel implements LanguageModelV4 {
                 if (raw) return;
                 continue;
               }
-              if (!textOpen) {
-                textOpen = true;
-                out.enqueue({ type: 'text-start', id: textId });
-              }
-              out.enqueue({ type: 'text-delta', id: textId, delta: chunk.text });
-              return;
+              const pieces = parts.push(chunk.text);
+              for (const part of pieces) out.enqueue(part);
+              // The parser may hold text back (a possible call); then there is nothing to give yet.
+              if (pieces.length > 0 || raw) return;
+              continue;
             }
-            if (textOpen) out.enqueue({ type: 'text-end', id: textId });
+            for (const part of parts.end()) out.enqueue(part);
             const first = chunk.result.sequences.find((s) => s.index === 0);
             out.enqueue({
               type: 'finish',
-              finishReason: finishReason(first?.finishReason ?? chunk.finishReason),
+              finishReason: finishReason(first?.finishReason ?? chunk.finishReason, parts.called),
               usage: usageOf(chunk.result, prompt, tokenizer),
               providerMetadata: providerMetadata(chunk.result),
             });
@@ -157,7 +171,7 @@ export class TritonLanguageModel implements LanguageModelV4 {
           release();
           if (cancelled) return;
           // A server error after some text: the text stays delivered, then the error and the end.
-          if (textOpen) out.enqueue({ type: 'text-end', id: textId });
+          for (const part of parts.abandon()) out.enqueue(part);
           out.enqueue({ type: 'error', error: err });
           const early = err instanceof TritonLlmError ? err.earlyStop : undefined;
           out.enqueue({
@@ -213,8 +227,9 @@ export class TritonLanguageModel implements LanguageModelV4 {
       ...(signal !== undefined ? { signal } : {}),
       ...(Object.keys(headers).length > 0 ? { headers } : {}),
     });
-    const prompt = template.render(messages);
-    const prepared = prepareCall(options, schema, trtllm, config.defaultMaxTokens);
+    const tools = toolUse(options, schema, template, config.toolCallParser);
+    const prompt = template.render(messages, tools.plan !== undefined ? { tools: tools.plan.tools } : {});
+    const prepared = prepareCall(options, schema, trtllm, config.defaultMaxTokens, tools.plan?.guided);
     const request: GenerateRequest = { ...prepared.request, prompt };
     checkRequest(request);
     const { timeoutMs, idleTimeoutMs } = prepared.call;
@@ -229,7 +244,8 @@ export class TritonLanguageModel implements LanguageModelV4 {
         ...(timeoutMs !== undefined ? { timeoutMs } : {}),
         ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}),
       },
-      warnings: [...promptWarnings, ...prepared.warnings],
+      warnings: [...promptWarnings, ...tools.warnings, ...prepared.warnings],
+      tools: tools.plan,
     };
   }
 }

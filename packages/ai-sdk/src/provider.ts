@@ -12,7 +12,14 @@ import {
   TritonLlm,
   TritonLlmError,
 } from '@trtllm/sdk';
-import { ChatTemplate, type ChatTemplateChoice, loadChatTemplate, loadTokenizer } from '@trtllm/tokenizers';
+import {
+  ChatTemplate,
+  type ChatTemplateChoice,
+  loadChatTemplate,
+  loadTokenizer,
+  TOOL_CALL_PARSERS,
+  type ToolCallParserChoice,
+} from '@trtllm/tokenizers';
 import { TritonLanguageModel } from './language-model.js';
 import { parseTritonOptions, type TritonProviderOptions } from './provider-options.js';
 import { PROVIDER_KEY } from './result.js';
@@ -51,6 +58,12 @@ export interface TritonModelSettings {
   readonly defaults?: TritonProviderOptions;
   /** `max_tokens` when a call gives no `maxOutputTokens` (TensorRT-LLM needs one). Default 1024. */
   readonly defaultMaxTokens?: number;
+  /**
+   * How tool calls are read from the model's text: `hermes` (`<tool_call>` blocks, Qwen and
+   * Hermes), `llama3_json` (Llama 3.1+ JSON calls), or `auto` (default), the format the chat
+   * template teaches.
+   */
+  readonly toolCallParser?: ToolCallParserChoice;
 }
 
 /** Options of {@link createTriton}. */
@@ -73,7 +86,8 @@ export interface TritonProviderSettings extends TritonModelSettings {
   readonly retry?: RetryOptions;
   /**
    * Where the SDK's warnings go, among them the one logged when an early end cannot stop the
-   * server (ensemble, BLS). Default: `console.warn`.
+   * server (ensemble, BLS), and model output that looked like a tool call but did not parse.
+   * Default: `console.warn`.
    */
   readonly logger?: {
     /** Receives one human-readable warning; must not throw. */
@@ -229,6 +243,8 @@ export function createTriton(settings: TritonProviderSettings = {}): TritonProvi
       },
       defaultMaxTokens: modelSettings.defaultMaxTokens ?? settings.defaultMaxTokens ?? DEFAULT_MAX_TOKENS,
       headers: settings.headers ?? {},
+      toolCallParser: modelSettings.toolCallParser ?? settings.toolCallParser ?? 'auto',
+      warn: (message) => (settings.logger ?? console).warn(message),
     });
   };
 
@@ -262,6 +278,14 @@ function checkModelSettings(settings: TritonModelSettings, where: string) {
   const max = settings.defaultMaxTokens;
   if (max !== undefined && (!Number.isInteger(max) || max < 1)) {
     throw invalidArgument(`${where}: defaultMaxTokens`, max, 'must be a positive integer');
+  }
+  const parser = settings.toolCallParser;
+  if (parser !== undefined && !TOOL_CALL_PARSERS.includes(parser)) {
+    throw invalidArgument(
+      `${where}: toolCallParser`,
+      parser,
+      `must be one of ${TOOL_CALL_PARSERS.join(', ')}`,
+    );
   }
   return parseTritonOptions(settings.defaults, `${where}: defaults`);
 }

@@ -12,9 +12,11 @@ export const PROVIDER_KEY = 'trtllm';
 /**
  * The SDK's finish reason as the AI SDK's: `stop` and `length` carry over; an early end the client
  * asked for (`stopped`, `cancelled`) and a model that does not say (`unknown`) are `other`, with
- * the SDK's reason kept as the raw one.
+ * the SDK's reason kept as the raw one. A model that stopped after making tool calls stopped to
+ * have them run: `tool-calls`.
  */
-export function finishReason(reason: FinishReason): LanguageModelV4FinishReason {
+export function finishReason(reason: FinishReason, called = false): LanguageModelV4FinishReason {
+  if (called && reason === 'stop') return { unified: 'tool-calls', raw: reason };
   const unified = reason === 'stop' || reason === 'length' || reason === 'error' ? reason : 'other';
   return { unified, raw: reason };
 }
