@@ -1,7 +1,7 @@
 import type { Transport } from '@trtllm/sdk';
 import { describe, expect, it } from 'vitest';
 import { PROXY_CASES, useProxiedFake } from './support/fixture.js';
-import { errorTally, readStream, requests } from './support/streams.js';
+import { errorTally, readStream, requests, type StreamOutcome } from './support/streams.js';
 
 // Tokens slow enough that streams overlap and an abort lands mid-generation.
 const ITL_MS = 10;
@@ -24,21 +24,27 @@ function connectionStats(transport: Transport): ConnectionStats {
   return stats.call(transport);
 }
 
-describe.each(PROXY_CASES)('through %s (%s at the proxy)', (kind, mode) => {
-  const env = useProxiedFake({ fake: { itlMs: ITL_MS } });
+const env = useProxiedFake({ fake: { itlMs: ITL_MS } });
 
+const CONCURRENT = requests(200, (i) => 8 + (i % 25));
+
+async function concurrently(transport: Transport): Promise<StreamOutcome[]> {
+  const llm = env.llm(transport);
+  // One stream first: these streams test the proxy, not the opening burst (see the burst test).
+  await readStream(llm, { prompt: 'warm up', maxTokens: 1 });
+  return Promise.all(CONCURRENT.map((r) => readStream(llm, r)));
+}
+
+// The same requests on a direct connection, once for every proxy.
+let direct: Promise<StreamOutcome[]> | undefined;
+
+describe.each(PROXY_CASES)('through %s (%s at the proxy)', (kind, mode) => {
   it('200 concurrent streams give the text of a direct connection', async () => {
-    const batch = requests(200, (i) => 8 + (i % 25));
-    const run = async (transport: Transport) => {
-      const llm = env.llm(transport);
-      // One stream first: these streams test the proxy, not the opening burst (see the burst test).
-      await readStream(llm, { prompt: 'warm up', maxTokens: 1 });
-      return Promise.all(batch.map((r) => readStream(llm, r)));
-    };
-    const [proxied, direct] = await Promise.all([run(env.transport(kind, mode)), run(env.direct())]);
+    direct ??= concurrently(env.direct());
+    const [proxied, want] = await Promise.all([concurrently(env.transport(kind, mode)), direct]);
+    expect(errorTally(want)).toEqual({});
     expect(errorTally(proxied)).toEqual({});
-    expect(errorTally(direct)).toEqual({});
-    expect(proxied.map((o) => o.text)).toEqual(direct.map((o) => o.text));
+    expect(proxied.map((o) => o.text)).toEqual(want.map((o) => o.text));
     expect(proxied.every((o) => o.text.length > 0 && o.finishReason === 'length')).toBe(true);
   });
 

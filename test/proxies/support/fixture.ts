@@ -88,6 +88,14 @@ export function useProxiedFake(
       );
     },
     direct: () => keep(grpcTransport({ baseUrl: started(fake, 'fake Triton').grpcUrl })),
-    llm: (transport) => new TritonLlm({ transport, model: 'ensemble', retry: { attempts: 1 } }),
+    // Retries off: a refused or failed stream must show, not be hidden by a second attempt. The
+    // ensemble's warning that an early end cannot stop its generation is expected here.
+    llm: (transport) =>
+      new TritonLlm({
+        transport,
+        model: 'ensemble',
+        retry: { attempts: 1 },
+        logger: { warn: () => undefined },
+      }),
   };
 }

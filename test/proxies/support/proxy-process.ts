@@ -30,6 +30,13 @@ export function runProxyCommand(binary: string, args: readonly string[]): void {
   execFileSync(binary, args, { stdio: 'pipe' });
 }
 
+// A test process that dies must not leave a proxy behind; a master stopped by SIGTERM takes its
+// workers along (SIGKILL would orphan nginx's).
+const liveMasters = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of liveMasters) child.kill('SIGTERM');
+});
+
 /**
  * One proxy master process, run in the foreground as the test's child, with everything it prints
  * kept so that a failure can show it. `logFile` is where the proxy writes its own log, when that is
@@ -38,7 +45,6 @@ export function runProxyCommand(binary: string, args: readonly string[]): void {
 export class ProxyProcess {
   private child: ChildProcess | undefined;
   private output = '';
-  private readonly onExit = () => this.child?.kill('SIGTERM');
 
   constructor(
     private readonly binary: string,
@@ -58,8 +64,8 @@ export class ProxyProcess {
     child.stderr?.on('data', (d: Buffer) => {
       this.output += d.toString();
     });
-    // A test process that dies must not leave a proxy behind; the master takes its workers along.
-    process.once('exit', this.onExit);
+    liveMasters.add(child);
+    child.once('exit', () => liveMasters.delete(child));
     await this.waitUntil(() => accepts(port), `port ${port} to accept connections`);
   }
 
@@ -100,7 +106,6 @@ export class ProxyProcess {
   /** Fast shutdown (SIGTERM: connections closed at once); resolves when the master has exited. */
   async stop(): Promise<void> {
     const child = this.child;
-    process.off('exit', this.onExit);
     if (child === undefined || !this.running) return;
     const exited = once(child, 'exit');
     child.kill('SIGTERM');

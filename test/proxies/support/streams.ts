@@ -57,3 +57,45 @@ export function errorTally(outcomes: readonly StreamOutcome[]): Record<string, n
   }
   return tally;
 }
+
+/** Streams in flight, and when each of them is known to be mid-way. */
+export interface StreamsInFlight {
+  /** Resolves once every stream has delivered `midwayChunks` chunks (or ended before that). */
+  readonly midway: Promise<void>;
+  /** How many streams have ended so far. */
+  readonly ended: () => number;
+  readonly outcomes: Promise<StreamOutcome[]>;
+}
+
+/** Starts one stream per request on `llm`; `midway` tells when all of them are past `midwayChunks` chunks. */
+export function startStreams(
+  llm: TritonLlm,
+  batch: readonly GenerateRequest[],
+  midwayChunks: number,
+): StreamsInFlight {
+  let reached = 0;
+  let ended = 0;
+  let arrived: () => void = () => undefined;
+  const midway = new Promise<void>((resolve) => {
+    arrived = resolve;
+  });
+  const reach = () => {
+    if (++reached === batch.length) arrived();
+  };
+  const outcomes = Promise.all(
+    batch.map(async (request) => {
+      let counted = false;
+      const outcome = await readStream(llm, request, {
+        onChunk: (n) => {
+          if (n !== midwayChunks) return;
+          counted = true;
+          reach();
+        },
+      });
+      ended++;
+      if (!counted) reach();
+      return outcome;
+    }),
+  );
+  return { midway, ended: () => ended, outcomes };
+}
