@@ -1,9 +1,9 @@
-import { readFileSync } from 'node:fs';
 import { grpcTransport } from '@trtllm/grpc';
 import { httpTransport } from '@trtllm/http';
 import type { Transport } from '@trtllm/sdk';
 import { type FakeEvent, type FakeTriton, startFakeTriton } from '@trtllm/testing';
 import { afterAll, beforeAll, inject } from 'vitest';
+import { readEventLog } from '../support/event-log.js';
 
 export type ServerKind = 'fake' | 'real';
 export type Protocol = 'grpc' | 'http';
@@ -46,7 +46,7 @@ export function useServer(kind: ServerKind): () => ConformanceServer {
     } else {
       if ('unavailable' in real) throw new Error(real.unavailable);
       const { grpcUrl, httpUrl, eventLog } = real;
-      const events = (): FakeEvent[] => readEvents(eventLog);
+      const events = (): FakeEvent[] => readEventLog(eventLog);
       server = {
         kind,
         transport: (p) =>
@@ -77,23 +77,4 @@ export function useServer(kind: ServerKind): () => ConformanceServer {
     if (server === undefined) throw new Error('server not set up');
     return server;
   };
-}
-
-function readEvents(path: string): FakeEvent[] {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch {
-    return [];
-  }
-  const out: FakeEvent[] = [];
-  for (const line of text.split('\n')) {
-    if (line.trim() === '') continue;
-    try {
-      out.push(JSON.parse(line) as FakeEvent);
-    } catch {
-      // A line being written right now; the next read sees it whole.
-    }
-  }
-  return out;
 }
