@@ -14,6 +14,22 @@ export interface TokenizerConfig {
 export type SpecialTokenValue = string | { readonly content: string } | null;
 
 /**
+ * The calls {@link HfTokenizer} makes on a `@huggingface/tokenizers` `Tokenizer`. Declared here rather than
+ * imported so our published types do not carry that library's declarations, which fail to compile in a
+ * consumer's strict NodeNext project (their relative imports have no file extensions).
+ */
+export interface HfTokenizerEngine {
+  encode(text: string, options: { add_special_tokens: boolean }): { ids: number[] };
+  decode(
+    ids: number[],
+    options: { skip_special_tokens: boolean; clean_up_tokenization_spaces: boolean },
+  ): string;
+  token_to_id(token: string): number | undefined;
+  id_to_token(id: number): string | undefined;
+  get_vocab(withAddedTokens: boolean): Map<string, number>;
+}
+
+/**
  * A Hugging Face tokenizer (`tokenizer.json` plus `tokenizer_config.json`) as the SDK's {@link Tokenizer}:
  * `encode` for prompts and stop/bad words, `decode` for the raw `tensorrt_llm` model's output ids, and the
  * end and padding ids that model needs, taken from the config's `eos_token` and `pad_token`. Encoding and
@@ -26,11 +42,11 @@ export class HfTokenizer implements Tokenizer {
   readonly bosId?: number;
   /** Number of ids, added tokens included; valid ids are `0 .. vocabSize - 1`. */
   readonly vocabSize: number;
-  readonly #core: HfTokenizerCore;
+  readonly #core: HfTokenizerEngine;
   readonly #cleanUpSpaces: boolean;
 
   /** Use {@link tokenizerFromJson} or `loadTokenizer`; the constructor takes an already built library tokenizer. */
-  constructor(core: HfTokenizerCore, config: TokenizerConfig) {
+  constructor(core: HfTokenizerEngine, config: TokenizerConfig) {
     this.#core = core;
     this.vocabSize = core.get_vocab(true).size;
     // transformers stopped cleaning up spaces by default; a config that wants it says so.

@@ -6,7 +6,7 @@ export type {
   RenderOptions,
 } from './chat-template.js';
 export { CHAT_TEMPLATE_CHOICES, ChatTemplate, loadChatTemplate } from './chat-template.js';
-export type { SpecialTokenValue, TokenizerConfig } from './hf-tokenizer.js';
+export type { HfTokenizerEngine, SpecialTokenValue, TokenizerConfig } from './hf-tokenizer.js';
 export { HfTokenizer, tokenizerFromJson } from './hf-tokenizer.js';
 export { loadTokenizer } from './load.js';
 export type { GuidedFunction } from './tools/guided.js';
