@@ -33,7 +33,11 @@ export interface ProxiedFake {
  * TLS), started together before the file's tests and closed after them.
  */
 export function useProxiedFake(
-  options: { readonly fake?: FakeTritonOptions; readonly idleTimeoutS?: number } = {},
+  options: {
+    readonly fake?: FakeTritonOptions;
+    readonly serverTimeoutS?: number;
+    readonly clientTimeoutS?: number;
+  } = {},
 ): ProxiedFake {
   let fake: FakeTriton | undefined;
   let pki: TestPki | undefined;
@@ -52,7 +56,8 @@ export function useProxiedFake(
           mode,
           upstreamPort,
           ...(pki !== undefined ? { pki } : {}),
-          ...(options.idleTimeoutS !== undefined ? { idleTimeoutS: options.idleTimeoutS } : {}),
+          ...(options.serverTimeoutS !== undefined ? { serverTimeoutS: options.serverTimeoutS } : {}),
+          ...(options.clientTimeoutS !== undefined ? { clientTimeoutS: options.clientTimeoutS } : {}),
         });
         proxies.set(key(kind, mode), proxy);
       }),

@@ -5,7 +5,7 @@ import { ProxyProcess, proxyBinary } from './proxy-process.js';
 /**
  * HAProxy in front of the fake: HTTP mode, `proto h2` to the server, the client side h2c or TLS
  * with ALPN h2. `tune.h2.max-concurrent-streams` keeps its default (100), which a burst must cross.
- * `timeout tunnel` is left long on purpose: it does not govern gRPC streams, `timeout server` does.
+ * `timeout tunnel` stays long: it does not govern gRPC streams (`timeout server` does; tried).
  */
 export function haproxyConfig(s: ProxySettings): string {
   const bind = s.tls
@@ -17,8 +17,8 @@ export function haproxyConfig(s: ProxySettings): string {
 defaults
   mode http
   timeout connect 5s
-  timeout client 300s
-  timeout server ${s.idleTimeoutS}s
+  timeout client ${s.clientTimeoutS}s
+  timeout server ${s.serverTimeoutS}s
   timeout tunnel 300s
 
 frontend grpc

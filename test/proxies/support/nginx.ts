@@ -31,8 +31,9 @@ http {
     ${listen}
     location / {
       grpc_pass grpc://127.0.0.1:${s.upstreamPort};
-      grpc_read_timeout ${s.idleTimeoutS}s;
-      grpc_send_timeout ${s.idleTimeoutS}s;
+      grpc_read_timeout ${s.serverTimeoutS}s;
+      grpc_send_timeout ${s.serverTimeoutS}s;
+      client_body_timeout ${s.clientTimeoutS}s;
     }
   }
 }

@@ -21,8 +21,10 @@ export interface ProxySettings {
   readonly upstreamPort: number;
   /** Certificate and key files, for `tls`. */
   readonly tls?: { readonly certFile: string; readonly keyFile: string; readonly pemFile: string };
-  /** The proxy's idle timeout towards the server, in seconds (nginx `grpc_read_timeout`, HAProxy `timeout server`). */
-  readonly idleTimeoutS: number;
+  /** How long the server may stay silent, in seconds (nginx `grpc_read_timeout`, HAProxy `timeout server`). */
+  readonly serverTimeoutS: number;
+  /** How long the client may stay silent, in seconds (nginx `client_body_timeout`, HAProxy `timeout client`). */
+  readonly clientTimeoutS: number;
   /** The directory the proxy keeps its pid file, logs and sockets in. */
   readonly dir: string;
 }
@@ -51,8 +53,10 @@ export interface StartProxyOptions {
   readonly upstreamPort: number;
   /** Needed for `tls`: the proxy serves `serverCert`, clients trust `ca`. */
   readonly pki?: TestPki;
-  /** Default 300 s: longer than any test, so only the idle-timeout tests see it. */
-  readonly idleTimeoutS?: number;
+  /** `ProxySettings.serverTimeoutS`; default 300 s, longer than any test, so only the timeout tests see it. */
+  readonly serverTimeoutS?: number;
+  /** `ProxySettings.clientTimeoutS`; default 300 s. */
+  readonly clientTimeoutS?: number;
 }
 
 /** Writes the proxy's config into a fresh directory, starts it and waits until it accepts connections. */
@@ -61,33 +65,42 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
   const dir = mkdtempSync(join(tmpdir(), `trtllm-${kind}-`));
   // nginx workers drop root privileges; they must still reach the directory.
   chmodSync(dir, 0o755);
-  const [listenPort] = await freePorts(1);
-  const settings: ProxySettings = {
-    listenPort: listenPort!,
-    upstreamPort: options.upstreamPort,
-    idleTimeoutS: options.idleTimeoutS ?? 300,
-    dir,
-    ...(mode === 'tls' ? { tls: writeCertificates(dir, options.pki) } : {}),
-  };
+  const tls = mode === 'tls' ? { tls: writeCertificates(dir, options.pki) } : {};
   const configFile = join(dir, `${kind}.conf`);
-  writeFileSync(configFile, kind === 'nginx' ? nginxConfig(settings) : haproxyConfig(settings));
   const proc: ProxyProcess =
     kind === 'nginx' ? nginxProcess(dir, configFile) : haproxyProcess(dir, configFile);
   const reload = kind === 'nginx' ? () => reloadNginx(proc, dir, configFile) : () => reloadHaproxy(proc);
-  try {
-    await proc.start(settings.listenPort);
-  } catch (err) {
-    await proc.stop();
-    rmSync(dir, { recursive: true, force: true });
-    throw err;
+  let settings: ProxySettings | undefined;
+  // The port was free a moment ago; another process may take it before the proxy binds it.
+  for (let attempt = 1; settings === undefined; attempt++) {
+    const [listenPort] = await freePorts(1);
+    const tried: ProxySettings = {
+      listenPort: listenPort!,
+      upstreamPort: options.upstreamPort,
+      serverTimeoutS: options.serverTimeoutS ?? 300,
+      clientTimeoutS: options.clientTimeoutS ?? 300,
+      dir,
+      ...tls,
+    };
+    writeFileSync(configFile, kind === 'nginx' ? nginxConfig(tried) : haproxyConfig(tried));
+    try {
+      await proc.start(tried.listenPort);
+      settings = tried;
+    } catch (err) {
+      await proc.stop();
+      if (attempt < 3 && /address already in use|cannot bind/i.test(proc.log())) continue;
+      rmSync(dir, { recursive: true, force: true });
+      throw err;
+    }
   }
+  const { listenPort } = settings;
   return {
     kind,
     mode,
-    url: `${mode === 'tls' ? 'https' : 'http'}://127.0.0.1:${settings.listenPort}`,
+    url: `${mode === 'tls' ? 'https' : 'http'}://127.0.0.1:${listenPort}`,
     reload,
     stop: () => proc.stop(),
-    start: () => proc.start(settings.listenPort),
+    start: () => proc.start(listenPort),
     close: async () => {
       await proc.stop();
       rmSync(dir, { recursive: true, force: true });
