@@ -22,13 +22,15 @@ describe.concurrent.each(PROXY_CASES)('a reload of %s (%s at the proxy)', (kind,
     // Were they all done already, the reload would have happened between streams, proving nothing.
     const endedAtReload = inFlight.ended();
 
-    const after = await readStream(llm, batch[0]!);
+    // A call while the old worker drains, and one after it has closed its connection.
+    const during = await readStream(llm, batch[0]!);
     const outcomes = await inFlight.outcomes;
+    const after = await readStream(llm, batch[1]!);
     const want = await expected;
     expect(endedAtReload).toBeLessThan(STREAMS);
     expect(errorTally(outcomes)).toEqual({});
     expect(outcomes.map((o) => o.text)).toEqual(want.map((o) => o.text));
-    expect(after.error).toBeUndefined();
-    expect(after.text).toBe(want[0]?.text);
+    expect(errorTally([during, after])).toEqual({});
+    expect([during.text, after.text]).toEqual([want[0]?.text, want[1]?.text]);
   });
 });
