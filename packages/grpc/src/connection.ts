@@ -3,14 +3,23 @@ import { type Client, createClient } from '@connectrpc/connect';
 import { compressionGzip, createGrpcTransport, Http2SessionManager } from '@connectrpc/connect-node';
 import { invalidArgument, TritonLlmError } from '@trtllm/sdk';
 import { GRPCInferenceService } from './gen/inference/grpc_service_pb.js';
-import { H2Sessions } from './h2-session.js';
+import { type H2SessionStats, H2Sessions } from './h2/sessions.js';
 import type { GrpcTlsOptions, GrpcTransportOptions } from './options.js';
 
-const DEFAULT_KEEPALIVE_MS = 30_000;
+// A PING after 5.5 minutes of silence: 10 % above the 300 s that grpc servers (Triton among them:
+// --grpc-http2-min-recv-ping-interval-without-data) allow between PINGs before they count strikes
+// and close the connection with every stream on it.
+const DEFAULT_KEEPALIVE_MS = 330_000;
 // connect-node's default for its PING timeout, kept for the streams on our own framing too.
 const DEFAULT_KEEPALIVE_TIMEOUT_MS = 15_000;
 // connect-es refuses larger limits: gRPC's 4-byte message length.
 const MAX_MESSAGE_BYTES = 0xffffffff;
+// A response message larger than this is refused on its 5-byte prefix, before it is read: room for
+// streamed logits of any vocabulary (a 128k-token vocabulary is 0.5 MB a token) and for whole
+// ones of a few hundred tokens; grpcTransport({ maxReceiveMessageBytes }) raises it.
+export const DEFAULT_MAX_RECEIVE_BYTES = 64 * 1024 * 1024;
+// Connections opened to one endpoint when a server limits the streams of each.
+const DEFAULT_MAX_CONNECTIONS = 8;
 
 /** The client of one HTTP/2 connection, and the way to drop it. */
 export interface Connection {
@@ -18,8 +27,10 @@ export interface Connection {
   /** The connection of the streaming calls: HTTP/2 framed on a socket of its own (h2-session.ts). */
   readonly streams: H2Sessions;
   readonly url: URL;
-  readonly maxReceiveBytes: number | undefined;
+  readonly maxReceiveBytes: number;
   readonly maxSendBytes: number | undefined;
+  readonly logger: { warn(message: string): void };
+  stats(): H2SessionStats;
   close(): void;
 }
 
@@ -51,11 +62,17 @@ export function openConnection(options: GrpcTransportOptions): Connection {
   if ((options.tls?.cert === undefined) !== (options.tls?.key === undefined)) {
     throw new TritonLlmError('invalid_argument', 'tls: mutual TLS needs both cert and key');
   }
-  const readMaxBytes = messageLimit('maxReceiveMessageBytes', options.maxReceiveMessageBytes);
+  const readMaxBytes =
+    messageLimit('maxReceiveMessageBytes', options.maxReceiveMessageBytes) ?? DEFAULT_MAX_RECEIVE_BYTES;
+  const maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+  if (!Number.isSafeInteger(maxConnections) || maxConnections < 1) {
+    throw invalidArgument('maxConnections', options.maxConnections, 'must be a whole number >= 1');
+  }
+  const logger = options.logger ?? console;
   const writeMaxBytes = messageLimit('maxSendMessageBytes', options.maxSendMessageBytes);
   const tls = url.protocol === 'https:' ? tlsOptions(options.tls ?? {}) : undefined;
   // Unary calls (and `multiplex: true`) go through connect-node on node:http2.
-  const sessionManager = new Http2SessionManager(
+  const sessionManager = new GuardedSessionManager(
     url,
     keepaliveMs > 0 ? { pingIntervalMs: keepaliveMs, pingTimeoutMs: keepaliveTimeoutMs } : {},
     // Node's default of 10 MB per HTTP/2 session refuses bursts of thousands of new streams on one
@@ -66,12 +83,14 @@ export function openConnection(options: GrpcTransportOptions): Connection {
     url,
     keepaliveMs,
     keepaliveTimeoutMs,
+    maxConnections,
+    logger,
     ...(tls !== undefined ? { tls } : {}),
   });
   const transport = createGrpcTransport({
     baseUrl: url.toString().replace(/\/$/, ''),
     sessionManager,
-    ...(readMaxBytes !== undefined ? { readMaxBytes } : {}),
+    readMaxBytes,
     ...(writeMaxBytes !== undefined ? { writeMaxBytes } : {}),
     ...(options.gzip === true
       ? { sendCompression: compressionGzip, acceptCompression: [compressionGzip] }
@@ -83,6 +102,8 @@ export function openConnection(options: GrpcTransportOptions): Connection {
     url,
     maxReceiveBytes: readMaxBytes,
     maxSendBytes: writeMaxBytes,
+    logger,
+    stats: () => streams.stats(),
     close: () => {
       sessionManager.abort();
       streams.close();
@@ -138,4 +159,27 @@ function tlsOptions(tls: GrpcTlsOptions): ConnectionOptions {
 
 function pem(value: string | Uint8Array): string | Buffer {
   return typeof value === 'string' ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+}
+
+/**
+ * connect-node's session manager, with an `'error'` listener that stays on every HTTP/2 session it
+ * opens. Its own listeners come and go with its states, and an `'error'` emitted in between (a
+ * peer that answers HTTP/1.1, called twice) reached the process as an uncaught exception. The
+ * calls on such a session still fail through their streams; this listener only keeps the error
+ * from being unhandled.
+ */
+class GuardedSessionManager extends Http2SessionManager {
+  private readonly guarded = new WeakSet<object>();
+
+  override async request(
+    ...args: Parameters<Http2SessionManager['request']>
+  ): ReturnType<Http2SessionManager['request']> {
+    const stream = await super.request(...args);
+    const session = stream.session;
+    if (session !== undefined && !this.guarded.has(session)) {
+      this.guarded.add(session);
+      session.on('error', () => undefined);
+    }
+    return stream;
+  }
 }

@@ -17,45 +17,90 @@ export interface MessageSink {
   message(message: Buffer, compressed: boolean): boolean;
 }
 
+/** The error for a message longer than the receive limit, raised on its prefix. */
+export function messageTooLarge(length: number, limit: number): ConnectError {
+  return new ConnectError(
+    `the server sent a message of ${length} bytes, more than maxReceiveMessageBytes ${limit}; raise ` +
+      'grpcTransport({ maxReceiveMessageBytes }) for larger answers (logits are vocabulary x tokens x 4 bytes)',
+    Code.ResourceExhausted,
+  );
+}
+
 /**
  * Cuts the DATA chunks of a gRPC response into messages. A chunk usually holds whole messages, so
- * they are handed on as views of it; only a message split across chunks is copied together.
+ * they are handed on as views of it; a message split across chunks is copied once into a buffer of
+ * its own size, known from its prefix, which is checked against the limit before anything is kept
+ * (so a long message costs one copy, not one per chunk).
  */
 export class FrameReader {
-  private pending: Buffer | undefined;
+  /** The bytes of a prefix cut by a chunk's end (fewer than 5). */
+  private head: Buffer | undefined;
+  /** A message being filled: its buffer, how much is in, and its flags. */
+  private body: Buffer | undefined;
+  private filled = 0;
+  private flags = 0;
 
-  constructor(private readonly maxBytes: number | undefined) {}
+  constructor(private readonly maxBytes: number) {}
 
   /**
    * Calls `sink.message` for each complete message in order; it returns false to stop reading (the
    * call failed). Throws a `resource_exhausted` ConnectError for a message over the limit.
    */
   push(chunk: Buffer, sink: MessageSink): void {
-    let buf = chunk;
-    if (this.pending !== undefined) {
-      buf = Buffer.concat([this.pending, chunk]);
-      this.pending = undefined;
-    }
     let at = 0;
-    while (buf.length - at >= PREFIX) {
-      const length = buf.readUInt32BE(at + 1);
-      if (this.maxBytes !== undefined && length > this.maxBytes) {
-        throw new ConnectError(
-          `message size ${length} is larger than configured readMaxBytes ${this.maxBytes}`,
-          Code.ResourceExhausted,
-        );
+    if (this.head !== undefined) {
+      // A prefix cut short by the last chunk.
+      const need = PREFIX - this.head.length;
+      if (chunk.length < need) {
+        this.head = Buffer.concat([this.head, chunk]);
+        return;
       }
+      const prefix = Buffer.concat([this.head, chunk.subarray(0, need)]);
+      this.head = undefined;
+      at = need;
+      this.begin(prefix[0]!, prefix.readUInt32BE(1));
+    }
+    if (this.body !== undefined) {
+      // A message cut short by the last chunk.
+      const take = Math.min(chunk.length - at, this.body.length - this.filled);
+      chunk.copy(this.body, this.filled, at, at + take);
+      this.filled += take;
+      at += take;
+      if (this.filled < this.body.length) return;
+      const message = this.body;
+      this.body = undefined;
+      if (!sink.message(message, (this.flags & 1) === 1)) return;
+    }
+    while (chunk.length - at >= PREFIX) {
+      const length = chunk.readUInt32BE(at + 1);
       const end = at + PREFIX + length;
-      if (end > buf.length) break;
-      const flags = buf[at]!;
-      if (!sink.message(buf.subarray(at + PREFIX, end), (flags & 1) === 1)) return;
+      if (end > chunk.length) {
+        this.begin(chunk[at]!, length);
+        chunk.copy(this.body!, 0, at + PREFIX);
+        this.filled = chunk.length - at - PREFIX;
+        return;
+      }
+      this.check(length);
+      if (!sink.message(chunk.subarray(at + PREFIX, end), (chunk[at]! & 1) === 1)) return;
       at = end;
     }
-    if (at < buf.length) this.pending = buf.subarray(at);
+    if (at < chunk.length) this.head = Buffer.from(chunk.subarray(at));
+  }
+
+  /** A message that continues in later chunks: checked on its prefix, then a buffer of its size. */
+  private begin(flags: number, length: number): void {
+    this.check(length);
+    this.flags = flags;
+    this.body = Buffer.allocUnsafe(length);
+    this.filled = 0;
+  }
+
+  private check(length: number): void {
+    if (length > this.maxBytes) throw messageTooLarge(length, this.maxBytes);
   }
 
   /** Whether a message was cut off: bytes left over that never became a whole message. */
   get incomplete(): boolean {
-    return this.pending !== undefined;
+    return this.head !== undefined || this.body !== undefined;
   }
 }

@@ -9,6 +9,7 @@ import {
 } from '@trtllm/sdk';
 import { openConnection } from './connection.js';
 import { toTritonLlmError } from './errors.js';
+import type { H2SessionStats } from './h2/sessions.js';
 import { H2InferStream, type H2StreamConfig, streamHeaderBlock } from './h2-stream.js';
 import { callHeaders, requestHeaders } from './headers.js';
 import { toModelInferRequest } from './infer-request.js';
@@ -18,6 +19,19 @@ import { fromModelConfig } from './model-config.js';
 import { StreamMultiplexer } from './multiplex.js';
 import type { GrpcReplicaTransportOptions, GrpcTransportOptions } from './options.js';
 import { grpcReplicaTransport, isReplicaOptions } from './replicas.js';
+
+/** The state of the streamed calls' connections: see {@link GrpcTransport.connectionStats}. */
+export type GrpcConnectionStats = H2SessionStats;
+
+/** A {@link Transport} over gRPC, with the state of its connections. */
+export interface GrpcTransport extends Transport {
+  /**
+   * The streamed calls' connections now: how many, the streams running and waiting for a slot under
+   * the server's MAX_CONCURRENT_STREAMS, streams the server refused and that started again, and the
+   * keepalive interval after any back-off.
+   */
+  connectionStats(): GrpcConnectionStats;
+}
 
 /**
  * A {@link Transport} over Triton's gRPC API (`inference.GRPCInferenceService`), for
@@ -32,8 +46,10 @@ import { grpcReplicaTransport, isReplicaOptions } from './replicas.js';
  * response) and returns a `ReplicaTransport`, whose `endpointStats()` reports on each endpoint.
  */
 export function grpcTransport(options: GrpcReplicaTransportOptions): ReplicaTransport;
-export function grpcTransport(options: GrpcTransportOptions): Transport;
-export function grpcTransport(options: GrpcTransportOptions | GrpcReplicaTransportOptions): Transport {
+export function grpcTransport(options: GrpcTransportOptions): GrpcTransport;
+export function grpcTransport(
+  options: GrpcTransportOptions | GrpcReplicaTransportOptions,
+): GrpcTransport | ReplicaTransport {
   if (isReplicaOptions(options)) return grpcReplicaTransport(options, grpcTransport);
   const gzip = options.gzip === true;
   // The headers of every streamed call without headers of its own, built once: bad static headers
@@ -51,6 +67,7 @@ export function grpcTransport(options: GrpcTransportOptions | GrpcReplicaTranspo
     maxReceiveBytes: connection.maxReceiveBytes,
     maxSendBytes: connection.maxSendBytes,
     gzip,
+    logger: connection.logger,
   };
   let closed = false;
   const mux =
@@ -94,12 +111,20 @@ export function grpcTransport(options: GrpcTransportOptions | GrpcReplicaTranspo
       if (call?.signal?.aborted === true) throw call.signal.reason;
       return await run(connectOptions(call, call?.signal));
     } catch (err) {
-      throw toTritonLlmError(err, { method, ...context, signal: call?.signal });
+      const error = toTritonLlmError(err, { method, ...context, signal: call?.signal });
+      // connect-node says only "Protocol error" when the peer is not HTTP/2 at all (a wrong
+      // port): find out what answers, and say that instead.
+      if (error.grpcStatus === undefined && (error.code === 'internal' || error.code === 'protocol')) {
+        const diagnosis = await connection.streams.diagnose();
+        if (diagnosis !== undefined) throw diagnosis.withContext(context);
+      }
+      throw error;
     }
   }
 
   return {
     protocol: 'grpc',
+    connectionStats: () => connection.stats(),
     // Multiplexed streams share a call and listen to their signal; the lean ones can be cancelled.
     cancellableStreams: mux === undefined,
 

@@ -1,4 +1,4 @@
-import { constants, type OutgoingHttpHeaders } from 'node:http2';
+import type { OutgoingHttpHeaders } from 'node:http2';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { Code, ConnectError } from '@connectrpc/connect';
 import {
@@ -9,16 +9,19 @@ import {
   TritonLlmError,
 } from '@trtllm/sdk';
 import { toTritonLlmError } from './errors.js';
-import { FrameReader, frameMessage } from './grpc-frames.js';
+import { FrameReader, frameMessage, messageTooLarge } from './grpc-frames.js';
 import {
   encodeHeaderBlock,
+  H2_CANCEL,
+  H2_ENHANCE_YOUR_CALM,
+  H2_HTTP_1_1_REQUIRED,
+  H2_INADEQUATE_SECURITY,
   H2_NO_ERROR,
   H2_REFUSED_STREAM,
-  type H2Headers,
-  type H2Sessions,
-  type H2Stream,
-  type H2StreamOwner,
-} from './h2-session.js';
+  h2ErrorName,
+} from './h2/frames.js';
+import type { H2Sessions } from './h2/sessions.js';
+import type { H2Headers, H2Stream, H2StreamOwner } from './h2/stream.js';
 import { STREAM_PARAMETERS } from './stream.js';
 import { streamErrorFromMessage } from './stream-error.js';
 import { readStreamResponse, type WireResponse } from './wire-reader.js';
@@ -30,6 +33,8 @@ const COMPRESS_MIN_BYTES = 1024;
 // Responses read ahead of the consumer before the HTTP/2 stream is paused; flow control then
 // holds the server back (a slow reader must not make the client buffer without bound).
 const HIGH_WATER = 32;
+// How much of a body that is not gRPC (a proxy's error page) is kept to quote in the error.
+const QUOTE_BYTES = 200;
 
 /** What the lean stream needs from its transport: the connection and the per-call settings. */
 export interface H2StreamConfig {
@@ -41,9 +46,10 @@ export interface H2StreamConfig {
   /** `headers` encoded once, for the calls without a deadline. */
   readonly headerBlock: Buffer;
   readonly timeoutMs: number | undefined;
-  readonly maxReceiveBytes: number | undefined;
+  readonly maxReceiveBytes: number;
   readonly maxSendBytes: number | undefined;
   readonly gzip: boolean;
+  readonly logger: { warn(message: string): void };
 }
 
 const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
@@ -57,8 +63,25 @@ export function streamHeaderBlock(
   return encodeHeaderBlock(
     url,
     PATH,
-    timeoutMs === undefined ? headers : { ...headers, 'grpc-timeout': `${Math.ceil(timeoutMs)}m` },
+    timeoutMs === undefined ? headers : { ...headers, 'grpc-timeout': grpcTimeout(timeoutMs) },
   );
+}
+
+// grpc-timeout carries at most 8 digits (gRPC over HTTP/2, "Timeout"): the finest unit that fits.
+const TIMEOUT_UNITS: ReadonlyArray<readonly [string, number]> = [
+  ['m', 1],
+  ['S', 1_000],
+  ['M', 60_000],
+  ['H', 3_600_000],
+];
+
+/** A deadline in milliseconds as a `grpc-timeout` value (rounded up, so it never comes early). */
+export function grpcTimeout(timeoutMs: number): string {
+  for (const [unit, ms] of TIMEOUT_UNITS) {
+    const value = Math.ceil(timeoutMs / ms);
+    if (value <= 99_999_999) return `${value}${unit}`;
+  }
+  return '99999999H';
 }
 
 /**
@@ -95,6 +118,8 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse>,
   private trailersSeen = false;
   private trailerError: ConnectError | undefined;
   private frames: FrameReader | undefined;
+  /** The start of a body that is not gRPC, to quote. */
+  private quoted: Buffer | undefined;
   private deadline: ReturnType<typeof setTimeout> | undefined;
 
   private readonly model: string;
@@ -229,8 +254,12 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse>,
     this.headerHasStatus = headers['grpc-status'] !== undefined;
     const status = Number(headers[':status']);
     const type = String(headers['content-type'] ?? '');
-    if (status !== 200) this.headerError = new ConnectError(`HTTP ${status}`, httpStatusCode(status));
-    else if (!type.startsWith('application/grpc')) {
+    if (status !== 200) {
+      this.headerError = new ConnectError(
+        `the server (or a proxy in front of it) answered HTTP ${status}${type === '' ? '' : ` (${type})`}`,
+        httpStatusCode(status),
+      );
+    } else if (!type.startsWith('application/grpc')) {
       this.headerError = new ConnectError(`unsupported content type ${type}`, Code.Unknown);
     }
     // A trailers-only answer carries its status in the headers.
@@ -246,6 +275,15 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse>,
   /** @internal */
   dataArrived(chunk: Buffer): void {
     if (this.phase === 'done') return;
+    if (this.headerError !== undefined && !this.headerHasStatus) {
+      // Not gRPC at all (an HTML error page of a proxy): keep its start for the error, parse nothing.
+      const have = this.quoted?.length ?? 0;
+      if (have < QUOTE_BYTES) {
+        const part = chunk.subarray(0, QUOTE_BYTES - have);
+        this.quoted = this.quoted === undefined ? Buffer.from(part) : Buffer.concat([this.quoted, part]);
+      }
+      return;
+    }
     try {
       this.frames!.push(chunk, this);
     } catch (err) {
@@ -270,10 +308,18 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse>,
           Code.Internal,
         );
       }
-      message = gunzipSync(
-        bytes,
-        this.config.maxReceiveBytes !== undefined ? { maxOutputLength: this.config.maxReceiveBytes } : {},
-      );
+      const limit = this.config.maxReceiveBytes;
+      try {
+        message = gunzipSync(bytes, { maxOutputLength: limit });
+      } catch (err) {
+        // Inflation is bounded by the same limit as the message itself.
+        if ((err as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE')
+          throw messageTooLarge(limit + 1, limit);
+        throw new ConnectError(
+          `protocol error: a gzip message cannot be inflated (${String(err)})`,
+          Code.Internal,
+        );
+      }
     }
     const read = readStreamResponse(message, this.id);
     if (typeof read === 'string') {
@@ -333,7 +379,7 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse>,
   /** Why the call failed, or undefined when it ended cleanly after the last final response. */
   private callError(rstCode: number | undefined): unknown {
     // A response that is not gRPC at all (HTTP status, content type) says so before any status.
-    if (this.headerError !== undefined && !this.headerHasStatus) return this.headerError;
+    if (this.headerError !== undefined && !this.headerHasStatus) return this.quote(this.headerError);
     const status = this.trailerError ?? this.headerError;
     if (status !== undefined) return status;
     if (!this.trailersSeen && !this.headerHasStatus) {
@@ -351,6 +397,15 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse>,
       );
     }
     return undefined;
+  }
+
+  /** The header error of an answer that is not gRPC, with the start of its body quoted. */
+  private quote(error: ConnectError): ConnectError {
+    const body = this.quoted;
+    if (body === undefined || body.length === 0) return error;
+    const text = body.toString('utf8').replace(/\s+/g, ' ').trim();
+    const cut = body.length >= QUOTE_BYTES ? '...' : '';
+    return new ConnectError(`${error.rawMessage}: the answer is not gRPC: "${text}${cut}"`, error.code);
   }
 
   /** The signal's abort (the stream is its own listener object: no closure per request). */
@@ -386,7 +441,15 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse>,
     // Responses that arrived before the failure are still delivered first (see next()).
     const waiter = this.waiter;
     this.waiter = undefined;
-    waiter?.onError(error);
+    try {
+      waiter?.onError(error);
+    } catch (err) {
+      // Called from a timer or the signal's event: a throw would reach the process. The stream has
+      // failed already; the throw has nowhere else to go but the log.
+      this.config.logger.warn(
+        `@trtllm/grpc: a stream's consumer threw while it was told of a failure: ${String(err)}`,
+      );
+    }
   }
 
   private finish(): void {
@@ -446,18 +509,18 @@ function httpStatusCode(status: number): Code {
   }
 }
 
-/** A stream reset by the peer (or the session going away) before any status arrived. */
+/** A stream reset by the peer (a server, or a proxy in front of it) before any status arrived. */
 function resetError(rstCode: number): ConnectError {
-  const message = `http/2 stream closed with error code 0x${rstCode.toString(16)}`;
+  const message = `the stream was reset by the server or a proxy in front of it (RST_STREAM ${h2ErrorName(rstCode)})`;
   switch (rstCode) {
     case H2_REFUSED_STREAM:
       return new ConnectError(message, Code.Unavailable);
-    case constants.NGHTTP2_CANCEL:
+    case H2_CANCEL:
       return new ConnectError(message, Code.Canceled);
-    case constants.NGHTTP2_ENHANCE_YOUR_CALM:
+    case H2_ENHANCE_YOUR_CALM:
       return new ConnectError(message, Code.ResourceExhausted);
-    case constants.NGHTTP2_INADEQUATE_SECURITY:
-    case constants.NGHTTP2_HTTP_1_1_REQUIRED:
+    case H2_INADEQUATE_SECURITY:
+    case H2_HTTP_1_1_REQUIRED:
       return new ConnectError(message, Code.PermissionDenied);
     default:
       return new ConnectError(message, Code.Internal);

@@ -1,4 +1,4 @@
-export { grpcTransport } from './grpc-transport.js';
+export { type GrpcConnectionStats, type GrpcTransport, grpcTransport } from './grpc-transport.js';
 export type {
   GrpcReplicaDnsOptions,
   GrpcReplicaListOptions,

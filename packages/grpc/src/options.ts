@@ -29,8 +29,13 @@ export interface GrpcTransportOptions {
   /** Metadata sent with every call, such as `authorization`. Per-call headers override it by name. */
   readonly headers?: Readonly<Record<string, string>>;
   /**
-   * Interval of HTTP/2 PINGs on a connection with calls in flight, in milliseconds; `0` turns
-   * them off. Default 30 000: Triton closes connections that ping more often than its policy allows.
+   * Keepalive: a PING after this long without a frame from the server while calls are in flight, in
+   * milliseconds; `0` turns it off. Default 330 000 (5.5 min): grpc servers, Triton among them, close
+   * a connection, with every call on it, whose PINGs come more often than
+   * `--grpc-http2-min-recv-ping-interval-without-data` (300 s by default) allows, past
+   * `--grpc-http2-max-ping-strikes` (2). Lower it only as far as the server's flags allow. When a
+   * server still answers GOAWAY "too_many_pings", the interval doubles for later connections and
+   * `logger` is told once.
    */
   readonly keepaliveMs?: number;
   /**
@@ -40,7 +45,11 @@ export interface GrpcTransportOptions {
   readonly keepaliveTimeoutMs?: number;
   /** Compress requests of 1 KiB and more with gzip, and ask the server for gzip responses. Default `false`. */
   readonly gzip?: boolean;
-  /** Largest response message accepted, in bytes (default: no limit below 4 GiB). */
+  /**
+   * Largest response message accepted, in bytes; a larger one fails `resource_exhausted` on its
+   * 5-byte prefix, before it is read, and gzip output is bounded by it too. Default 64 MiB: streamed
+   * logits of any vocabulary, whole ones for a few hundred tokens (vocabulary x tokens x 4 bytes).
+   */
   readonly maxReceiveMessageBytes?: number;
   /** Largest request message sent, in bytes (default: no limit below 4 GiB). */
   readonly maxSendMessageBytes?: number;
@@ -55,6 +64,15 @@ export interface GrpcTransportOptions {
    * Default `false`.
    */
   readonly multiplex?: boolean;
+  /**
+   * Connections the streamed calls may open to the endpoint when the server (or a proxy: nginx
+   * allows 128 streams per connection, HAProxy 100) limits the streams of each; streams past the
+   * limit of all of them wait for a free slot. Triton sets no limit, so one connection serves all.
+   * Default 8.
+   */
+  readonly maxConnections?: number;
+  /** Where the transport's warnings go (keepalive back-off, a consumer that threw). Default `console`. */
+  readonly logger?: { warn(message: string): void };
 }
 
 interface GrpcReplicaCommonOptions extends Omit<GrpcTransportOptions, 'baseUrl'>, ReplicaOptions {

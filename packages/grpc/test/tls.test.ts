@@ -122,7 +122,9 @@ describe('TLS without HTTP/2', () => {
         const { responses, error } = await drain(t.stream(rawRequest('no-h2', [1, 2], 2)));
         expect(responses).toEqual([]);
         expect(error?.code).toBe('unavailable');
-        expect(error?.message).toContain('does not speak HTTP/2 over TLS (ALPN h2)');
+        expect(error?.message).toContain('answered TLS without HTTP/2 (ALPN h2');
+        expect(error?.message).toContain('this is not a gRPC endpoint');
+        expect(error?.retryable).toBe(false);
       });
     } finally {
       await new Promise((resolve) => server.close(resolve));

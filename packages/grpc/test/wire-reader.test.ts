@@ -117,7 +117,7 @@ describe('gRPC framing', () => {
         (messages, cuts) => {
           const wire = Buffer.concat(messages.map((m) => frameMessage(m, false)));
           const points = [...new Set(cuts.map((c) => c % (wire.length + 1)))].sort((a, b) => a - b);
-          const reader = new FrameReader(undefined);
+          const reader = new FrameReader(1 << 20);
           const got: number[][] = [];
           const sink = {
             message: (m: Buffer, compressed: boolean) => {
@@ -138,10 +138,19 @@ describe('gRPC framing', () => {
     );
   });
 
-  it('refuses a message over maxReceiveMessageBytes before reading it', () => {
+  it('refuses a message over maxReceiveMessageBytes on its prefix, before any of it arrives', () => {
     const reader = new FrameReader(4);
-    expect(() => reader.push(frameMessage(new Uint8Array(5), false), { message: () => true })).toThrow(
-      /larger than configured readMaxBytes 4/,
+    // Only the 5-byte prefix of a 1.9 GB message: refused without waiting for (or keeping) its body.
+    const prefix = Buffer.alloc(5);
+    prefix.writeUInt32BE(1_900_000_000, 1);
+    expect(() => reader.push(prefix, { message: () => true })).toThrow(
+      /a message of 1900000000 bytes, more than maxReceiveMessageBytes 4/,
+    );
+    // A prefix cut over two chunks is checked all the same.
+    const split = new FrameReader(4);
+    split.push(prefix.subarray(0, 3), { message: () => true });
+    expect(() => split.push(prefix.subarray(3), { message: () => true })).toThrow(
+      /more than maxReceiveMessageBytes 4/,
     );
   });
 });

@@ -1,0 +1,200 @@
+import type { ConnectionOptions } from 'node:tls';
+import { TritonLlmError } from '@trtllm/sdk';
+import { H2Connection, type H2ConnectionEvents } from './connection.js';
+import { H2Stream, type H2StreamHost, type H2StreamOwner } from './stream.js';
+
+/** How the streaming calls of one transport connect. */
+export interface H2SessionOptions {
+  readonly url: URL;
+  /** Options of `tls.connect` for an `https://` URL (certificates, server name). */
+  readonly tls?: ConnectionOptions;
+  /** PING after this long without a frame from the server while streams are open, in ms; 0 for none. */
+  readonly keepaliveMs: number;
+  /** How long a PING may go unanswered before the connection is given up, in milliseconds. */
+  readonly keepaliveTimeoutMs: number;
+  /**
+   * Connections to open to the endpoint when the server's MAX_CONCURRENT_STREAMS is reached on the
+   * ones there are (streams past the limit of all of them wait for a free slot).
+   */
+  readonly maxConnections: number;
+  /** Where the warnings go (the keepalive back-off). */
+  readonly logger: { warn(message: string): void };
+}
+
+/** The state of a transport's streaming connections, for operators and tests. */
+export interface H2SessionStats {
+  /** Connections open now (including those finishing their streams after GOAWAY). */
+  readonly connections: number;
+  /** Streams running on them. */
+  readonly openStreams: number;
+  /** Streams waiting for a free slot under the server's MAX_CONCURRENT_STREAMS. */
+  readonly waitingStreams: number;
+  /** Streams the server refused (REFUSED_STREAM, or unprocessed at GOAWAY) and that started again. */
+  readonly refusedStreams: number;
+  /** The server's MAX_CONCURRENT_STREAMS on the newest connection; undefined when it sets none. */
+  readonly peerMaxConcurrentStreams: number | undefined;
+  /** The PING interval new connections use, after any back-off; 0 when keepalive is off. */
+  readonly keepaliveMs: number;
+}
+
+/**
+ * The streaming calls' connections of one transport, opened on first use: streams go to the
+ * connection with room under the server's MAX_CONCURRENT_STREAMS, a new one is opened (up to
+ * `maxConnections`) when none has room, and connections lost or past GOAWAY are replaced (streams
+ * already running there finish there).
+ */
+export class H2Sessions {
+  private readonly connections: H2Connection[] = [];
+  /** Every connection not closed yet: the usable ones and those finishing after GOAWAY. */
+  private readonly live = new Set<H2Connection>();
+  private closed = false;
+  private refusedStreams = 0;
+  private keepaliveMs: number;
+  private warnedPings = false;
+  private readonly events: H2ConnectionEvents;
+  /** Stands in as the host of a stream before it has a connection (writes wait in the stream). */
+  private readonly unplaced: H2StreamHost = {
+    flush: () => undefined,
+    reset: () => undefined,
+    windowUpdate: () => undefined,
+  };
+
+  constructor(private readonly options: H2SessionOptions) {
+    this.keepaliveMs = options.keepaliveMs;
+    this.events = {
+      gone: (connection) => this.forget(connection),
+      unprocessed: (streams) => {
+        this.refusedStreams += streams.length;
+        for (const stream of streams) this.place(stream);
+      },
+      overflow: (streams) => {
+        for (const stream of streams) this.place(stream);
+      },
+      tooManyPings: () => this.backOff(),
+      refused: () => {
+        this.refusedStreams += 1;
+      },
+      ready: () => undefined,
+    };
+  }
+
+  /**
+   * Whether the endpoint speaks HTTP/2 at all, found by a connection of its own: the error that
+   * says what answers instead (HTTP/1.x, TLS without h2, bytes that are not frames), or undefined
+   * when it speaks HTTP/2 or cannot be told within `timeoutMs`. For the messages of calls that
+   * failed elsewhere (connect-node's unary calls only say "Protocol error").
+   */
+  diagnose(timeoutMs = 2_000): Promise<TritonLlmError | undefined> {
+    return new Promise((resolve) => {
+      const done = (err: unknown) => {
+        clearTimeout(timer);
+        probe.destroy(undefined);
+        resolve(err instanceof TritonLlmError && !err.retryable ? err : undefined);
+      };
+      const quiet = () => undefined;
+      const probe = new H2Connection(
+        { ...this.options, keepaliveMs: 0 },
+        {
+          gone: (c) => done(c.closedWith),
+          unprocessed: quiet,
+          overflow: quiet,
+          tooManyPings: quiet,
+          refused: quiet,
+          ready: () => done(undefined),
+        },
+      );
+      const timer = setTimeout(() => done(undefined), timeoutMs);
+      timer.unref();
+    });
+  }
+
+  /** Opens a stream with the encoded request `headers` (see `encodeHeaderBlock`). */
+  open(headers: Buffer, owner: H2StreamOwner): H2Stream {
+    if (this.closed) throw new Error('the HTTP/2 session is closed');
+    const stream = new H2Stream(owner, this.unplaced);
+    stream.headerBlock = headers;
+    this.place(stream);
+    return stream;
+  }
+
+  private place(stream: H2Stream): void {
+    if (stream.done) return;
+    if (this.closed) {
+      stream.done = true;
+      stream.owner.closed(0x7);
+      return;
+    }
+    this.pick().open(stream, stream.headerBlock);
+  }
+
+  /**
+   * The connection for a new stream: the first with room; else a new one while fewer than
+   * `maxConnections` are usable; else the least loaded (the stream waits there for a slot).
+   */
+  private pick(): H2Connection {
+    let least: H2Connection | undefined;
+    let usable = 0;
+    for (const connection of this.connections) {
+      if (!connection.usable) continue;
+      usable += 1;
+      if (connection.hasRoom) return connection;
+      if (least === undefined || connection.load < least.load) least = connection;
+    }
+    if (least !== undefined && usable >= this.options.maxConnections) return least;
+    // A connection whose SETTINGS have not come yet takes the burst: its real room is known only
+    // then, and what does not fit comes back here (`overflow`) to go elsewhere.
+    const pending = this.connections.find((c) => c.usable && !c.settingsSeen);
+    if (pending !== undefined) return pending;
+    const created = new H2Connection({ ...this.options, keepaliveMs: this.keepaliveMs }, this.events);
+    this.live.add(created);
+    this.connections.push(created);
+    return created;
+  }
+
+  private forget(connection: H2Connection): void {
+    this.live.delete(connection);
+    const at = this.connections.indexOf(connection);
+    if (at >= 0) this.connections.splice(at, 1);
+  }
+
+  /** GOAWAY "too_many_pings": PINGs came faster than the server allows; halve their rate, as grpc clients do. */
+  private backOff(): void {
+    if (this.keepaliveMs <= 0) return;
+    this.keepaliveMs *= 2;
+    if (this.warnedPings) return;
+    this.warnedPings = true;
+    this.options.logger.warn(
+      `@trtllm/grpc: the server at ${this.options.url.origin} closed the connection for too many keepalive PINGs ` +
+        `(GOAWAY ENHANCE_YOUR_CALM "too_many_pings"); new connections ping every ${this.keepaliveMs} ms. Set ` +
+        "grpcTransport({ keepaliveMs }) at or above the server's --grpc-http2-min-recv-ping-interval-without-data " +
+        '(Triton: 300000 by default; strikes allowed: --grpc-http2-max-ping-strikes, 2 by default).',
+    );
+  }
+
+  stats(): H2SessionStats {
+    let openStreams = 0;
+    let waitingStreams = 0;
+    for (const connection of this.live) {
+      openStreams += connection.openStreams;
+      waitingStreams += connection.waitingStreams;
+    }
+    const newest = this.connections[this.connections.length - 1];
+    const max = newest?.peerMaxStreams;
+    return {
+      connections: this.live.size,
+      openStreams,
+      waitingStreams,
+      refusedStreams: this.refusedStreams,
+      peerMaxConcurrentStreams: max === undefined || max === Number.POSITIVE_INFINITY ? undefined : max,
+      keepaliveMs: this.keepaliveMs,
+    };
+  }
+
+  /** Drops every connection; their streams fail as a lost connection does. */
+  close(): void {
+    this.closed = true;
+    for (const connection of [...this.live]) connection.destroy(undefined);
+    this.connections.length = 0;
+    this.live.clear();
+  }
+}
