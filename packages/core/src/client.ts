@@ -94,7 +94,13 @@ export class TritonLlm {
   private readonly warned = new Set<string>();
   private readonly retry: RetryPolicy;
   // One function for every generation of this client, rather than a closure per request.
-  private readonly warnKeepsGenerating = (model: string): void => this.warnOnce(model);
+  private readonly warnKeepsGenerating = (model: string): void =>
+    this.warnOnce(
+      `keeps-generating:${model}`,
+      `[@trtllm/sdk] a request to '${model}' was ended early, but this model cannot stop its generation on the server: ` +
+        'Triton ensembles and the BLS model keep generating to max_tokens after a cancel. To free the GPU, call the raw ' +
+        'tensorrt_llm model with a tokenizer (TritonLlm({ model: "tensorrt_llm", tokenizer })), which honours the in-band stop.',
+    );
   private readonly telemetry: Telemetry | undefined;
 
   constructor(private readonly options: TritonLlmOptions) {
@@ -347,6 +353,7 @@ export class TritonLlm {
       );
     }
     const encoded = this.encode(call.schema, request, streaming);
+    this.warnUnmatchableStops(call.schema, request, streaming);
     return this.generation(call, request, encoded, streaming, undefined, telemetry);
   }
 
@@ -435,17 +442,34 @@ export class TritonLlm {
     );
   }
 
-  private warnOnce(model: string): void {
-    if (this.warned.has(model)) return;
-    this.warned.add(model);
-    const logger = this.options.logger ?? console;
-    logger.warn(
-      `[@trtllm/sdk] a request to '${model}' was ended early, but this model cannot stop its generation on the server: ` +
-        'Triton ensembles and the BLS model keep generating to max_tokens after a cancel. To free the GPU, call the raw ' +
-        'tensorrt_llm model with a tokenizer (TritonLlm({ model: "tensorrt_llm", tokenizer })), which honours the in-band stop.',
+  private warnOnce(key: string, message: string): void {
+    if (this.warned.has(key)) return;
+    this.warned.add(key);
+    (this.options.logger ?? console).warn(message);
+  }
+
+  /**
+   * A text model that streams one token per response decodes each token alone: a character split
+   * over several tokens arrives as U+FFFD, so a stop string holding one can be neither matched nor
+   * trimmed on the client (issue 28). Said once per client and model.
+   */
+  private warnUnmatchableStops(schema: ModelSchema, request: GenerateRequest, streaming: boolean): void {
+    if (!streaming || schema.cumulativeText || (schema.flavor !== 'ensemble' && schema.flavor !== 'bls'))
+      return;
+    const stop = request.stopWords?.find((s) => NON_ASCII.test(s));
+    if (stop === undefined) return;
+    this.warnOnce(
+      `per-token-stops:${schema.model}`,
+      `[@trtllm/sdk] stop string ${JSON.stringify(stop)} may never match on '${schema.model}': it streams one token per ` +
+        'response, decoded alone, so a character split over several tokens arrives as U+FFFD and is neither matched nor ' +
+        'trimmed on the client. For exact streamed text use tensorrt_llm_bls with accumulate_tokens: true, or the raw ' +
+        'tensorrt_llm model with a tokenizer (TritonLlm({ model: "tensorrt_llm", tokenizer })).',
     );
   }
 }
+
+// Any character outside ASCII: byte-level tokenizers may split it over several tokens.
+const NON_ASCII = /[\u0080-\uffff]/;
 
 /** Deadlines must be positive milliseconds: a zero or negative one would fail every call at once. */
 function checkCallOptions(options: { timeoutMs?: number; idleTimeoutMs?: number }, prefix: string): void {

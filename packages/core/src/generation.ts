@@ -166,6 +166,8 @@ export class Generation implements AsyncIterable<StreamChunk>, AsyncIterator<Str
   /** The request on the wire, kept until the first response: only a retry sends it again. */
   private inferRequest: InferRequest | undefined;
   private readonly promptTokens: number | undefined;
+  /** The model was sent the stop strings and ends the request at them itself. */
+  private readonly serverMatchesStops: boolean;
   private readonly ctx: Omit<GenerationContext, 'encoded'>;
   private readonly onResult = (
     r: IteratorResult<InferResponse>,
@@ -184,6 +186,7 @@ export class Generation implements AsyncIterable<StreamChunk>, AsyncIterator<Str
     this.requestId = encoded.request.id;
     this.inferRequest = encoded.request;
     this.promptTokens = encoded.promptIds?.length;
+    this.serverMatchesStops = encoded.serverMatchesStops;
     const { request } = ctx;
     this.sequences = new SequenceTracker(
       ctx.schema,
@@ -365,7 +368,7 @@ export class Generation implements AsyncIterable<StreamChunk>, AsyncIterator<Str
         }
         this.lastAt = at;
       }
-      if (this.sequences.allMatchedStop && this.early === undefined) {
+      if (this.sequences.allMatchedStop && this.early === undefined && this.mustEndAtMatch(response)) {
         return this.endEarly('stop_sequence').then(() => {
           // With an in-band stop the stream still delivers its final response; without one the call is gone.
           if (!this.stoppedInBand() && this.phase !== 'done') this.ending();
@@ -569,6 +572,18 @@ export class Generation implements AsyncIterable<StreamChunk>, AsyncIterator<Str
         },
       );
     });
+  }
+
+  /**
+   * Whether a client stop-sequence match has to end the request. Not when nothing more is being
+   * generated for it (the server's last response, or text that came whole), and not while the
+   * server, sent the same stop strings, may end it itself: cancelling then only adds a cancel to a
+   * request that is finishing (and on Triton 2.51 leaves a cancelled ensemble request counted in
+   * flight, issue 28). Only output after the match shows the server did not stop there.
+   */
+  private mustEndAtMatch(response: InferResponse): boolean {
+    if (response.final || !this.ctx.streaming) return false;
+    return !this.serverMatchesStops || this.sequences.outputAfterMatch;
   }
 
   private stoppedInBand(): boolean {

@@ -53,6 +53,8 @@ class SequenceState {
 export class SequenceTracker {
   private readonly states: SequenceState[] = [];
   private matchedCount = 0;
+  /** A sequence that matched a stop sequence brought more output: whoever generates it did not stop there. */
+  outputAfterMatch = false;
   /** What the decoder needs of the encoded request (not its input tensors, which an idle stream need not keep). */
   private readonly encoded: {
     readonly promptIds: readonly number[] | undefined;
@@ -95,7 +97,10 @@ export class SequenceTracker {
       if (decoded.numOutputTokens !== undefined && sequences.length === 1 && !streaming) {
         s.reportedTokens = decoded.numOutputTokens;
       }
-      if (s.matchedStop) continue;
+      if (s.matchedStop) {
+        if ((seq.text?.length ?? 0) > 0 || (seq.tokenIds?.length ?? 0) > 0) this.outputAfterMatch = true;
+        continue;
+      }
       let ids = NO_IDS;
       if (seq.tokenIds !== undefined) {
         let end = seq.tokenIds.length;

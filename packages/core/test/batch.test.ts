@@ -11,6 +11,7 @@ function rawRequest(id: string, ids: number[], words: number[][], extra: Tensor[
   const list = encodeWordList([words]);
   return {
     promptExcluded: true,
+    serverMatchesStops: true,
     request: {
       model: 'tensorrt_llm',
       id,

@@ -27,6 +27,8 @@ export interface EncodedRequest {
   readonly endId?: number;
   /** Whether the model was asked to leave the prompt out; if it could not be asked, the decoder strips it. */
   readonly promptExcluded: boolean;
+  /** The stop strings were sent to the model too: it ends the request at them itself. */
+  readonly serverMatchesStops: boolean;
 }
 
 const PROMPT_INPUT = { ensemble: 'text_input', bls: 'text_input', llmapi: 'text_input' } as const;
@@ -66,6 +68,7 @@ export function encodeGenerateRequest(req: GenerateRequest, ctx: EncodeContext):
   };
   const flavor = schema.flavor;
   let promptIds: number[] | undefined;
+  let serverMatchesStops = false;
   let endId = req.endId;
   let padId = req.padId;
 
@@ -84,6 +87,7 @@ export function encodeGenerateRequest(req: GenerateRequest, ctx: EncodeContext):
     if (req.stopWords !== undefined && req.stopWords.length > 0) requireTokenizer(ctx, 'stopWords');
     const stopWords = wordIds(ctx, 'stopWords', stopStrings, req.stopWordIds);
     if (stopWords.length > 0) add('stop_words_list', { kind: 'words', words: stopWords }, 'stopWords');
+    serverMatchesStops = stopStrings !== undefined && stopStrings.length > 0;
     const badWords = wordIds(ctx, 'badWords', req.badWords, req.badWordIds);
     if (badWords.length > 0) add('bad_words_list', { kind: 'words', words: badWords }, 'badWords');
   } else {
@@ -146,6 +150,7 @@ export function encodeGenerateRequest(req: GenerateRequest, ctx: EncodeContext):
     }
     if (binding.option === 'excludeInputInOutput')
       promptExcluded = value.kind === 'scalar' && value.value === true;
+    if (binding.option === 'stopWords') serverMatchesStops = true;
     add(name, value, binding.option);
   }
   if (flavor === 'llmapi') {
@@ -167,6 +172,7 @@ export function encodeGenerateRequest(req: GenerateRequest, ctx: EncodeContext):
     ...(promptIds !== undefined ? { promptIds } : {}),
     ...(endId !== undefined ? { endId } : {}),
     promptExcluded: promptExcluded || effective.excludeInputInOutput === false,
+    serverMatchesStops,
   };
 }
 
