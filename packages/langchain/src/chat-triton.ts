@@ -7,6 +7,7 @@ import {
   BaseChatModel,
   type BaseChatModelCallOptions,
   type BaseChatModelParams,
+  type BindToolsInput,
   type LangSmithParams,
 } from '@langchain/core/language_models/chat_models';
 import { AIMessage, type AIMessageChunk, type BaseMessage } from '@langchain/core/messages';
@@ -30,8 +31,12 @@ import {
   CHAT_TEMPLATE_CHOICES,
   ChatTemplate,
   type ChatTemplateChoice,
+  type ChatTool,
   loadChatTemplate,
   loadTokenizer,
+  TOOL_CALL_PARSERS,
+  type ToolCallParserChoice,
+  type ToolCallPlan,
 } from '@trtllm/tokenizers';
 import { closeRun, drainAborted, type Run, throwIfAborted } from './abort.js';
 import { deltaChunk, finalChunk, messageFields, tokenCallback } from './chunks.js';
@@ -40,6 +45,7 @@ import { chatMessagesOf } from './messages.js';
 import { responseMetadata, usageMetadata } from './metadata.js';
 import { mergeSettings, pickSettings, requestFor, type TritonGenerationSettings } from './settings.js';
 import { structuredOutput } from './structured-output.js';
+import { chatToolsOf, planFor, ToolChunks, toolMessageParts } from './tools.js';
 
 /** Per-call transport options of {@link ChatTriton} (model-wide defaults go in the constructor). */
 export interface TritonCallTransportOptions {
@@ -61,7 +67,12 @@ export interface TritonCallTransportOptions {
 export interface ChatTritonCallOptions
   extends BaseChatModelCallOptions,
     Omit<TritonGenerationSettings, 'stop'>,
-    TritonCallTransportOptions {}
+    TritonCallTransportOptions {
+  /** Functions offered to the model, as {@link ChatTriton.bindTools} binds them. */
+  readonly tools?: readonly ChatTool[];
+  /** Whether a required `tool_choice` may make several calls (default true). */
+  readonly parallel_tool_calls?: boolean;
+}
 
 /** Options of {@link ChatTriton} that are not generation settings. */
 export interface ChatTritonOptions {
@@ -78,6 +89,12 @@ export interface ChatTritonOptions {
    * ChatML), a built-in template name, or a `ChatTemplate` you loaded (`loadChatTemplate()` of `@trtllm/tokenizers`).
    */
   readonly chatTemplate?: ChatTemplateChoice | ChatTemplate;
+  /**
+   * How tool calls are read from the model's text: `hermes` (`<tool_call>` blocks, Qwen and
+   * Hermes), `llama3_json` (Llama 3.1+ JSON calls), or `auto` (default), the format the chat
+   * template teaches.
+   */
+  readonly toolCallParser?: ToolCallParserChoice;
   /** Default transport options of every call (`timeoutMs`, `idleTimeoutMs`, `headers`). */
   readonly timeoutMs?: number;
   /** Longest wait for the next response in milliseconds, for every call. */
@@ -121,6 +138,7 @@ interface Ready {
 /** A request about to be sent, with what the response metadata needs to know of it. */
 interface Prepared {
   readonly llm: TritonLlm;
+  readonly tools: ToolCallPlan | undefined;
   readonly request: GenerateRequest;
   readonly options: GenerateOptions;
   readonly countPrompt: () => number | undefined;
@@ -148,6 +166,8 @@ export class ChatTriton extends BaseChatModel<ChatTritonCallOptions, AIMessageCh
   private readonly closeTransport: () => Promise<void>;
   private readonly init: () => Promise<Ready>;
   private ready: Promise<Ready> | undefined;
+  private readonly toolCallParser: ToolCallParserChoice;
+  private readonly warn: (message: string) => void;
 
   /** LangChain's name for the class (serialization, tracing). */
   static override lc_name(): string {
@@ -176,6 +196,13 @@ export class ChatTriton extends BaseChatModel<ChatTritonCallOptions, AIMessageCh
     if (tokenizerDir !== undefined && (typeof tokenizerDir !== 'string' || tokenizerDir.length === 0)) {
       throw invalidArgument('tokenizerDir', tokenizerDir, 'must be a directory path');
     }
+    const parser = fields.toolCallParser ?? 'auto';
+    if (!TOOL_CALL_PARSERS.includes(parser)) {
+      throw invalidArgument('toolCallParser', parser, `must be one of ${TOOL_CALL_PARSERS.join(', ')}`);
+    }
+    this.toolCallParser = parser;
+    const logger = fields.logger ?? console;
+    this.warn = (message) => logger.warn(message);
     this.model = model;
     this.settings = pickSettings(fields);
     // A placeholder prompt: the defaults are checked as a request would be, before any call.
@@ -245,6 +272,20 @@ export class ChatTriton extends BaseChatModel<ChatTritonCallOptions, AIMessageCh
   }
 
   /**
+   * The model with `tools` offered on every call: LangChain tools, zod-described functions or
+   * OpenAI tool definitions. Replies carry `tool_calls` (streamed: `tool_call_chunks`), read from
+   * the text in the format the chat template teaches; `ToolMessage`s with the results go back
+   * through the template. `tool_choice` `any` / `required` or a tool's name constrain the output
+   * to calls with the model's guided decoding. `createAgent` of `langchain` calls this.
+   */
+  override bindTools(
+    tools: BindToolsInput[],
+    kwargs?: Partial<ChatTritonCallOptions>,
+  ): Runnable<BaseLanguageModelInput, AIMessageChunk, ChatTritonCallOptions> {
+    return this.withConfig({ ...kwargs, tools: chatToolsOf(tools) });
+  }
+
+  /**
    * A runnable that answers with an object of `outputSchema` (zod, a Standard Schema, or a JSON
    * schema), produced by the deployed model's guided decoding (`guidedDecoding` `json_schema`, or
    * `json` with `method: 'jsonMode'`) and parsed by LangChain's parser for that schema. The model has
@@ -310,6 +351,7 @@ export class ChatTriton extends BaseChatModel<ChatTritonCallOptions, AIMessageCh
       void drainAborted(run, prepared.countPrompt, runManager);
     };
     signal?.addEventListener('abort', onAbort, { once: true });
+    const pieces = new ToolChunks(prepared.tools, this.warn);
     try {
       let streamed = false;
       for (;;) {
@@ -318,7 +360,11 @@ export class ChatTriton extends BaseChatModel<ChatTritonCallOptions, AIMessageCh
           const result = step.value;
           throwIfAborted(result, prepared.countPrompt);
           // A model that is not decoupled answers once: its whole text is the only delta.
-          if (!streamed && result.text !== '') yield* this.delta(result.text, runManager);
+          const rest = !streamed && result.text !== '' ? pieces.push(result.text) : [];
+          for (const chunk of [...rest, ...pieces.end()]) {
+            yield chunk;
+            await tokenCallback(runManager, chunk);
+          }
           yield finalChunk(result, prepared.countPrompt);
           return;
         }
@@ -326,12 +372,13 @@ export class ChatTriton extends BaseChatModel<ChatTritonCallOptions, AIMessageCh
         // Text that arrives after the abort is not yielded: LangChain would answer it with its own
         // AbortError, and the SDK's report (the final result, due at once) would be lost.
         if (signal?.aborted) continue;
-        const chunk = deltaChunk(step.value);
-        parked = true;
-        yield chunk;
-        parked = false;
-        if (drained) return;
-        await tokenCallback(runManager, chunk);
+        for (const chunk of pieces.push(step.value)) {
+          parked = true;
+          yield chunk;
+          parked = false;
+          if (drained) return;
+          await tokenCallback(runManager, chunk);
+        }
       }
     } finally {
       signal?.removeEventListener('abort', onAbort);
@@ -365,12 +412,17 @@ export class ChatTriton extends BaseChatModel<ChatTritonCallOptions, AIMessageCh
     const sequences = result.sequences.length > 0 ? result.sequences : [undefined];
     return {
       generations: sequences.map((sequence, i) => {
-        const text = sequence?.text ?? result.text;
+        const output = sequence?.text ?? result.text;
         const metadata = responseMetadata(result, sequence);
+        const { content: text, toolCalls } =
+          prepared.tools !== undefined
+            ? toolMessageParts(prepared.tools, output, (m) => this.warn(`${result.requestId}: ${m}`))
+            : { content: output, toolCalls: [] };
+        const fields = messageFields(text, metadata, i === 0 ? usage : undefined);
         return {
           text,
           // The request's tokens, counted once: on the first sequence.
-          message: new AIMessage(messageFields(text, metadata, i === 0 ? usage : undefined)),
+          message: new AIMessage(toolCalls.length > 0 ? { ...fields, tool_calls: toolCalls } : fields),
           generationInfo: { finish_reason: metadata.finish_reason },
         };
       }),
@@ -382,12 +434,6 @@ export class ChatTriton extends BaseChatModel<ChatTritonCallOptions, AIMessageCh
         },
       },
     };
-  }
-
-  private async *delta(text: string, runManager: CallbackManagerForLLMRun | undefined) {
-    const chunk = deltaChunk(text);
-    yield chunk;
-    await tokenCallback(runManager, chunk);
   }
 
   private loaded(): Promise<Ready> {
@@ -406,9 +452,28 @@ export class ChatTriton extends BaseChatModel<ChatTritonCallOptions, AIMessageCh
     // Checked before the template and tokenizer load, so a bad value fails without touching the server.
     requestFor(' ', settings);
     const { llm, template, tokenizer } = await this.loaded();
-    const prompt = template.render(chat);
+    const tools = planFor({
+      tools: options.tools,
+      toolChoice: options.tool_choice,
+      parallel: options.parallel_tool_calls,
+      template,
+      parser: this.toolCallParser,
+      schema: await llm.schema(options.signal !== undefined ? { signal: options.signal } : {}),
+    });
+    if (tools?.guided !== undefined && settings.guidedDecoding !== undefined) {
+      throw invalidArgument(
+        'tool_choice',
+        options.tool_choice,
+        'constrains the output to tool calls with guided decoding; it cannot be combined with guidedDecoding (withStructuredOutput)',
+      );
+    }
+    const prompt = template.render(chat, tools !== undefined ? { tools: tools.tools } : {});
     const requestId = options.requestId;
-    const request = { ...requestFor(prompt, settings), ...(requestId !== undefined ? { requestId } : {}) };
+    const request = {
+      ...requestFor(prompt, settings),
+      ...(tools?.guided !== undefined ? { guidedDecoding: tools.guided } : {}),
+      ...(requestId !== undefined ? { requestId } : {}),
+    };
     const generateOptions: GenerateOptions = {
       ...(options.signal !== undefined ? { signal: options.signal } : {}),
       ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
@@ -417,6 +482,7 @@ export class ChatTriton extends BaseChatModel<ChatTritonCallOptions, AIMessageCh
     };
     return {
       llm,
+      tools,
       request,
       options: generateOptions,
       countPrompt: () => tokenizer?.encode(prompt).length,

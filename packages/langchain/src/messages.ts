@@ -1,6 +1,6 @@
 import type { BaseMessage } from '@langchain/core/messages';
 import { invalidArgument } from '@trtllm/sdk';
-import type { ChatMessage } from '@trtllm/tokenizers';
+import type { ChatMessage, ChatToolCall } from '@trtllm/tokenizers';
 
 /** LangChain's message types and the chat-template roles they become. */
 const ROLE_OF_TYPE: Readonly<Record<string, string>> = {
@@ -33,10 +33,31 @@ function contentText(content: unknown, field: string): string {
     .join('');
 }
 
+/** An AI message's `tool_calls` as the template writes them back: arguments as JSON text. */
+function toolCallsOf(value: unknown, field: string): ChatToolCall[] | undefined {
+  if (!Array.isArray(value) || value.length === 0) return undefined;
+  return value.map((c: unknown, j) => {
+    const call = c as { id?: unknown; name?: unknown; args?: unknown } | null;
+    if (
+      call === null ||
+      typeof call !== 'object' ||
+      typeof call.name !== 'string' ||
+      call.name.length === 0
+    ) {
+      throw invalidArgument(`${field}[${j}]`, c, 'must be a tool call { name, args, id }');
+    }
+    return {
+      id: typeof call.id === 'string' ? call.id : '',
+      name: call.name,
+      arguments: JSON.stringify(call.args ?? {}),
+    };
+  });
+}
+
 /**
- * LangChain messages as the role-and-text list a chat template renders. Tool calls and non-text
- * content are refused by name rather than dropped, since dropping them would change the prompt
- * without telling anyone.
+ * LangChain messages as the role-and-text list a chat template renders, with an AI message's
+ * `tool_calls` and a ToolMessage's `tool_call_id`. Non-text content is refused by name rather
+ * than dropped, since dropping it would change the prompt without telling anyone.
  */
 export function chatMessagesOf(messages: readonly BaseMessage[]): ChatMessage[] {
   if (!Array.isArray(messages) || messages.length === 0) {
@@ -56,15 +77,18 @@ export function chatMessagesOf(messages: readonly BaseMessage[]): ChatMessage[] 
     if (role === undefined) {
       throw invalidArgument(`${field}.type`, type, 'must be a human, ai, system, tool or chat message');
     }
-    const calls = (message as unknown as { tool_calls?: unknown }).tool_calls;
-    if (Array.isArray(calls) && calls.length > 0) {
-      throw invalidArgument(`${field}.tool_calls`, calls, 'tool calls are not supported');
-    }
+    const toolCalls =
+      role === 'assistant'
+        ? toolCallsOf((message as unknown as { tool_calls?: unknown }).tool_calls, `${field}.tool_calls`)
+        : undefined;
+    const toolCallId = (message as unknown as { tool_call_id?: unknown }).tool_call_id;
     const name = message.name;
     return {
       role,
       content: contentText(message.content, `${field}.content`),
       ...(typeof name === 'string' && name.length > 0 ? { name } : {}),
+      ...(toolCalls !== undefined ? { toolCalls } : {}),
+      ...(role === 'tool' && typeof toolCallId === 'string' ? { toolCallId } : {}),
     };
   });
 }
