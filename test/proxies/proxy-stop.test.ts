@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { PROXY_CASES, useProxiedFake } from './support/fixture.js';
 import { readStream, requests, startStreams } from './support/streams.js';
 
-// 400 tokens 10 ms apart: the streams are still running when the proxy goes away.
+// 150 tokens 10 ms apart: the streams are still running when the proxy goes away.
 const ITL_MS = 10;
 const STREAMS = 10;
 
@@ -16,7 +16,7 @@ describe.concurrent.each(PROXY_CASES)('stopping %s (%s at the proxy)', (kind, mo
 
     const inFlight = startStreams(
       llm,
-      requests(STREAMS, () => 400),
+      requests(STREAMS, () => 150),
       3,
     );
     await inFlight.midway;
