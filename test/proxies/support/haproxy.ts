@@ -31,11 +31,15 @@ backend fake
 }
 
 /** Master-worker mode (`-W`) with a master CLI socket (`-S`), as systemd units run HAProxy. */
-export function haproxyProcess(dir: string, configFile: string): ProxyProcess {
-  return new ProxyProcess(proxyBinary('haproxy'), ['-W', '-S', join(dir, 'master.sock'), '-f', configFile]);
-}
-
 const LOADED = /Loading success/;
+
+export function haproxyProcess(dir: string, configFile: string): ProxyProcess {
+  return new ProxyProcess(
+    proxyBinary('haproxy'),
+    ['-W', '-S', join(dir, 'master.sock'), '-f', configFile],
+    LOADED,
+  );
+}
 
 /** SIGUSR2 to the master: a new worker reads the config, the old one finishes its streams. */
 export async function reloadHaproxy(proc: ProxyProcess): Promise<void> {

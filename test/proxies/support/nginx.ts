@@ -45,11 +45,16 @@ function cliArgs(dir: string, configFile: string): string[] {
   return ['-p', dir, '-c', configFile, '-e', join(dir, 'error.log')];
 }
 
-export function nginxProcess(dir: string, configFile: string): ProxyProcess {
-  return new ProxyProcess(proxyBinary('nginx'), cliArgs(dir, configFile), join(dir, 'error.log'));
-}
+const WORKER_STARTED = /start worker process /;
 
-const WORKER_STARTED = /start worker process/;
+export function nginxProcess(dir: string, configFile: string): ProxyProcess {
+  return new ProxyProcess(
+    proxyBinary('nginx'),
+    cliArgs(dir, configFile),
+    WORKER_STARTED,
+    join(dir, 'error.log'),
+  );
+}
 
 /** `nginx -s reload`, read from the test's own pid file; resolves once the new worker has started. */
 export async function reloadNginx(proc: ProxyProcess, dir: string, configFile: string): Promise<void> {

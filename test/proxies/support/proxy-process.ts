@@ -39,8 +39,9 @@ process.once('exit', () => {
 
 /**
  * One proxy master process, run in the foreground as the test's child, with everything it prints
- * kept so that a failure can show it. `logFile` is where the proxy writes its own log, when that is
- * not stderr.
+ * kept so that a failure can show it. `ready` is the line the proxy logs once it listens (a port
+ * that accepts could belong to another process); `logFile` is where the proxy writes its own log,
+ * when that is not stderr.
  */
 export class ProxyProcess {
   private child: ChildProcess | undefined;
@@ -49,15 +50,18 @@ export class ProxyProcess {
   constructor(
     private readonly binary: string,
     private readonly args: readonly string[],
+    private readonly ready: RegExp,
     private readonly logFile?: string,
   ) {}
 
-  /** Starts the master and resolves once `port` accepts connections. */
+  /** Starts the master and resolves once it says it is ready and `port` accepts connections. */
   async start(port: number): Promise<void> {
     if (this.running) throw new Error('the proxy is already running');
+    // What this start prints is new; a log file keeps the lines of earlier starts.
+    this.output = '';
+    const readyBefore = this.count(this.ready);
     const child = spawn(this.binary, this.args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
-    this.output = '';
     child.stdout?.on('data', (d: Buffer) => {
       this.output += d.toString();
     });
@@ -66,18 +70,14 @@ export class ProxyProcess {
     });
     liveMasters.add(child);
     child.once('exit', () => liveMasters.delete(child));
-    await this.waitUntil(() => accepts(port), `port ${port} to accept connections`);
+    await this.waitUntil(
+      async () => this.count(this.ready) > readyBefore && (await accepts(port)),
+      `the proxy to listen on port ${port}`,
+    );
   }
 
   get running(): boolean {
     return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null;
-  }
-
-  /** The master's process id. */
-  get pid(): number {
-    const pid = this.child?.pid;
-    if (pid === undefined || !this.running) throw new Error('the proxy is not running');
-    return pid;
   }
 
   /** Everything the proxy printed or logged so far. */
