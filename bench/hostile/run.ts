@@ -1,0 +1,221 @@
+/**
+ * `pnpm bench:hostile`: our gRPC transport and @grpc/grpc-js side by side against the adversarial
+ * HTTP/2 server of the reliability tests (test/reliability/support/hostile-h2.ts), in the same run.
+ * Each call runs in a child process of its own (bench/hostile/client.ts) against a fresh server in
+ * this one: how it ended, how long it took, and the most memory it took over its baseline. Writes
+ * bench/results/hostile.json and the "Hostile server" block of docs/RELIABILITY.md (`--dry`:
+ * neither; HOSTILE_SCENARIOS=a,b: only those). Never fails on numbers. Sources run through tsx: nothing needs building.
+ */
+import { spawn } from 'node:child_process';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  SCENARIO_NAMES,
+  type ScenarioName,
+  startHostileServer,
+} from '../../test/reliability/support/hostile-h2.js';
+import { markdownTable, writeGeneratedBlock } from '../markdown.js';
+import type { HostileJob, HostileRun } from './client.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const CLIENT = join(ROOT, 'bench', 'hostile', 'client.ts');
+const DOC = join(ROOT, 'docs', 'RELIABILITY.md');
+const RESULTS = join(ROOT, 'bench', 'results', 'hostile.json');
+const START = '<!-- hostile-results:start (written by pnpm bench:hostile; edits inside are lost) -->';
+const END = '<!-- hostile-results:end -->';
+const DEADLINE_MS = 10_000;
+const DRY = process.argv.includes('--dry');
+// HOSTILE_SCENARIOS=a,b runs only those (with --dry, for a quick look).
+const ONLY = process.env.HOSTILE_SCENARIOS?.split(',');
+
+/** What each scenario's server does, for the table's readers. */
+const WHAT: Record<ScenarioName, string> = {
+  'continuation-flood':
+    'response HEADERS without END_HEADERS, then 16 KiB CONTINUATION frames as fast as the socket takes them',
+  'window-overrun':
+    'a valid response start, then token messages far past the 64 KiB stream window; the reader stops after the first',
+  'oversized-frame':
+    'a DATA frame header announcing 16 MiB (we allow 16 KiB), its payload trickled at 1 KiB per 5 ms',
+  'huge-message': 'a gRPC message prefix announcing 1.9 GB, then 16 KiB DATA frames every 5 ms',
+  garbage: 'random bytes instead of frames, after reading the preface',
+  'hpack-table-update': 'a header block starting with a dynamic table size update to 2^32-1',
+  'hpack-table-update-mid-block': 'a dynamic table size update in the middle of a header block',
+  http1: 'an HTTP/1.1 port: `400 Bad Request` with an HTML body, then close',
+  'tls-no-h2': 'TLS whose ALPN offers only http/1.1, then the same HTTP/1.1 answer',
+  'close-at-once': 'accepts the connection and closes it',
+  'window-update-zero': 'WINDOW_UPDATE with increment 0 on the connection',
+  'window-overflow': 'WINDOW_UPDATE pushing the connection window past 2^31-1',
+  'settings-wrong-size': 'a SETTINGS frame of 5 bytes',
+  'ping-wrong-size': 'a PING frame of 7 bytes',
+  'stream-0-data': 'a DATA frame on stream 0',
+  'first-frame-not-settings': 'response HEADERS as the first frame, no SETTINGS',
+  'html-502': 'a valid HTTP/2 answer with :status 502, text/html and a proxy error page',
+  'too-many-pings': 'GOAWAY ENHANCE_YOUR_CALM with debug data "too_many_pings", then close',
+};
+
+/** The wrong-port scenarios, whose unary path is also called twice on one client. */
+const WRONG_PORTS: readonly ScenarioName[] = ['http1', 'tls-no-h2', 'garbage', 'close-at-once'];
+
+interface Row {
+  readonly scenario: ScenarioName;
+  readonly call: HostileJob['call'];
+  readonly ours: HostileRun;
+  readonly grpcJs: HostileRun;
+}
+
+/** Runs one call in a child against a fresh server running `scenario`. */
+async function measure(
+  scenario: ScenarioName,
+  client: HostileJob['client'],
+  call: HostileJob['call'],
+): Promise<HostileRun> {
+  const server = await startHostileServer(scenario);
+  const job: HostileJob = {
+    client,
+    call,
+    url: server.url,
+    ca: server.ca,
+    slowReader: scenario === 'window-overrun',
+    deadlineMs: DEADLINE_MS,
+  };
+  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', CLIENT, JSON.stringify(job)], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+  });
+  child.on('error', () => undefined);
+  let out = '';
+  let err = '';
+  child.stdout?.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  child.stderr?.on('data', (d: Buffer) => {
+    err += d.toString();
+  });
+  // Tell the slow reader each time a connection's server has nothing more to send.
+  void (async () => {
+    for (let i = 0; ; i++) {
+      await (await server.peer(i)).finished;
+      if (!child.connected) return;
+      // The child may be gone between the check and the send.
+      child.send('finished', () => undefined);
+    }
+  })();
+  const killer = setTimeout(() => child.kill('SIGKILL'), DEADLINE_MS * 3);
+  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+    child.on('exit', (c, s) => resolve([c, s])),
+  );
+  clearTimeout(killer);
+  await server.close();
+  const last = out.trim().split('\n').at(-1) ?? '';
+  try {
+    return JSON.parse(last) as HostileRun;
+  } catch {
+    const why = signal !== null ? `killed (${signal}) after ${(DEADLINE_MS * 3) / 1000} s` : `exit ${code}`;
+    return {
+      outcome: `crash: ${why}: ${err.trim().split('\n').slice(0, 2).join(' ')}`,
+      ms: Number.NaN,
+      heapBytes: Number.NaN,
+      rssBytes: Number.NaN,
+    };
+  }
+}
+
+const rows: Row[] = [];
+const plan: [ScenarioName, HostileJob['call']][] = [
+  ...SCENARIO_NAMES.map((s): [ScenarioName, HostileJob['call']] => [s, 'stream']),
+  ...WRONG_PORTS.map((s): [ScenarioName, HostileJob['call']] => [s, 'unary-twice']),
+];
+for (const [scenario, call] of plan.filter(([s]) => ONLY === undefined || ONLY.includes(s))) {
+  const ours = await measure(scenario, 'ours', call);
+  const grpcJs = await measure(scenario, 'grpc-js', call);
+  rows.push({ scenario, call, ours, grpcJs });
+  console.log(`${scenario} (${call})\n  ours:    ${line(ours)}\n  grpc-js: ${line(grpcJs)}`);
+}
+
+function line(r: HostileRun): string {
+  return `${r.outcome} | ${ms(r.ms)} | ${memory(r)}`;
+}
+
+function ms(value: number): string {
+  if (!Number.isFinite(value)) return '-';
+  return value >= 1000 ? `${(value / 1000).toFixed(1)} s` : `${Math.round(value)} ms`;
+}
+
+function mib(bytes: number): string {
+  return `${bytes >= 0 ? '+' : ''}${(bytes / 2 ** 20).toFixed(1)} MiB`;
+}
+
+function memory(r: HostileRun): string {
+  if (!Number.isFinite(r.heapBytes)) return '-';
+  return `heap ${mib(r.heapBytes)}, RSS ${mib(r.rssBytes)}`;
+}
+
+/** An outcome short enough for a table cell, with the cell separator escaped. */
+function cell(outcome: string): string {
+  const short = outcome.length > 240 ? `${outcome.slice(0, 237)}...` : outcome;
+  return short.replace(/\|/g, '\\|').replace(/\s+/g, ' ');
+}
+
+const commit = await gitHead();
+const grpcJsVersion = (
+  JSON.parse(await readFile(join(ROOT, 'node_modules/@grpc/grpc-js/package.json'), 'utf8')) as {
+    version: string;
+  }
+).version;
+const measured = {
+  date: new Date().toISOString().slice(0, 10),
+  commit,
+  node: process.version,
+  grpcJs: grpcJsVersion,
+  cpus: cpus().length,
+  deadlineMs: DEADLINE_MS,
+  rows,
+};
+
+const table = markdownTable(
+  ['scenario', 'ours: outcome', 'time', 'memory (peak)', '@grpc/grpc-js: outcome', 'time', 'memory (peak)'],
+  rows.map((r) => [
+    `${r.scenario}${r.call === 'unary-twice' ? ' (unary, 2nd call)' : ''}`,
+    cell(r.ours.outcome),
+    ms(r.ours.ms),
+    memory(r.ours),
+    cell(r.grpcJs.outcome),
+    ms(r.grpcJs.ms),
+    memory(r.grpcJs),
+  ]),
+);
+const block = [
+  START,
+  `Measured ${measured.date} at ${commit.slice(0, 7)}, Node ${measured.node}, @grpc/grpc-js ${grpcJsVersion}, ${measured.cpus} cores; every call has a ${DEADLINE_MS / 1000} s deadline, so ${DEADLINE_MS / 1000} s means the client waited for it. Time is from the call to the error the caller sees; memory is the peak growth of heap + ArrayBuffers and of RSS over a baseline taken after a full GC, each client in a fresh process, measured on its second call (the first warms the process up). window-overrun's time includes the slow reader's wait.`,
+  '',
+  table,
+  '',
+  'What each server does:',
+  '',
+  ...SCENARIO_NAMES.map((s) => `- **${s}**: ${WHAT[s]}.`),
+  '- **(unary, 2nd call)**: the same server, `serverLive()` / `ServerLive` called twice on one client; the row shows the second call.',
+  END,
+].join('\n');
+
+if (DRY) {
+  console.log(`\n${block}`);
+} else {
+  await mkdir(join(ROOT, 'bench', 'results'), { recursive: true });
+  await writeFile(RESULTS, `${JSON.stringify(measured, null, 2)}\n`);
+  await writeGeneratedBlock(DOC, { start: START, end: END }, block, {
+    appended: `## Hostile server\n\nA deliberately hostile HTTP/2 server (test/reliability/support/hostile-h2.ts; the same scenarios run in test/reliability/hostile-server.test.ts) against our gRPC transport's streamed call (\`grpcTransport(...).stream()\`) and a generic @grpc/grpc-js client on the same server. \`pnpm bench:hostile\` rewrites the block below.\n\n${block}`,
+  });
+  console.log(`\nwrote ${RESULTS} and the hostile-results block of ${DOC}`);
+}
+
+async function gitHead(): Promise<string> {
+  const child = spawn('git', ['rev-parse', 'HEAD'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  await new Promise((resolve) => child.on('close', resolve));
+  return out.trim() || 'unknown';
+}
