@@ -384,6 +384,14 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse>,
     if (status !== undefined) return status;
     if (!this.trailersSeen && !this.headerHasStatus) {
       if (rstCode !== undefined && rstCode !== H2_NO_ERROR) return resetError(rstCode);
+      if (this.h2?.endReceived === true) {
+        // The stream ended (END_STREAM) with no status: not something a gRPC server does, but what
+        // a proxy does when its idle timeout cuts a call (HAProxy's `timeout server`).
+        return new ConnectError(
+          'the stream ended without a gRPC status: the server, or a proxy in front of it (an idle timeout), cut the call short',
+          Code.Unavailable,
+        );
+      }
       // No status at all: the connection went away under the call.
       return new ConnectError('the connection closed before the call ended', Code.Unavailable);
     }

@@ -1,7 +1,16 @@
 import type { Socket } from 'node:net';
 import type { ConnectionOptions } from 'node:tls';
 import { TritonLlmError } from '@trtllm/sdk';
-import { connectionLost, goawayError, H2Violation, violation, violationError } from './errors.js';
+import {
+  connectionLost,
+  goawayError,
+  H2Violation,
+  NO_ALPN_H2,
+  noAlpnH2,
+  notGrpcEndpoint,
+  violation,
+  violationError,
+} from './errors.js';
 import { H2FrameReader, unpad } from './frame-reader.js';
 import {
   ACK,
@@ -125,6 +134,7 @@ export class H2Connection implements H2StreamHost {
   private failure: unknown;
   /** Why the connection closed, once it has (undefined: cleanly, by us). */
   closedWith: unknown;
+  private closing = false;
 
   constructor(
     private readonly options: H2ConnectionOptions,
@@ -144,7 +154,7 @@ export class H2Connection implements H2StreamHost {
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('error', (err) => {
-      this.failure ??= err;
+      this.failure ??= noAlpnH2(err) ? notGrpcEndpoint(url, NO_ALPN_H2) : err;
     });
     socket.on('close', () => this.onClose());
     // Writes before the connection is up wait in the socket, in order.
@@ -237,12 +247,20 @@ export class H2Connection implements H2StreamHost {
   }
 
   /** Ends the connection; open streams hear `err` (a failure) or a lost connection (undefined). */
-  destroy(err: unknown): void {
+  destroy(err: unknown, goaway?: number): void {
     if (err !== undefined) this.failure ??= err;
+    if (this.dead) return;
     this.dead = true;
-    this.keepalive.stop();
-    this.socket.destroy();
-    // 'close' follows and fails the streams.
+    if (goaway === undefined) this.socket.destroy();
+    else {
+      // GOAWAY must leave before the socket closes (we may be inside a corked read); a peer that
+      // does not read it is not waited for long.
+      this.socket.uncork();
+      this.socket.end(goawayFrame(0, goaway));
+      setTimeout(() => this.socket.destroy(), 1_000).unref();
+    }
+    // The streams fail now, not when the peer closes its side too.
+    this.closeStreams();
   }
 
   private forget(stream: H2Stream): void {
@@ -264,6 +282,13 @@ export class H2Connection implements H2StreamHost {
 
   private onClose(): void {
     this.dead = true;
+    this.closeStreams();
+  }
+
+  /** Once, when the connection ends: the pool forgets it, and its streams hear why. */
+  private closeStreams(): void {
+    if (this.closing) return;
+    this.closing = true;
     this.keepalive.stop();
     const err = this.closeError();
     this.closedWith = err;
@@ -322,20 +347,10 @@ export class H2Connection implements H2StreamHost {
   /** A violation found while reading, or a bug of ours: the connection cannot go on. */
   private fatal(err: unknown): void {
     if (this.dead) return;
-    if (err instanceof H2Violation) {
-      this.socket.write(goawayFrame(this.lastPeerStream(), err.h2Code));
-      this.destroy(violationError(this.options.url, err));
-    } else if (err instanceof TritonLlmError) {
-      this.destroy(err);
-    } else {
-      this.socket.write(goawayFrame(this.lastPeerStream(), H2_INTERNAL_ERROR));
-      this.destroy(err);
-    }
-  }
-
-  /** The server never opens streams (push is off), so the last stream it opened is always 0. */
-  private lastPeerStream(): number {
-    return 0;
+    // The last stream id in our GOAWAY is 0: the server opens none (push is off).
+    if (err instanceof H2Violation) this.destroy(violationError(this.options.url, err), err.h2Code);
+    else if (err instanceof TritonLlmError) this.destroy(err);
+    else this.destroy(err, H2_INTERNAL_ERROR);
   }
 
   private readonly onFrame = (

@@ -60,3 +60,18 @@ export function goawayError(url: URL, code: number, debug: string): TritonLlmErr
     `the server at ${origin(url)} (or a proxy in front of it) ended the connection: GOAWAY ${h2ErrorName(code)}${said}`,
   );
 }
+
+/** What a TLS server that does not offer HTTP/2 is told apart by. */
+export const NO_ALPN_H2 = 'refused HTTP/2 over TLS (it offers no ALPN h2: TLS alert no_application_protocol)';
+
+/**
+ * Whether a socket error is a TLS server's refusal of ALPN h2 (alert 120): recent Node servers
+ * end the handshake so, instead of completing it without a protocol.
+ */
+export function noAlpnH2(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown } | undefined;
+  return (
+    e?.code === 'ERR_SSL_TLSV1_ALERT_NO_APPLICATION_PROTOCOL' ||
+    (typeof e?.message === 'string' && e.message.includes('alert no application protocol'))
+  );
+}

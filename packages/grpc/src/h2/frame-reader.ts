@@ -70,12 +70,12 @@ export class H2FrameReader {
   private checkFirstFrame(buf: Buffer, at: number): void {
     if (buf.toString('latin1', at, at + 5) === 'HTTP/') {
       const line = buf.toString('latin1', at, Math.min(buf.length, at + 80)).split('\r\n')[0] ?? '';
-      throw notGrpcEndpoint(this.url, `answered HTTP/1.x ("${line}")`);
+      const version = /^HTTP\/[\d.]+/.exec(line)?.[0] ?? 'HTTP/1.x';
+      throw notGrpcEndpoint(this.url, `answered ${version} ("${line}")`);
     }
     if (buf[at + 3] !== SETTINGS || (buf[at + 4]! & ACK) !== 0) {
-      throw notGrpcEndpoint(
-        this.url,
-        `does not speak HTTP/2: its first bytes are not a SETTINGS frame (0x${buf.toString('hex', at, at + FRAME_HEADER)})`,
+      throw violation(
+        `its first frame is not SETTINGS (first bytes 0x${buf.toString('hex', at, at + FRAME_HEADER)}): the peer does not speak HTTP/2 or broke it`,
       );
     }
     this.first = false;

@@ -148,7 +148,7 @@ export class HpackDecoder {
         // Dynamic table size update (6.3): only before the block's first field (4.2).
         if (fields.length > 0) throw new HpackError('table size update after the first field of a block');
         if (++updates > 2) throw new HpackError('more than two table size updates at the start of a block');
-        const size = this.#integer(5);
+        const size = this.#sizeUpdate();
         if (size > this.#maxTableSize) {
           throw new HpackError(
             `table size update to ${size} is above the ${this.#maxTableSize} we advertise`,
@@ -177,6 +177,16 @@ export class HpackDecoder {
   }
 
   /** Reads an integer with an N-bit prefix (RFC 7541 5.1) at #pos. */
+  /** The size of a table size update; one too large to read is named as such. */
+  #sizeUpdate(): number {
+    try {
+      return this.#integer(5);
+    } catch (err) {
+      if (err instanceof HpackError) throw new HpackError(`table size update: ${err.message}`);
+      throw err;
+    }
+  }
+
   #integer(prefixBits: number): number {
     const block = this.#block;
     const mask = (1 << prefixBits) - 1;
