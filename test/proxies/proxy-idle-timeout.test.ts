@@ -20,7 +20,9 @@ describe('a proxy timeout on the server side shorter than the pause between toke
       console.info(`[${kind} ${mode} server timeout] ${outcome.error?.code}: ${outcome.error?.message}`);
       expect(outcome.chunks).toBe(1);
       expect(outcome.error?.code).toBe(kind === 'nginx' ? 'internal' : 'unavailable');
-      expect(outcome.error?.message).toMatch(kind === 'nginx' ? /reset.*INTERNAL_ERROR/ : /ended without a gRPC status.*proxy/);
+      expect(outcome.error?.message).toMatch(
+        kind === 'nginx' ? /reset.*INTERNAL_ERROR/ : /ended without a gRPC status.*proxy/,
+      );
     });
   });
 });
