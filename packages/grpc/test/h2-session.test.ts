@@ -271,3 +271,149 @@ describe('HTTP/2 on our own framing', () => {
     expect(seen.filter((f) => f.type === 0x9).length).toBeGreaterThan(0); // CONTINUATION
   });
 });
+
+/** A TCP relay that holds the server's first bytes (its SETTINGS) back for `delayMs`. */
+async function slowSettingsRelay(target: string, delayMs: number): Promise<string> {
+  const { port } = new URL(target);
+  const proxy = createTcpServer((client) => {
+    const upstream = tcpConnect(Number(port), '127.0.0.1');
+    client.pipe(upstream);
+    const held: Buffer[] = [];
+    let open = false;
+    setTimeout(() => {
+      open = true;
+      for (const chunk of held.splice(0)) client.write(chunk);
+    }, delayMs);
+    upstream.on('data', (chunk: Buffer) => {
+      if (open) client.write(chunk);
+      else held.push(chunk);
+    });
+    upstream.on('error', () => client.destroy());
+    client.on('error', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+    client.on('close', () => upstream.destroy());
+  });
+  proxies.push(proxy);
+  proxy.listen(0, '127.0.0.1');
+  await once(proxy, 'listening');
+  return `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+}
+
+describe('HTTP/2 streams past the limits of a connection', () => {
+  it('assumes 100 streams until the SETTINGS arrive: a burst on a fresh client is not refused', async () => {
+    let open = 0;
+    let most = 0;
+    const { url } = await serve(
+      (stream, _headers, body) => {
+        open += 1;
+        most = Math.max(most, open);
+        stream.on('close', () => {
+          open -= 1;
+        });
+        setTimeout(() => answerFinal(stream, requestOf(body).id), 20);
+      },
+      { settings: { maxConcurrentStreams: 100 } },
+    );
+    const transport = grpcTransport({ baseUrl: await slowSettingsRelay(url, 150), maxConnections: 1 });
+    const results = await Promise.all(
+      Array.from({ length: 150 }, (_, i) => drain(transport.stream(request(`b${i}`)))),
+    );
+    const stats = transport.connectionStats();
+    await transport.close();
+    expect(results.filter((r) => r.error !== undefined)).toEqual([]);
+    expect(stats.refusedStreams).toBe(0);
+    expect(stats.peerMaxConcurrentStreams).toBe(100);
+    expect(most).toBeLessThanOrEqual(100);
+  });
+
+  it("opens more connections when the server's MAX_CONCURRENT_STREAMS is reached, up to maxConnections", async () => {
+    const perSession = new Map<object, number>();
+    let mostOnOne = 0;
+    const { url } = await serve(
+      (stream, _headers, body) => {
+        // Read now: a closed stream no longer knows its session.
+        const session = stream.session!;
+        const n = (perSession.get(session) ?? 0) + 1;
+        perSession.set(session, n);
+        mostOnOne = Math.max(mostOnOne, n);
+        stream.on('close', () => perSession.set(session, (perSession.get(session) ?? 1) - 1));
+        setTimeout(() => answerFinal(stream, requestOf(body).id), 100);
+      },
+      { settings: { maxConcurrentStreams: 2 } },
+    );
+    const transport = grpcTransport({ baseUrl: url, maxConnections: 3 });
+    await drain(transport.stream(request('first')));
+    const running = Array.from({ length: 8 }, (_, i) => drain(transport.stream(request(`m${i}`))));
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    const during = transport.connectionStats();
+    const results = await Promise.all(running);
+    await transport.close();
+    expect(results.filter((r) => r.error !== undefined)).toEqual([]);
+    expect(during.connections).toBe(3);
+    expect(during.openStreams).toBe(6);
+    expect(during.waitingStreams).toBe(2);
+    expect(perSession.size).toBe(3);
+    expect(mostOnOne).toBe(2);
+  });
+
+  it('starts a stream the server refused (REFUSED_STREAM) again, once a slot is free', async () => {
+    let refusedOnce = false;
+    const { url } = await serve((stream, _headers, body) => {
+      const id = requestOf(body).id;
+      if (id === 'refused' && !refusedOnce) {
+        refusedOnce = true;
+        stream.close(constants.NGHTTP2_REFUSED_STREAM);
+        return;
+      }
+      setTimeout(() => answerFinal(stream, id), 20);
+    });
+    const transport = grpcTransport({ baseUrl: url });
+    const [refused, other] = await Promise.all([
+      drain(transport.stream(request('refused'))),
+      drain(transport.stream(request('other'))),
+    ]);
+    const stats = transport.connectionStats();
+    await transport.close();
+    expect(refused.error).toBeUndefined();
+    expect(refused.responses).toHaveLength(1);
+    expect(other.error).toBeUndefined();
+    expect(stats.refusedStreams).toBe(1);
+  });
+
+  it("contains a consumer's throw to its own stream: the others on the connection go on", async () => {
+    const { url } = await serve((stream, _headers, body) => {
+      const id = requestOf(body).id;
+      stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
+      stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }));
+      stream.write(messageFrame(id, { text: 'a' }));
+      setTimeout(() => answerFinalOn(stream, id), 30);
+    });
+    const transport = grpcTransport({ baseUrl: url });
+    const throwing = transport.stream(request('throws'));
+    const failure = new Promise<unknown>((resolve) => {
+      throwing.pull?.({
+        onResponse: () => {
+          throw new Error('a bug in the consumer');
+        },
+        onEnd: () => resolve('ended'),
+        onError: resolve,
+      });
+    });
+    const other = drain(transport.stream(request('other')));
+    // The throw happened inside the socket's read; the stream fails with it at the next pull.
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    const next = await new Promise<unknown>((resolve) =>
+      throwing.pull?.({
+        onResponse: () => resolve('response'),
+        onEnd: () => resolve('end'),
+        onError: resolve,
+      }),
+    );
+    const { responses, error } = await other;
+    await transport.close();
+    expect(responses.length).toBe(2);
+    expect(error).toBeUndefined();
+    expect(String((next as Error).message)).toContain('a bug in the consumer');
+    void failure;
+  });
+});

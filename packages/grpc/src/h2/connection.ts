@@ -70,9 +70,7 @@ const CONNECTION_UPDATE_AT = 1 << 30;
 export const MAX_HEADER_LIST = 64 * 1024;
 // - the HPACK table of our decoder: the protocol's default, so nothing needs to be sent for it.
 const HEADER_TABLE = 4096;
-// Until the peer's SETTINGS say otherwise, as grpc clients do: a burst on a fresh connection
-// stays under the limits of common proxies and servers (HAProxy 100, nginx 128) instead of being
-// refused past them.
+// Until the peer's SETTINGS say otherwise (see H2ConnectionOptions.assumedMaxStreams).
 const ASSUMED_MAX_STREAMS = 100;
 // Control frames we answer (PING and SETTINGS acknowledgements) while the peer reads nothing back
 // pile up in the socket: past this, the peer is flooding us.
@@ -89,6 +87,12 @@ export interface H2ConnectionOptions {
   readonly keepaliveMs: number;
   /** How long a PING may go unanswered before the connection is given up, in milliseconds. */
   readonly keepaliveTimeoutMs: number;
+  /**
+   * Streams started before the server's SETTINGS say how many it takes: what an earlier
+   * connection to the endpoint learned, else 100, as grpc clients assume (a burst on a fresh
+   * connection stays under common limits: HAProxy 100, nginx 128, instead of being refused).
+   */
+  readonly assumedMaxStreams?: number;
 }
 
 /** What the connection tells the pool that owns it. */
@@ -104,8 +108,8 @@ export interface H2ConnectionEvents {
   overflow(streams: H2Stream[]): void;
   /** GOAWAY ENHANCE_YOUR_CALM "too_many_pings": our PINGs came faster than the server allows. */
   tooManyPings(): void;
-  /** A stream was refused (REFUSED_STREAM) and waits for a free slot. */
-  refused(): void;
+  /** A stream the server refused (REFUSED_STREAM), to start again where there is a free slot. */
+  refused(stream: H2Stream): void;
   /** The peer's first SETTINGS came: it speaks HTTP/2. */
   ready(connection: H2Connection): void;
 }
@@ -123,7 +127,7 @@ export class H2Connection implements H2StreamHost {
   private peerInitialWindow = DEFAULT_WINDOW;
   private peerMaxFrame = DEFAULT_MAX_FRAME;
   /** @internal */
-  peerMaxStreams = ASSUMED_MAX_STREAMS;
+  peerMaxStreams: number;
   /** @internal Whether the peer's first SETTINGS came. */
   settingsSeen = false;
   private sendWindow = DEFAULT_WINDOW;
@@ -141,6 +145,7 @@ export class H2Connection implements H2StreamHost {
     private readonly events: H2ConnectionEvents,
   ) {
     const { url } = options;
+    this.peerMaxStreams = options.assumedMaxStreams ?? ASSUMED_MAX_STREAMS;
     this.reader = new H2FrameReader(url, MAX_FRAME_IN);
     this.keepalive = new Keepalive(
       options.keepaliveMs,
@@ -488,17 +493,15 @@ export class H2Connection implements H2StreamHost {
     if (end - start !== 4) throw violation('an RST_STREAM frame is not 4 bytes long', H2_FRAME_SIZE_ERROR);
     if (stream === undefined) return;
     const code = buf.readUInt32BE(start);
-    // Refused: the server did not process it. It waits for a free slot here and starts again,
-    // unless nothing else runs here to free one (then refusing is the server's answer).
+    // Refused: the server did not process it, so it starts again where there is a free slot
+    // (here once one frees, or on another connection), a few times at most.
     if (code === H2_REFUSED_STREAM && stream.restartable && stream.restarts < MAX_RESTARTS) {
       this.streams.delete(streamId);
       stream.rewind();
-      this.events.refused();
       // The server's real limit is what it runs now, whatever its SETTINGS said.
       if (this.streams.size > 0) this.peerMaxStreams = Math.min(this.peerMaxStreams, this.streams.size);
       else this.keepalive.stop();
-      this.waiting.unshift(stream);
-      this.startWaiting();
+      this.events.refused(stream);
       return;
     }
     this.forget(stream);

@@ -51,6 +51,8 @@ export class H2Sessions {
   private refusedStreams = 0;
   private keepaliveMs: number;
   private warnedPings = false;
+  /** The endpoint's MAX_CONCURRENT_STREAMS as the last connection's SETTINGS said. */
+  private learnedMaxStreams: number | undefined;
   private readonly events: H2ConnectionEvents;
   /** Stands in as the host of a stream before it has a connection (writes wait in the stream). */
   private readonly unplaced: H2StreamHost = {
@@ -71,10 +73,14 @@ export class H2Sessions {
         for (const stream of streams) this.place(stream);
       },
       tooManyPings: () => this.backOff(),
-      refused: () => {
+      refused: (stream) => {
         this.refusedStreams += 1;
+        this.place(stream);
       },
-      ready: () => undefined,
+      ready: (connection) => {
+        const max = connection.peerMaxStreams;
+        this.learnedMaxStreams = Number.isFinite(max) ? max : undefined;
+      },
     };
   }
 
@@ -145,7 +151,14 @@ export class H2Sessions {
     // then, and what does not fit comes back here (`overflow`) to go elsewhere.
     const pending = this.connections.find((c) => c.usable && !c.settingsSeen);
     if (pending !== undefined) return pending;
-    const created = new H2Connection({ ...this.options, keepaliveMs: this.keepaliveMs }, this.events);
+    const created = new H2Connection(
+      {
+        ...this.options,
+        keepaliveMs: this.keepaliveMs,
+        ...(this.learnedMaxStreams !== undefined ? { assumedMaxStreams: this.learnedMaxStreams } : {}),
+      },
+      this.events,
+    );
     this.live.add(created);
     this.connections.push(created);
     return created;
