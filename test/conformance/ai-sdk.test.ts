@@ -1,10 +1,20 @@
 import { createTriton, type TritonProvider } from '@trtllm/ai-sdk';
 import type { GenerationEvent } from '@trtllm/sdk';
 import { decode, encode, fakeScript, fakeTokenizer, generateTokens } from '@trtllm/testing';
-import { generateObject, generateText, streamText, UnsupportedFunctionalityError } from 'ai';
+import {
+  generateObject,
+  generateText,
+  isStepCount,
+  type JSONSchema7,
+  jsonSchema,
+  streamText,
+  tool,
+  UnsupportedFunctionalityError,
+} from 'ai';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { CASES, useServer } from './servers.js';
+import { TOOL_MODEL, TOOL_PARAMETERS, TOOL_SCRIPTS } from './tool-scripts.js';
 
 (globalThis as { AI_SDK_LOG_WARNINGS?: unknown }).AI_SDK_LOG_WARNINGS = false;
 
@@ -145,5 +155,78 @@ describe.each(CASES)('AI SDK provider: %s Triton over %s', (kind, protocol) => {
       (err: unknown) =>
         UnsupportedFunctionalityError.isInstance(err) && err.message.includes('guided_decoding_guide_type'),
     );
+  });
+});
+
+// Tool calls read by the provider itself, straight from Triton: the shared scripts, and an agent loop.
+describe.each(CASES)('AI SDK provider tool calls: %s Triton over %s', (kind, protocol) => {
+  const server = useServer(kind);
+  const providers: Partial<Record<'chatml' | 'llama3', TritonProvider>> = {};
+  const provider = (template: 'chatml' | 'llama3'): TritonProvider => {
+    providers[template] ??= createTriton({
+      transport: server().transport(protocol),
+      tokenizer: fakeTokenizer,
+      chatTemplate: template,
+      logger: { warn: () => undefined },
+    });
+    return providers[template]!;
+  };
+  // Each step runs at most once (the default stopWhen): the results are not read back here.
+  const tools = {
+    get_weather: tool({
+      description: 'Weather in a city',
+      inputSchema: jsonSchema<Record<string, unknown>>(TOOL_PARAMETERS.get_weather as JSONSchema7),
+      execute: async () => 'ok',
+    }),
+    get_time: tool({
+      description: 'Time in a zone',
+      inputSchema: jsonSchema<Record<string, unknown>>(TOOL_PARAMETERS.get_time as JSONSchema7),
+      execute: async () => 'ok',
+    }),
+  };
+
+  it.each(TOOL_SCRIPTS)('$name: generateText and streamText read the same text and calls', async (script) => {
+    const options = {
+      model: provider(script.template)(TOOL_MODEL),
+      prompt: `Go. ${fakeScript(script.text)}`,
+      tools,
+      maxRetries: 0,
+    };
+    const whole = await generateText(options);
+    const streamed = streamText(options);
+    let text = '';
+    for await (const piece of streamed.textStream) text += piece;
+    for (const [content, calls, finish] of [
+      [whole.text, whole.toolCalls, whole.finishReason],
+      [text, await streamed.toolCalls, await streamed.finishReason],
+    ] as const) {
+      expect(content).toBe(script.content);
+      expect(calls.map((c) => [c.toolName, c.input])).toEqual(script.calls);
+      expect(finish).toBe(script.calls.length > 0 ? 'tool-calls' : 'stop');
+    }
+  });
+
+  it('generateText with stopWhen runs the tool and answers, with no OpenAI-compatible server between', async () => {
+    const seen: unknown[] = [];
+    const answer = 'Paris is sunny and 21 C.';
+    const result = await generateText({
+      model: provider('chatml')(TOOL_MODEL),
+      prompt: `Weather in Paris? ${fakeScript(TOOL_SCRIPTS[0]!.text)}`,
+      tools: {
+        get_weather: tool({
+          description: 'Weather in a city',
+          inputSchema: jsonSchema<{ city: string }>(TOOL_PARAMETERS.get_weather as JSONSchema7),
+          execute: async (input) => {
+            seen.push(input);
+            return `sunny, 21 C ${fakeScript(answer)}`;
+          },
+        }),
+      },
+      stopWhen: isStepCount(3),
+      maxRetries: 0,
+    });
+    expect(seen).toEqual([{ city: 'Paris' }]);
+    expect(result.steps.map((s) => s.finishReason)).toEqual(['tool-calls', 'stop']);
+    expect(result.text).toBe(answer);
   });
 });

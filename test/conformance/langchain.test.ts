@@ -1,14 +1,17 @@
 import { ModelAbortError } from '@langchain/core/errors';
-import type { UsageMetadata } from '@langchain/core/messages';
+import type { AIMessageChunk, UsageMetadata } from '@langchain/core/messages';
 import { ChatPromptTemplate } from '@langchain/core/prompts';
+import { tool } from '@langchain/core/tools';
 import { toJsonSchema } from '@langchain/core/utils/json_schema';
 import { ChatTriton } from '@trtllm/langchain';
 import type { EarlyStopReport } from '@trtllm/sdk';
 import { fakeScript, fakeTokenizer, generateTokens, jsonSchemaInstance } from '@trtllm/testing';
 import { loadChatTemplate } from '@trtllm/tokenizers';
+import { createAgent } from 'langchain';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { CASES, useServer } from './servers.js';
+import { TOOL_MODEL, TOOL_PARAMETERS, TOOL_SCRIPTS } from './tool-scripts.js';
 
 const quiet = { warn: () => undefined };
 const MAX = 2000;
@@ -149,5 +152,69 @@ describe.each(CASES)('LangChain ChatTriton: %s Triton over %s', (kind, protocol)
       20_000,
     );
     expect(inner).toMatchObject({ event: 'completed', tokens: maxTokens });
+  });
+});
+
+// Tool calls read by ChatTriton itself, straight from Triton: the shared scripts, and a LangChain agent.
+describe.each(CASES)('LangChain ChatTriton tool calls: %s Triton over %s', (kind, protocol) => {
+  const server = useServer(kind);
+  const models: ChatTriton[] = [];
+  afterAll(() => Promise.all(models.map((m) => m.close())));
+  const chatModel = (template: 'chatml' | 'llama3'): ChatTriton => {
+    const m = new ChatTriton({
+      transport: server().transport(protocol),
+      model: TOOL_MODEL,
+      tokenizer: fakeTokenizer,
+      chatTemplate: template,
+      maxTokens: 512,
+      logger: quiet,
+    });
+    models.push(m);
+    return m;
+  };
+  const tools = [
+    {
+      type: 'function',
+      function: {
+        name: 'get_weather',
+        description: 'Weather in a city',
+        parameters: TOOL_PARAMETERS.get_weather,
+      },
+    },
+    {
+      type: 'function',
+      function: { name: 'get_time', description: 'Time in a zone', parameters: TOOL_PARAMETERS.get_time },
+    },
+  ];
+
+  it.each(TOOL_SCRIPTS)('$name: invoke and stream read the same text and calls', async (script) => {
+    const model = chatModel(script.template).bindTools(tools);
+    const prompt = `Go. ${fakeScript(script.text)}`;
+    const whole = await model.invoke(prompt);
+    let merged: AIMessageChunk | undefined;
+    for await (const chunk of await model.stream(prompt)) merged = merged?.concat(chunk) ?? chunk;
+    for (const message of [whole, merged!]) {
+      expect(message.content).toBe(script.content);
+      expect((message.tool_calls ?? []).map((c) => [c.name, c.args])).toEqual(script.calls);
+    }
+  });
+
+  it('createAgent runs the tool and answers, with no OpenAI-compatible server between', async () => {
+    const seen: unknown[] = [];
+    const answer = 'Paris is sunny and 21 C.';
+    const weather = tool(
+      async (input) => {
+        seen.push(input);
+        return `sunny, 21 C ${fakeScript(answer)}`;
+      },
+      { name: 'get_weather', description: 'Weather in a city', schema: z.object({ city: z.string() }) },
+    );
+    const agent = createAgent({ model: chatModel('chatml'), tools: [weather] });
+    const result = await agent.invoke({
+      messages: [{ role: 'user', content: `Weather in Paris? ${fakeScript(TOOL_SCRIPTS[0]!.text)}` }],
+    });
+    expect(seen).toEqual([{ city: 'Paris' }]);
+    expect(result.messages.map((m) => m.getType())).toEqual(['human', 'ai', 'tool', 'ai']);
+    expect(result.messages.at(-1)!.content).toBe(answer);
   });
 });

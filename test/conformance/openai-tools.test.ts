@@ -7,6 +7,7 @@ import type { ChatCompletionTool } from 'openai/resources/chat/completions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { CASES, useServer } from './servers.js';
+import { TOOL_MODEL, TOOL_PARAMETERS, TOOL_SCRIPTS } from './tool-scripts.js';
 
 const MODEL = 'tensorrt_llm_bls';
 const weatherParameters = {
@@ -210,5 +211,78 @@ describe.each(CASES)('trtllm-openai tool calls: %s Triton over %s', (kind, proto
       expect(text).toBe(answer);
       expect((await result.steps)[0]!.finishReason).toBe('tool-calls');
     });
+  });
+});
+
+// The shared scripts through trtllm-openai with the official openai client: the same text and calls
+// the AI SDK provider and ChatTriton read straight from Triton.
+describe.each(CASES)('trtllm-openai reads the shared tool scripts: %s Triton over %s', (kind, protocol) => {
+  const server = useServer(kind);
+  const clients: Partial<Record<'chatml' | 'llama3', OpenAI>> = {};
+  const closers: (() => Promise<void>)[] = [];
+  beforeAll(async () => {
+    for (const template of ['chatml', 'llama3'] as const) {
+      const api = createOpenAiServer({
+        transport: server().transport(protocol),
+        model: TOOL_MODEL,
+        tokenizer: fakeTokenizer,
+        chatTemplate: template,
+        logger: { warn: () => undefined },
+      });
+      const baseURL = await api.listen(0, '127.0.0.1');
+      closers.push(() => api.close());
+      clients[template] = new OpenAI({ baseURL, apiKey: 'unused', maxRetries: 0 });
+    }
+  });
+  afterAll(() => Promise.all(closers.map((c) => c())));
+  const tools: ChatCompletionTool[] = [
+    {
+      type: 'function',
+      function: {
+        name: 'get_weather',
+        description: 'Weather in a city',
+        parameters: TOOL_PARAMETERS.get_weather,
+      },
+    },
+    {
+      type: 'function',
+      function: { name: 'get_time', description: 'Time in a zone', parameters: TOOL_PARAMETERS.get_time },
+    },
+  ];
+
+  it.each(TOOL_SCRIPTS)('$name: streamed and not, the same text and calls', async (script) => {
+    const client = clients[script.template]!;
+    const body = {
+      model: TOOL_MODEL,
+      messages: [{ role: 'user' as const, content: `Go. ${fakeScript(script.text)}` }],
+      tools,
+    };
+    const whole = (await client.chat.completions.create(body)).choices[0]!;
+    const streamedCalls: { name: string; arguments: string }[] = [];
+    let content = '';
+    let finish: string | null = null;
+    for await (const chunk of await client.chat.completions.create({ ...body, stream: true })) {
+      const choice = chunk.choices[0];
+      if (choice === undefined) continue;
+      content += choice.delta.content ?? '';
+      for (const d of choice.delta.tool_calls ?? []) {
+        streamedCalls[d.index] ??= { name: '', arguments: '' };
+        streamedCalls[d.index]!.name += d.function?.name ?? '';
+        streamedCalls[d.index]!.arguments += d.function?.arguments ?? '';
+      }
+      finish = choice.finish_reason ?? finish;
+    }
+    const expectedFinish = script.calls.length > 0 ? 'tool_calls' : 'stop';
+    expect(whole.message.content ?? '').toBe(script.content);
+    expect(
+      (whole.message.tool_calls ?? []).map((c) => {
+        const fn = (c as { function: { name: string; arguments: string } }).function;
+        return [fn.name, JSON.parse(fn.arguments)];
+      }),
+    ).toEqual(script.calls);
+    expect(whole.finish_reason).toBe(expectedFinish);
+    expect(content).toBe(script.content);
+    expect(streamedCalls.map((c) => [c.name, JSON.parse(c.arguments)])).toEqual(script.calls);
+    expect(finish).toBe(expectedFinish);
   });
 });
