@@ -180,6 +180,31 @@ describe('answers that are not gRPC', () => {
   });
 });
 
+describe('the unary path against the same servers: a typed error, not the deadline', () => {
+  const scenarios: ScenarioName[] = [
+    'window-update-zero',
+    'window-overflow',
+    'settings-wrong-size',
+    'ping-wrong-size',
+    'stream-0-data',
+    'first-frame-not-settings',
+    'hpack-table-update',
+    'hpack-table-update-mid-block',
+    'oversized-frame',
+    'continuation-flood',
+    'huge-message',
+    'html-502',
+  ];
+  it.each(scenarios)('%s', async (scenario) => {
+    const { transport } = await hostile(scenario);
+    liveBytes();
+    const peak = sampleMemoryPeak();
+    const err = await rejection(transport.serverLive({ timeoutMs: TIMEOUT_MS }));
+    expect(err.code).not.toBe('deadline_exceeded');
+    expect(peak.stop().heapBytes).toBeLessThan(MAX_GROWTH);
+  });
+});
+
 describe('the wrong port, twice in one process, on the streamed and the unary path', () => {
   const cases: [ScenarioName, ErrorCode, RegExp, boolean][] = [
     ['http1', 'unavailable', /answered HTTP\/1\.1.*not a gRPC endpoint/s, false],

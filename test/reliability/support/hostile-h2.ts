@@ -7,7 +7,9 @@
  * frames (SETTINGS and PING are acknowledged, like a real server would) and runs one scripted
  * scenario. A scenario returns when it has nothing more to send; the connection then stays open
  * until the client closes it or the server is closed, so a client that ignores a violation waits
- * for its own deadline, which is what the tests and the bench look for.
+ * for its own deadline, which is what the tests and the bench look for. Its frame writer is its
+ * own, not the client's (packages/grpc/src/h2/): a server built on the codec under test would
+ * share its mistakes.
  */
 import { once } from 'node:events';
 import { type AddressInfo, createServer as createTcpServer, type Server, type Socket } from 'node:net';
