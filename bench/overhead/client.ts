@@ -15,7 +15,7 @@ import { PROMPTS } from './config.js';
 import { connectBareVariant } from './variants/connect-bare.js';
 import { grpcJsBareVariant } from './variants/grpc-js-bare.js';
 import { http2BareVariant } from './variants/http2-bare.js';
-import { sdkVariant } from './variants/sdk.js';
+import { loadBaseline, sdkBaselineVariant, sdkVariant } from './variants/sdk.js';
 import { socketProbeVariant } from './variants/socket-probe.js';
 import type { Endpoints, Variant } from './variants/variant.js';
 
@@ -53,6 +53,8 @@ function makeVariant(name: string, endpoints: Endpoints): Variant {
   switch (name) {
     case 'sdk-grpc':
       return sdkVariant('grpc', endpoints);
+    case 'sdk-grpc-baseline':
+      return sdkBaselineVariant(endpoints);
     case 'sdk-grpc-mux':
       return sdkVariant('grpc', endpoints, { multiplex: true });
     case 'sdk-http':
@@ -144,6 +146,7 @@ async function memory(job: MemoryJob): Promise<MemoryResult> {
 }
 
 const job = JSON.parse(process.argv[2] ?? '{}') as ThroughputJob | MemoryJob;
+if (job.variant === 'sdk-grpc-baseline') await loadBaseline(process.env.BENCH_BASELINE ?? '');
 const result = job.mode === 'memory' ? await memory(job) : await throughput(job);
 process.stdout.write(`${JSON.stringify(result)}\n`);
 // Memory jobs leave their streams open on purpose; leave without waiting for them.

@@ -33,6 +33,7 @@ export const ALL_VARIANTS = [
   'http2-bare',
   'socket-probe',
   'sdk-grpc',
+  'sdk-grpc-baseline',
   'sdk-grpc-mux',
   'sdk-http',
   'python-tritonclient',
@@ -48,6 +49,7 @@ export const VARIANT_LABELS: Readonly<Record<VariantName, string>> = {
   'http2-bare': 'bare node:http2 (field walker)',
   'socket-probe': 'probe: HTTP/2 frames read in JS from node:net',
   'sdk-grpc': 'TritonLlm over gRPC',
+  'sdk-grpc-baseline': 'TritonLlm over gRPC, baseline build (BENCH_BASELINE)',
   'sdk-grpc-mux': 'TritonLlm over gRPC (multiplex)',
   'sdk-http': 'TritonLlm over HTTP SSE',
   'python-tritonclient': 'Python tritonclient (gRPC stream)',
@@ -79,13 +81,20 @@ function whole(name: string, fallback: number, min = 1): number {
 }
 
 export function readConfig(hasTaskset: boolean): OverheadConfig {
-  const variants = (process.env.BENCH_VARIANTS ?? ALL_VARIANTS.join(','))
+  // The baseline build runs only when there is one to load.
+  const defaults = ALL_VARIANTS.filter(
+    (v) => v !== 'sdk-grpc-baseline' || process.env.BENCH_BASELINE !== undefined,
+  );
+  const variants = (process.env.BENCH_VARIANTS ?? defaults.join(','))
     .split(',')
     .map((s) => s.trim())
     .filter((s) => s.length > 0);
   const unknown = variants.filter((v) => !(ALL_VARIANTS as readonly string[]).includes(v));
   if (unknown.length > 0) {
     throw new Error(`BENCH_VARIANTS: unknown ${unknown.join(', ')}; known: ${ALL_VARIANTS.join(', ')}`);
+  }
+  if (variants.includes('sdk-grpc-baseline') && process.env.BENCH_BASELINE === undefined) {
+    throw new Error('sdk-grpc-baseline needs BENCH_BASELINE: the root of a built checkout to compare with');
   }
   const skipPython = process.env.BENCH_SKIP_PYTHON === '1';
   return {

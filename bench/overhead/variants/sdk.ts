@@ -1,7 +1,34 @@
+import { pathToFileURL } from 'node:url';
 import { grpcTransport } from '@trtllm/grpc';
 import { httpTransport } from '@trtllm/http';
 import { type Transport, TritonLlm } from '@trtllm/sdk';
 import type { Endpoints, Variant } from './variant.js';
+
+/** The SDK's two entry points a variant needs, from this checkout or from another build of it. */
+interface SdkBuild {
+  readonly TritonLlm: typeof TritonLlm;
+  readonly grpcTransport: typeof grpcTransport;
+}
+
+let baseline: SdkBuild | undefined;
+
+/**
+ * Loads the built core and gRPC transport of another checkout (`BENCH_BASELINE`: its root, after
+ * `pnpm install && pnpm build` there), so a change is measured against the code before it in the
+ * same run, on the same server, interleaved with it.
+ */
+export async function loadBaseline(root: string): Promise<void> {
+  const core = (await import(pathToFileURL(`${root}/packages/core/dist/index.js`).href)) as SdkBuild;
+  const grpc = (await import(pathToFileURL(`${root}/packages/grpc/dist/index.js`).href)) as SdkBuild;
+  baseline = { TritonLlm: core.TritonLlm, grpcTransport: grpc.grpcTransport };
+}
+
+/** `TritonLlm` over gRPC from the build `loadBaseline` loaded. */
+export function sdkBaselineVariant(endpoints: Endpoints): Variant {
+  if (baseline === undefined) throw new Error('BENCH_BASELINE is not loaded');
+  const transport = baseline.grpcTransport({ baseUrl: endpoints.grpcUrl });
+  return streamingVariant(new baseline.TritonLlm({ transport, model: 'ensemble' }));
+}
 
 /** `TritonLlm` as a user would call it: `stream()`, text joined from the chunks, usage from the final chunk. */
 export function sdkVariant(
@@ -13,7 +40,10 @@ export function sdkVariant(
     protocol === 'grpc'
       ? grpcTransport({ baseUrl: endpoints.grpcUrl, ...grpcOptions })
       : httpTransport({ baseUrl: endpoints.httpUrl });
-  const llm = new TritonLlm({ transport, model: 'ensemble' });
+  return streamingVariant(new TritonLlm({ transport, model: 'ensemble' }));
+}
+
+function streamingVariant(llm: TritonLlm): Variant {
   return {
     async stream(prompt, maxTokens, _id, onFirstToken) {
       let text = '';
