@@ -1,13 +1,22 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
-/** The workspace packages an app using the two integrations installs, by folder and name. */
+/** Every published workspace package, by folder and name. */
 const PACKAGES: readonly (readonly [string, string])[] = [
   ['core', '@trtllm/sdk'],
   ['grpc', '@trtllm/grpc'],
@@ -16,10 +25,62 @@ const PACKAGES: readonly (readonly [string, string])[] = [
   ['testing', '@trtllm/testing'],
   ['ai-sdk', '@trtllm/ai-sdk'],
   ['langchain', '@trtllm/langchain'],
+  ['openai', '@trtllm/openai'],
+  ['bench', '@trtllm/bench'],
 ];
 
-/** The third-party packages the app brings itself, at the versions the workspace has (so the store has them). */
-const PEERS = ['ai', '@langchain/core', 'zod'] as const;
+/**
+ * The third-party packages the app brings itself, at the versions the workspace tests: the peers the
+ * READMEs' install lines name, and Node's types, which a TypeScript app on Node has.
+ */
+const PEERS = ['ai', '@langchain/core', 'zod', '@types/node'] as const;
+
+/** The Node majors every package's `engines` names (.ci/run runs this suite on each). */
+const SUPPORTED_MAJORS = [22, 24, 26];
+const supported = SUPPORTED_MAJORS.includes(Number(process.versions.node.split('.')[0]));
+
+const fixtures = join(root, 'test', 'fixtures', 'consumer-typecheck');
+const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+
+/** Runs a command without blocking the test worker; resolves with its status and output, never rejects. */
+async function runAsync(
+  command: string,
+  args: readonly string[],
+  cwd: string,
+): Promise<{ status: number; output: string }> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(command, args, {
+      cwd,
+      encoding: 'utf8',
+      env: { ...process.env, CI: 'true' },
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    return { status: 0, output: `${stdout}\n${stderr}` };
+  } catch (err) {
+    const { code, stdout, stderr } = err as { code?: number; stdout?: string; stderr?: string };
+    return { status: typeof code === 'number' ? code : 1, output: `${stdout ?? ''}\n${stderr ?? ''}` };
+  }
+}
+
+/**
+ * The tsconfigs a user's project may have, all strict with the library checks on. Each program holds an
+ * ES module and a CommonJS file, which read different conditions of the exports maps (`import` and
+ * `require`); the browser one has no Node types, for the two packages that run in browsers.
+ */
+const TYPECHECKS: Record<string, { readonly options: Record<string, unknown>; readonly files: string[] }> = {
+  'moduleResolution NodeNext, as ES module and as CommonJS': {
+    options: { module: 'NodeNext', moduleResolution: 'NodeNext', types: ['node'] },
+    files: ['consumer.mts', 'consumer.cts', 'consumer-require.cts'],
+  },
+  'moduleResolution Bundler, as ES module and as CommonJS': {
+    options: { module: 'Preserve', moduleResolution: 'Bundler', types: ['node'] },
+    files: ['consumer.ts', 'consumer-require.cts'],
+  },
+  'moduleResolution Bundler in a browser project (no Node types)': {
+    options: { module: 'Preserve', moduleResolution: 'Bundler', types: [], lib: ['ES2022', 'DOM'] },
+    files: ['browser.ts'],
+  },
+};
 
 const installedVersion = (name: string): string =>
   (JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')) as { version: string })
@@ -74,12 +135,13 @@ const { generateText } = require('ai');
 });
 `;
 
-describe('the AI SDK provider and the LangChain model installed from their tarballs', () => {
+describe('the packages installed from their tarballs with npm into a fresh project', () => {
   // Outside the repository, so nothing resolves through the workspace's node_modules.
   const project = mkdtempSync(join(tmpdir(), 'trtllm-install-'));
   afterAll(() => rmSync(project, { recursive: true, force: true }));
+  let installLog = '';
 
-  beforeAll(() => {
+  beforeAll(async () => {
     const tarballs = join(project, 'tarballs');
     mkdirSync(tarballs);
     const packed: Record<string, string> = {};
@@ -105,22 +167,26 @@ describe('the AI SDK provider and the LangChain model installed from their tarba
         ...Object.fromEntries(PEERS.map((name) => [name, installedVersion(name)])),
       },
       // The packed packages depend on each other by version; the tarballs must answer those too.
-      pnpm: { overrides: packed },
+      overrides: packed,
     };
     writeFileSync(join(project, 'package.json'), JSON.stringify(app, null, 2));
     writeFileSync(join(project, 'esm.mjs'), ESM_SCRIPT);
     writeFileSync(join(project, 'cjs.cjs'), CJS_SCRIPT);
-    // The machine's pnpm store already holds every third-party package: no network when it is warm.
-    execFileSync(
-      'pnpm',
-      ['install', '--prefer-offline', '--no-frozen-lockfile', '--ignore-scripts', '--reporter=append-only'],
-      {
-        cwd: project,
-        encoding: 'utf8',
-        stdio: ['ignore', 'pipe', 'pipe'],
-        env: { ...process.env, CI: 'true' },
-      },
+    for (const file of ['consumer.ts', 'consumer-require.cts', 'browser.ts']) {
+      copyFileSync(join(fixtures, file), join(project, file));
+    }
+    // The same source as an ES module and as CommonJS under Node's resolution.
+    copyFileSync(join(fixtures, 'consumer.ts'), join(project, 'consumer.mts'));
+    copyFileSync(join(fixtures, 'consumer.ts'), join(project, 'consumer.cts'));
+    // Plain npm, as the READMEs' install lines say; it checks `engines` on the Node that runs it (.ci/run
+    // puts each supported version first on PATH). npm's cache makes runs after the first one offline.
+    const install = await runAsync(
+      'npm',
+      ['install', '--no-audit', '--no-fund', '--ignore-scripts', '--prefer-offline', '--loglevel=warn'],
+      project,
     );
+    if (install.status !== 0) throw new Error(`npm install failed:\n${install.output}`);
+    installLog = install.output;
   }, 300_000);
 
   const run = (script: string): { aiSdk: string; finish: string; langchain: string } => {
@@ -135,6 +201,39 @@ describe('the AI SDK provider and the LangChain model installed from their tarba
       expect(existsSync(join(project, 'node_modules', name, 'src'))).toBe(false);
     }
   });
+
+  const engineWarnings = (): string[] =>
+    installLog.split('\n').filter((line) => /EBADENGINE|Unsupported engine/i.test(line));
+
+  it(`says nothing about engines on a supported Node (this is ${process.version})`, () => {
+    if (supported) {
+      expect(engineWarnings()).toEqual([]);
+    } else {
+      // The machine's own Node may be older than the supported ones (the quick start runs on it):
+      // npm then names our packages' engines, which is what a user on that Node should see.
+      expect(engineWarnings().join('\n')).toMatch(/@trtllm\/sdk/);
+    }
+  });
+
+  it.each(Object.keys(TYPECHECKS))(
+    'type-checks every public entry: %s, strict, skipLibCheck false',
+    async (name) => {
+      const { options, files } = TYPECHECKS[name]!;
+      const config = `tsconfig.${name.replace(/\W+/g, '-')}.json`;
+      const compilerOptions = {
+        strict: true,
+        skipLibCheck: false,
+        noEmit: true,
+        target: 'ES2022',
+        ...options,
+      };
+      writeFileSync(join(project, config), JSON.stringify({ compilerOptions, files }, null, 2));
+      const check = await runAsync(process.execPath, [tsc, '-p', config, '--pretty', 'false'], project);
+      expect(check.output.split('\n').filter((line) => line.trim() !== '')).toEqual([]);
+      expect(check.status).toBe(0);
+    },
+    180_000,
+  );
 
   it('an ES module app calls generateText and ChatTriton.invoke against the fake', () => {
     expect(run('esm.mjs')).toEqual({
