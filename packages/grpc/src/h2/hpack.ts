@@ -73,9 +73,9 @@ export class HpackDecoder {
   #newest = 0;
   #count = 0;
 
-  // The block being decoded, as a Buffer for its latin1 slicing.
-  #block: Buffer = Buffer.alloc(0);
-  #pos = 0;
+  // The block being decoded, and where the last integer or string read from it ended.
+  #block: Uint8Array = new Uint8Array(0);
+  #end = 0;
   #huffmanOut: Buffer = Buffer.allocUnsafe(256);
 
   constructor(options: HpackDecoderOptions = {}) {
@@ -113,21 +113,30 @@ export class HpackDecoder {
 
   /** Decodes one complete header block into [name, value] pairs, in order. Throws HpackError. */
   decode(block: Uint8Array): [string, string][] {
-    this.#block = Buffer.isBuffer(block)
-      ? block
-      : Buffer.from(block.buffer, block.byteOffset, block.byteLength);
-    this.#pos = 0;
     const end = block.length;
+    if (this.#updateRequired && (end === 0 || ((block[0] as number) & 0xe0) !== 0x20)) {
+      throw new HpackError(
+        `the first block after SETTINGS_HEADER_TABLE_SIZE fell to ${this.#maxTableSize} must open with a table size update`,
+      );
+    }
+    this.#block = block;
     const fields: [string, string][] = [];
     let listSize = 0;
     let updates = 0;
-    while (this.#pos < end) {
-      const first = block[this.#pos] as number;
+    let pos = 0;
+    while (pos < end) {
+      const first = block[pos] as number;
       let name: string;
       let value: string;
       if (first >= 0x80) {
-        // Indexed field (RFC 7541 6.1).
-        const index = this.#integer(7);
+        // Indexed field (RFC 7541 6.1); the common case, an index below 127, is the one octet.
+        let index = first & 0x7f;
+        if (index < 0x7f) {
+          pos++;
+        } else {
+          index = this.#integer(pos, 7, 'index');
+          pos = this.#end;
+        }
         if (index === 0)
           throw new HpackError('index 0 is not in the table (an indexed field needs 1 or more)');
         if (index <= STATIC_COUNT) {
@@ -139,16 +148,12 @@ export class HpackDecoder {
           name = this.#names[slot] as string;
           value = this.#values[slot] as string;
         }
-      } else if (first >= 0x40) {
-        // Literal with incremental indexing (6.2.1).
-        name = this.#literalName(6);
-        value = this.#string();
-        this.#insert(name, value);
-      } else if (first >= 0x20) {
-        // Dynamic table size update (6.3): only before the block's first field (4.2).
+      } else if ((first & 0xe0) === 0x20) {
+        // Dynamic table size update (6.3): zero, one or two before the block's first field (4.2).
         if (fields.length > 0) throw new HpackError('table size update after the first field of a block');
         if (++updates > 2) throw new HpackError('more than two table size updates at the start of a block');
-        const size = this.#sizeUpdate();
+        const size = this.#integer(pos, 5, 'table size update');
+        pos = this.#end;
         if (size > this.#maxTableSize) {
           throw new HpackError(
             `table size update to ${size} is above the ${this.#maxTableSize} we advertise`,
@@ -159,11 +164,21 @@ export class HpackDecoder {
         this.#evictTo(size);
         continue;
       } else {
-        // Literal without indexing (6.2.2) or never indexed (6.2.3): the same to a decoder.
-        name = this.#literalName(4);
-        value = this.#string();
+        // Literal with incremental indexing (6.2.1), without indexing (6.2.2) or never indexed
+        // (6.2.3); the last two are the same to a decoder.
+        const indexing = first >= 0x40;
+        const nameIndex = this.#integer(pos, indexing ? 6 : 4, 'index');
+        if (nameIndex === 0) {
+          name = this.#string(this.#end);
+        } else if (nameIndex <= STATIC_COUNT) {
+          name = (STATIC_TABLE[nameIndex - 1] as readonly [string, string])[0];
+        } else {
+          name = this.#names[this.#slot(nameIndex)] as string;
+        }
+        value = this.#string(this.#end);
+        pos = this.#end;
+        if (indexing) this.#insert(name, value);
       }
-      if (this.#updateRequired) throw missingUpdate(this.#maxTableSize);
       listSize += name.length + value.length + FIELD_OVERHEAD;
       if (listSize > this.#maxHeaderListSize) {
         throw new HpackListTooLargeError(
@@ -172,67 +187,54 @@ export class HpackDecoder {
       }
       fields.push([name, value]);
     }
-    if (this.#updateRequired) throw missingUpdate(this.#maxTableSize);
     return fields;
   }
 
-  /** Reads an integer with an N-bit prefix (RFC 7541 5.1) at #pos. */
-  /** The size of a table size update; one too large to read is named as such. */
-  #sizeUpdate(): number {
-    try {
-      return this.#integer(5);
-    } catch (err) {
-      if (err instanceof HpackError) throw new HpackError(`table size update: ${err.message}`);
-      throw err;
-    }
-  }
-
-  #integer(prefixBits: number): number {
+  /** Reads an integer with an N-bit prefix (RFC 7541 5.1) at `pos`; #end is set past it. */
+  #integer(pos: number, prefixBits: number, what: string): number {
     const block = this.#block;
     const mask = (1 << prefixBits) - 1;
-    let value = (block[this.#pos++] as number) & mask;
-    if (value < mask) return value;
-    let factor = 1;
-    for (;;) {
-      if (this.#pos >= block.length) throw new HpackError('integer runs past the end of the block');
-      const octet = block[this.#pos++] as number;
-      value += (octet & 0x7f) * factor;
-      if (value > MAX_INTEGER) throw new HpackError(`integer larger than ${MAX_INTEGER}`);
-      if (octet < 0x80) return value;
-      factor *= 128;
-      // Continuation octets of zero add nothing but could go on forever.
-      if (factor > 2 ** 28) throw new HpackError(`integer larger than ${MAX_INTEGER}`);
+    let value = (block[pos++] as number) & mask;
+    if (value === mask) {
+      let factor = 1;
+      for (;;) {
+        if (pos >= block.length) throw new HpackError(`${what}: integer runs past the end of the block`);
+        const octet = block[pos++] as number;
+        value += (octet & 0x7f) * factor;
+        // Past 2^31 - 1, or continuation octets of zero that add nothing but could go on forever.
+        if (value > MAX_INTEGER || factor > 2 ** 28) {
+          throw new HpackError(`${what}: integer larger than ${MAX_INTEGER}`);
+        }
+        if (octet < 0x80) break;
+        factor *= 128;
+      }
     }
+    this.#end = pos;
+    return value;
   }
 
-  /** The name of a literal field: an index into the tables, or 0 and a string literal. */
-  #literalName(prefixBits: number): string {
-    const index = this.#integer(prefixBits);
-    if (index === 0) return this.#string();
-    if (index <= STATIC_COUNT) return (STATIC_TABLE[index - 1] as readonly [string, string])[0];
-    return this.#names[this.#slot(index)] as string;
-  }
-
-  /** Reads a string literal (RFC 7541 5.2) at #pos. */
-  #string(): string {
+  /** Reads a string literal (RFC 7541 5.2) at `pos`; #end is set past it. */
+  #string(pos: number): string {
     const block = this.#block;
-    if (this.#pos >= block.length) throw new HpackError('string literal missing at the end of the block');
-    const huffman = (block[this.#pos] as number) >= 0x80;
-    const length = this.#integer(7);
-    const start = this.#pos;
+    if (pos >= block.length) throw new HpackError('string literal missing at the end of the block');
+    const huffman = (block[pos] as number) >= 0x80;
+    const length = this.#integer(pos, 7, 'string length');
+    const start = this.#end;
     const left = block.length - start;
     if (length > left) {
       throw new HpackError(
         `string literal of ${length} octets runs past the end of the block (${left} left)`,
       );
     }
-    this.#pos = start + length;
-    if (!huffman) return block.toString('latin1', start, start + length);
+    const end = start + length;
+    this.#end = end;
+    if (!huffman) return latin1(block, start, end);
     // The shortest code is 5 bits, so n octets decode to at most 8n/5 symbols.
     const bound = Math.ceil((length * 8) / 5);
-    if (this.#huffmanOut.length < bound)
+    if (this.#huffmanOut.length < bound) {
       this.#huffmanOut = Buffer.allocUnsafe(Math.max(bound, this.#huffmanOut.length * 2));
-    const written = decodeHuffman(block, start, start + length, this.#huffmanOut);
+    }
+    const written = decodeHuffman(block, start, end, this.#huffmanOut);
     if (written < 0) throw new HpackError(huffmanErrorMessage(written));
     return this.#huffmanOut.toString('latin1', 0, written);
   }
@@ -292,10 +294,10 @@ export class HpackDecoder {
   }
 }
 
-function missingUpdate(maxTableSize: number): HpackError {
-  return new HpackError(
-    `the first block after SETTINGS_HEADER_TABLE_SIZE fell to ${maxTableSize} must open with a table size update`,
-  );
+/** Octets as a latin1 string: one char each, through Buffer's native slicing. */
+function latin1(block: Uint8Array, start: number, end: number): string {
+  if (Buffer.isBuffer(block)) return block.toString('latin1', start, end);
+  return Buffer.from(block.buffer, block.byteOffset + start, end - start).toString('latin1');
 }
 
 function checkLimit(option: string, value: number): number {
