@@ -371,6 +371,14 @@ def main() -> None:
             ),
             ("bls_model", "TritonPythonModel"),
         ),
+        # Shaped like the official BLS (fresh inner request id, every inner response decoded, flags-only final).
+        "tensorrt_llm_bls_official": (
+            python_config(
+                "tensorrt_llm_bls_official", BLS_INPUTS, TEXT_OUTPUTS, decoupled=True,
+                params={"accumulate_tokens": "true", "tensorrt_llm_model_name": "tensorrt_llm"},
+            ),
+            ("official_bls_model", "TritonPythonModel"),
+        ),
         "llmapi": (
             python_config("llmapi", LLMAPI_INPUTS, LLMAPI_OUTPUTS, decoupled=True, params=timing),
             ("llmapi_model", "TritonPythonModel"),

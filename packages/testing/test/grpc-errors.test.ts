@@ -120,6 +120,7 @@ describe('gRPC errors, as the real Triton 2.51 answers', () => {
         'preprocessing',
         'tensorrt_llm',
         'tensorrt_llm_bls',
+        'tensorrt_llm_bls_official',
         'tensorrt_llm_bls_per_token',
         'tensorrt_llm_unary',
       ].sort(),

@@ -15,29 +15,43 @@ import {
 const h = useFake();
 
 describe('ModelStreamInfer', () => {
-  it('streams one response per token, each not final, then an empty final response', async () => {
+  it('streams one response per token, the last one flagged final as the C++ backend does', async () => {
     const ids = encode('Hello world');
     const { messages, error } = await streamAll(h.grpc, [
       inferRequest('tensorrt_llm', rawInputs(ids, 6, [bool('streaming', true)]), { id: 'a1' }),
     ]);
     expect(error).toBeUndefined();
     const expected = generateTokens(ids, { maxTokens: 6 })[0]!.tokens;
-    const data = messages.slice(0, -1).map((m) => m.infer_response!);
+    const data = messages.map((m) => m.infer_response!);
     expect(data.map((r) => output(r, 'output_ids').values[0])).toEqual(expected);
-    expect(data.every((r) => isFinal(r) === false && r.id === 'a1')).toBe(true);
+    expect(data.every((r) => r.id === 'a1')).toBe(true);
+    expect(data.map((r) => isFinal(r))).toEqual(expected.map((_, i) => i === expected.length - 1));
     expect(data.map((r) => output(r, 'output_ids').shape)).toEqual(expected.map(() => [1, 1, 1]));
-    const last = messages.at(-1)!.infer_response!;
-    expect(isFinal(last)).toBe(true);
-    expect(last.id).toBe('a1');
-    expect(last.outputs).toHaveLength(0);
   });
 
-  it('sends no final response when the request does not ask for one', async () => {
-    const { messages } = await streamAll(h.grpc, [
-      inferRequest('ensemble', textInputs('What is ML?', 4, [bool('stream', true)]), { emptyFinal: false }),
+  it('flags the last response of the ensemble whether or not the request asks for empty finals', async () => {
+    for (const emptyFinal of [true, false]) {
+      const { messages } = await streamAll(h.grpc, [
+        inferRequest('ensemble', textInputs('What is ML?', 4, [bool('stream', true)]), { emptyFinal }),
+      ]);
+      expect(messages.map((m) => isFinal(m.infer_response!))).toEqual([false, false, false, true]);
+    }
+  });
+
+  it('ends the BLS with a flags-only final, sent only to a request that enables empty final responses', async () => {
+    const bls = (emptyFinal: boolean) =>
+      streamAll(h.grpc, [
+        inferRequest('tensorrt_llm_bls', textInputs('What is ML?', 4, [bool('stream', true)]), {
+          emptyFinal,
+        }),
+      ]);
+    const off = (await bls(false)).messages.map((m) => m.infer_response!);
+    expect(off.map((r) => [isFinal(r), r.outputs.length > 0])).toEqual(Array(4).fill([false, true]));
+    const on = (await bls(true)).messages.map((m) => m.infer_response!);
+    expect(on.map((r) => [isFinal(r), r.outputs.length > 0])).toEqual([
+      ...Array(4).fill([false, true]),
+      [true, false],
     ]);
-    expect(messages).toHaveLength(4);
-    expect(messages.every((m) => isFinal(m.infer_response!) === false)).toBe(true);
   });
 
   it('carries several requests on one call, each response echoing its id', async () => {
@@ -47,7 +61,7 @@ describe('ModelStreamInfer', () => {
     const { messages } = await streamAll(h.grpc, requests);
     for (const [i, id] of ['x1', 'x2', 'x3'].entries()) {
       const mine = messages.map((m) => m.infer_response!).filter((r) => r.id === id);
-      const tokens = mine.filter((r) => !isFinal(r)).map((r) => output(r, 'output_ids').values[0]);
+      const tokens = mine.map((r) => output(r, 'output_ids').values[0]);
       expect(tokens).toEqual(generateTokens([10 + i], { maxTokens: 3 })[0]!.tokens);
       expect(mine.filter((r) => isFinal(r))).toHaveLength(1);
     }
@@ -73,7 +87,7 @@ describe('ModelStreamInfer', () => {
     const bad = messages.find((m) => m.error_message !== '');
     expect(bad?.error_message).toBe("Request for unknown model: 'nope' is not found");
     expect(bad?.infer_response?.id).toBe('bad');
-    expect(messages.filter((m) => m.infer_response?.id === 'good')).toHaveLength(3);
+    expect(messages.filter((m) => m.infer_response?.id === 'good')).toHaveLength(2);
   });
 
   it('accepts typed contents as well as raw contents', async () => {

@@ -2,6 +2,7 @@ import { startFakeTriton } from '@trtllm/testing';
 import { describe, expect, it } from 'vitest';
 import {
   bool,
+  carriesTensors,
   connect,
   inferRequest,
   isFinal,
@@ -100,14 +101,14 @@ describe('the model repository', () => {
         inferRequest('tensorrt_llm_bls', textInputs('Hello', 3, [bool('stream', true)])),
       ]);
       client.close();
-      const per = messages.map((m) => m.infer_response!).filter((r) => !isFinal(r));
+      const per = messages.map((m) => m.infer_response!).filter(carriesTensors);
       const ens = await (async () => {
         const c = connect(grpc);
         const res = await streamAll(c, [
           inferRequest('ensemble', textInputs('Hello', 3, [bool('stream', true)])),
         ]);
         c.close();
-        return res.messages.map((m) => m.infer_response!).filter((r) => !isFinal(r));
+        return res.messages.map((m) => m.infer_response!).filter(carriesTensors);
       })();
       expect(per.map((r) => output(r, 'text_output').values[0])).toEqual(
         ens.map((r) => output(r, 'text_output').values[0]),

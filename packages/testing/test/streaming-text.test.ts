@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { post, sseEvents, useFake } from './support/fake.js';
 import {
   bool,
+  carriesTensors,
   inferRequest,
   int32,
   isFinal,
@@ -24,7 +25,7 @@ async function streamedTexts(model: string): Promise<string[]> {
   ]);
   return messages
     .map((m) => m.infer_response!)
-    .filter((r) => !isFinal(r))
+    .filter(carriesTensors)
     .map((r) => String(output(r, 'text_output').values[0]));
 }
 
@@ -106,7 +107,7 @@ describe('streamed text', () => {
         textInputs(PROMPT, 4, [int32('num_return_sequences', [2]), bool('exclude_input_in_output', true)]),
       ),
     ]);
-    const data = seqs.messages.map((m) => m.infer_response!).filter((x) => !isFinal(x));
+    const data = seqs.messages.map((m) => m.infer_response!).filter(carriesTensors);
     expect(data.map((x) => output(x, 'sequence_index').values[0])).toEqual([0, 1]);
     expect(data.map((x) => output(x, 'text_output').values[0])).toEqual(
       generateTokens(ids, { maxTokens: 4, numReturnSequences: 2 }).map((s) => decode(s.tokens)),

@@ -90,6 +90,22 @@ class Sequence:
             self.finish = "length"
         return tok
 
+    def ends_without_token(self) -> bool:
+        """Whether the next step would end the sequence without a token (it finds end_id): the token
+        given last is then its last, and its response can carry the final flag."""
+        p = self.params
+        if self.done or self.script is not None or len(self.tokens) >= p.max_tokens:
+            return False
+        pos = self.pos
+        for _ in range(CORPUS_LEN + 1):
+            tok = CORPUS_IDS[pos % CORPUS_LEN]
+            pos = (pos + 1) % CORPUS_LEN
+            if not any(_ends_with(self.tokens + [tok], w) for w in p.bad_words):
+                break
+        else:
+            return False  # the next step refuses the request instead
+        return len(self.tokens) >= p.min_tokens and tok == p.end_id
+
     def _scripted(self):
         if self.pos >= len(self.script):
             self.finish = "stop"

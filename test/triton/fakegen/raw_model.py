@@ -160,10 +160,11 @@ class TritonPythonModel:
     def _run(self, job: Job, items: list, sender):
         arrival = time.time_ns()
         runs = [ItemRun(item) for item in items]
+        ended = False  # the final flag went out on the last token's response
         try:
             # All items in lockstep: one wait per step, then one token from every live sequence.
             first = True
-            while True:
+            while not ended:
                 active = [(run, s) for run in runs for s in run.seqs if not s.done]
                 if not active:
                     break
@@ -173,14 +174,27 @@ class TritonPythonModel:
                         s.finish = interrupted
                     break
                 first = False
+                produced = []
                 for run, s in active:
                     tok = s.step()
-                    if tok is None:
-                        continue
-                    run.token_seen()
+                    if tok is not None:
+                        run.token_seen()
+                        produced.append((run, s, tok))
+                # As the C++ backend does, the final flag rides on the last response that carries
+                # tensors: the official BLS post-processes every response, and an empty final breaks it.
+                ended = bool(produced) and all(s.done or s.ends_without_token() for _, s in active)
+                if ended:
+                    for _, s in active:
+                        if not s.done:
+                            s.step()  # finds end_id
+                    self._log_end(job, runs)
+                for i, (run, s, tok) in enumerate(produced):
                     if run.req.streaming:
-                        sender.send(self._token_response(run, s, tok, arrival))
-            self._finish(job, runs, sender, arrival)
+                        last = ended and i == len(produced) - 1
+                        sender.send(self._token_response(run, s, tok, arrival), flags=FINAL if last else 0)
+            if ended and runs[0].req.streaming:
+                return
+            self._finish(job, runs, sender, arrival, logged=ended)
         except Exception as e:  # noqa: BLE001 - every failure must reach the client as an error response
             log_event(self.model_name, job.request_id, "error", _token_count(runs))
             traceback.print_exc()
@@ -190,11 +204,15 @@ class TritonPythonModel:
         finally:
             self.registry.remove(job)
 
-    def _finish(self, job, runs, sender, arrival):
+    def _log_end(self, job, runs) -> str:
         reasons = {s.finish for run in runs for s in run.seqs}
         event = "cancelled" if "cancelled" in reasons else "stopped" if "stopped" in reasons else "completed"
         # Logged before the final response goes out, so a client that saw the end finds the event.
         log_event(self.model_name, job.request_id, event, _token_count(runs))
+        return event
+
+    def _finish(self, job, runs, sender, arrival, logged=False):
+        event = "completed" if logged else self._log_end(job, runs)
         if event == "cancelled":
             sender.send(io.cancelled_response(), flags=FINAL)
             return
@@ -204,11 +222,14 @@ class TritonPythonModel:
             return
         # Decoupled: one batch item (parse_batch refuses more).
         run = runs[0]
-        if not run.req.streaming:
-            groups = [run.seqs] if run.req.beam_width > 1 else [[s] for s in run.seqs]
-            for group in groups:
-                sender.send(self._full_response([(run, group)], arrival))
-        sender.send(flags=FINAL)
+        if run.req.streaming:
+            # Ended by a stop (or with no token at all): no response carries tensors to flag.
+            sender.send(flags=FINAL)
+            return
+        groups = [run.seqs] if run.req.beam_width > 1 else [[s] for s in run.seqs]
+        for i, group in enumerate(groups):
+            last = i == len(groups) - 1
+            sender.send(self._full_response([(run, group)], arrival), flags=FINAL if last else 0)
 
     def _token_response(self, run, seq, tok, arrival):
         req = run.req

@@ -190,17 +190,19 @@ export class Generation {
     for (let round = 0; ; round++) {
       // A stop that arrived is answered before a cancel that came after it, as the real backend
       // does: the client that sent the stop may close its stream as soon as the stop is accepted.
-      if (this.stopRequested && !pending.every((p) => p.done)) {
+      // A generation whose last token went out (with the final flag) has completed, whatever
+      // the client does next.
+      if (pending.every((p) => p.done)) {
+        this.endLive(pending, 'stop');
+        return { kind: 'completed' };
+      }
+      if (this.stopRequested) {
         this.endLive(pending, 'stopped');
         return { kind: 'stopped' };
       }
       if (this.cancelled()) {
         this.endLive(pending, 'cancelled');
         return { kind: 'cancelled' };
-      }
-      if (pending.every((p) => p.done)) {
-        this.endLive(pending, 'stop');
-        return { kind: 'completed' };
       }
       if (spec.errorAfterTokens !== undefined && this.delivered >= spec.errorAfterTokens) {
         this.endLive(pending, 'cancelled');

@@ -114,7 +114,7 @@ export async function executeGenerator(
     ctx,
   );
 
-  const streamStep = (step: TokenStep): Promise<Delivery> => {
+  const streamStep = (step: TokenStep, final: boolean): Promise<Delivery> => {
     const seq = generation.items[step.item]![step.k]!;
     const outputs = modelOutputs(
       model,
@@ -128,7 +128,7 @@ export async function executeGenerator(
       generation.timing(step.item),
       extraOutputs(items[step.item]!, seq.tokens.length),
     );
-    return sink.send({ outputs, tokens: 1, final: false });
+    return sink.send({ outputs, tokens: 1, final });
   };
 
   const wholeResponse = (b: number, ks: readonly number[], final: boolean): ModelResponse => {
@@ -170,8 +170,11 @@ export async function executeGenerator(
 
   const outcome = await generation.run(async (round) => {
     if (!streaming) return 'ok';
-    for (const step of round) {
-      const delivery = await streamStep(step);
+    // As the C++ backend does, the final flag rides on the last response that carries tensors: the
+    // official BLS post-processes every response it gets, and an empty final one breaks it.
+    const ends = round.every((step) => step.last);
+    for (let i = 0; i < round.length; i++) {
+      const delivery = await streamStep(round[i]!, ends && i === round.length - 1);
       if (delivery !== 'ok') return delivery;
     }
     return 'ok';
@@ -184,14 +187,15 @@ export async function executeGenerator(
     const perSequence =
       model.decoupled && (first?.options.beamWidth ?? 1) <= 1 && generation.sequences.length > 1;
     if (!perSequence) {
-      const responses = items.map((_, b) => wholeResponse(b, all(b), !model.decoupled));
+      const responses = items.map((_, b) => wholeResponse(b, all(b), true));
       // Each item's output ids are padded with its own end id, as within the item.
       return sink.send(
         stackResponses(responses, (name, b) => (name === 'output_ids' ? items[b]?.endId : undefined)),
       );
     }
-    for (const k of all(0)) {
-      const delivery = await sink.send(wholeResponse(0, [k], false));
+    const ks = all(0);
+    for (const k of ks) {
+      const delivery = await sink.send(wholeResponse(0, [k], k === ks.at(-1)));
       if (delivery !== 'ok') return delivery;
     }
     return 'ok';

@@ -22,7 +22,11 @@ export interface InferenceRequest {
   readonly arrivalMs: number;
 }
 
-/** One response of a model. `final` is only ever set by non-decoupled models (one response each). */
+/**
+ * One response of a model. `final` marks the last response of the request where it carries
+ * tensors (a non-decoupled model's one response; the generator's and the ensemble's last token or
+ * whole text); a decoupled request that ends without one ends by `complete()` (a flags-only final).
+ */
 export interface ModelResponse {
   readonly outputs: readonly Tensor[];
   /** Generated tokens this response carries (fault thresholds count these). */

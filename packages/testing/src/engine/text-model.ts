@@ -3,6 +3,7 @@
  * ignores the client's cancellation and runs to its end, as on Triton 2.51 (the ensemble scheduler
  * checks only between steps; the BLS model does not pass cancellation on).
  */
+import { randomUUID } from 'node:crypto';
 import { TritonError } from '../errors.js';
 import type { ModelDef } from '../models/repository.js';
 import { fp32Tensor, type Tensor, textTensor } from '../tensor.js';
@@ -124,11 +125,14 @@ export async function executeTextModel(
   if (!inner) return refuse(req, sink, ctx, new TritonError('INTERNAL', `no generator for '${model.name}'`));
   const guide = guideOf(inputs);
   const outer = new OuterRequest(req, sink, ctx, guide);
+  const official = model.innerRequestId === 'fresh';
+  const innerId = official ? randomUUID() : req.id;
   const innerRefusal = (error: TritonError): void => {
-    const base = { model: inner.name, id: req.id, tokens: 0, protocol: req.protocol } as const;
+    const base = { model: inner.name, id: innerId, tokens: 0, protocol: req.protocol } as const;
     ctx.events.record({ ...base, event: 'received', ...(guide !== undefined ? { guide } : {}) });
     ctx.events.record({ ...base, event: 'error' });
-    outer.finish({ kind: 'error', error });
+    // The official BLS raises on an inner error and answers every exception as INTERNAL.
+    outer.finish({ kind: 'error', error: official ? new TritonError('INTERNAL', error.message) : error });
   };
   let items: TextItem[];
   try {
@@ -148,7 +152,7 @@ export async function executeTextModel(
   const generation = new Generation(
     {
       model: inner.name,
-      id: req.id,
+      id: innerId,
       protocol: req.protocol,
       items,
       stoppable: true,
@@ -160,7 +164,10 @@ export async function executeTextModel(
     ctx,
   );
 
-  const streamed = (step: TokenStep): ModelResponse => {
+  // The ensemble's responses are its generator's, final flag included (on the last one that carries
+  // tensors); the official BLS sends every response it decodes and then a flags-only final.
+  const flagsLast = model.kind === 'ensemble';
+  const streamed = (step: TokenStep, final: boolean): ModelResponse => {
     const seq = generation.items[step.item]![step.k]!;
     // Per-token decoding is what breaks multi-byte characters into U+FFFD on the real server.
     const text = model.accumulateTokens ? decode(seq.tokens) : decode([step.token]);
@@ -178,7 +185,7 @@ export async function executeTextModel(
         extraOutputs(items[step.item]!, seq.tokens.length),
       ),
       tokens: 1,
-      final: false,
+      final,
     };
   };
 
@@ -216,7 +223,9 @@ export async function executeTextModel(
 
   const outcome = await generation.run(async (round) => {
     if (!streaming) return 'ok';
-    for (const step of round) await outer.send(streamed(step));
+    const ends = flagsLast && round.every((step) => step.last);
+    for (let i = 0; i < round.length; i++)
+      await outer.send(streamed(round[i]!, ends && i === round.length - 1));
     return 'ok';
   });
   if (outer.isOpen && !streaming && (outcome.kind === 'completed' || outcome.kind === 'stopped')) {
@@ -224,8 +233,10 @@ export async function executeTextModel(
     const first = items[0];
     const perSequence =
       model.decoupled && (first?.options.beamWidth ?? 1) <= 1 && generation.sequences.length > 1;
-    if (perSequence) for (const k of all(0)) await outer.send(whole(0, [k], false));
-    else await outer.send(stackResponses(items.map((_, b) => whole(b, all(b), !model.decoupled))));
+    const ks = all(0);
+    if (perSequence) for (const k of ks) await outer.send(whole(0, [k], flagsLast && k === ks.at(-1)));
+    else
+      await outer.send(stackResponses(items.map((_, b) => whole(b, all(b), flagsLast || !model.decoupled))));
   }
   outer.finish(outcome);
 }

@@ -43,6 +43,11 @@ export interface ModelDef {
   readonly generator: string | undefined;
   /** BLS: every streamed response carries all text so far. */
   readonly accumulateTokens: boolean;
+  /**
+   * The id of the inner generator request: the client's (ensemble, our BLS), or a fresh uuid, as
+   * the official BLS does (then its failures are answered INTERNAL, with their text).
+   */
+  readonly innerRequestId: 'outer' | 'fresh';
   readonly ensembleSteps: readonly EnsembleStep[] | undefined;
 }
 
@@ -79,6 +84,7 @@ function draft(
     parameters: {},
     generator: undefined,
     accumulateTokens: false,
+    innerRequestId: 'outer',
     ensembleSteps: undefined,
     ...parts,
   };
@@ -165,8 +171,9 @@ function drafts(options: RepositoryOptions): Draft[] {
       generator: inner,
       ensembleSteps: ensembleSteps(inner),
     });
-  const bls = (name: string, accumulate: boolean) =>
+  const bls = (name: string, accumulate: boolean, innerRequestId: 'outer' | 'fresh' = 'outer') =>
     draft(name, 'bls', true, {
+      innerRequestId,
       inputs: tensorsFor(BLS_INPUTS, v),
       outputs: tensorsFor(TEXT_MODEL_OUTPUTS, v),
       generator: 'tensorrt_llm',
@@ -190,6 +197,8 @@ function drafts(options: RepositoryOptions): Draft[] {
     ensemble('ensemble_unary', 'tensorrt_llm_unary', false),
     bls('tensorrt_llm_bls', options.accumulateTokens),
     bls('tensorrt_llm_bls_per_token', false),
+    // Shaped like the official BLS: a fresh inner request id, every response decoded, a flags-only final.
+    bls('tensorrt_llm_bls_official', true, 'fresh'),
     draft('llmapi', 'llmapi', true, {
       inputs: tensorsFor(LLMAPI_INPUTS, 'latest'),
       outputs: tensorsFor(LLMAPI_OUTPUTS, 'latest'),

@@ -164,6 +164,11 @@ export function isFinal(r: InferResponseObject): boolean | undefined {
   return r.parameters.triton_final_response?.bool_param;
 }
 
+/** A response with outputs (the last of them may carry the final flag too). */
+export function carriesTensors(r: InferResponseObject): boolean {
+  return r.outputs.length > 0;
+}
+
 export interface RequestOptions {
   readonly id?: string;
   readonly emptyFinal?: boolean;
