@@ -1,4 +1,4 @@
-import { TritonLlm } from '@trtllm/sdk';
+import { TritonLlm, TritonLlmError } from '@trtllm/sdk';
 import { fakeTokenizer, generateTokens } from '@trtllm/testing';
 import { describe, expect, it } from 'vitest';
 import { PROTOCOLS, useFakeTriton } from '../support/fake.js';
@@ -56,4 +56,44 @@ describe.each(PROTOCOLS)('the 2025-03 official model tensors over %s', (protocol
     expect(result.usage.completionTokens).toBe(8);
     expect(result.sequences[0]?.tokenCount).toBe(8);
   });
+});
+
+describe.each(PROTOCOLS)('text cut inside a character over %s', (protocol) => {
+  const fake = useFakeTriton({ backendVersion: '2025-03' });
+  const llm = (model: string) =>
+    new TritonLlm({ transport: fake.transport(protocol), model, tokenizer: fakeTokenizer });
+  const PROMPT_CJK = 'Hello world';
+  const tokens = generateTokens(fakeTokenizer.encode(PROMPT_CJK), { maxTokens: 60 })[0]!.tokens;
+  // The shortest cut that ends inside a multi-byte character.
+  const cut = tokens.findIndex((_, i) => fakeTokenizer.decode(tokens.slice(0, i + 1)).endsWith('\uFFFD')) + 1;
+
+  it.each([
+    ['tensorrt_llm', 'length'],
+    ['ensemble', 'unknown'],
+    ['tensorrt_llm_bls', 'unknown'],
+  ])('ends the non-streamed text of %s at maxTokens in U+FFFD, finish %s', async (model, finish) => {
+    expect(cut).toBeGreaterThan(0);
+    const result = await llm(model).generate({ prompt: PROMPT_CJK, maxTokens: cut });
+    expect(result.text.endsWith('\uFFFD')).toBe(true);
+    expect(result.finishReason).toBe(finish);
+  });
+});
+
+describe.each(PROTOCOLS)('beam search with streaming over %s', (protocol) => {
+  const fake = useFakeTriton();
+
+  it.each(['tensorrt_llm', 'ensemble', 'tensorrt_llm_bls'])(
+    'is refused by the backend behind %s, as invalid_argument with its message',
+    async (model) => {
+      const llm = new TritonLlm({ transport: fake.transport(protocol), model, tokenizer: fakeTokenizer });
+      const err = await (async () => {
+        for await (const _ of llm.stream({ prompt: PROMPT, maxTokens: 4, beamWidth: 2 })) {
+          // nothing arrives
+        }
+      })().catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(TritonLlmError);
+      expect((err as TritonLlmError).code).toBe('invalid_argument');
+      expect((err as TritonLlmError).serverMessage).toMatch(/beam/i);
+    },
+  );
 });
