@@ -343,6 +343,14 @@ describe('valid edge cases', () => {
     expect(new HpackDecoder().decode(block)).toEqual([['X-A', 'v']]);
   });
 
+  it('reads a plain Uint8Array view at an offset into a larger buffer, as it reads a Buffer', () => {
+    const block = hex('400a637573746f6d2d6b65790d637573746f6d2d686561646572');
+    const backing = new Uint8Array(block.length + 7);
+    backing.set(block, 5);
+    const view = new Uint8Array(backing.buffer, 5, block.length);
+    expect(new HpackDecoder().decode(view)).toEqual([['custom-key', 'custom-header']]);
+  });
+
   it('a ring of many small entries keeps its order as it grows and evicts', () => {
     const decoder = new HpackDecoder();
     const names: string[] = [];

@@ -50,6 +50,7 @@ const ENTRY_OVERHEAD = 32;
 const FIELD_OVERHEAD = 32;
 /** RFC 9113 6.5.2: the initial SETTINGS_HEADER_TABLE_SIZE, which the peer's encoder starts from. */
 const INITIAL_TABLE_SIZE = 4096;
+const EMPTY = new Uint8Array(0);
 /** Integers above this are errors; nothing in HTTP/2 needs more, and it keeps arithmetic exact. */
 const MAX_INTEGER = 0x7fffffff;
 
@@ -74,7 +75,7 @@ export class HpackDecoder {
   #count = 0;
 
   // The block being decoded, and where the last integer or string read from it ended.
-  #block: Uint8Array = new Uint8Array(0);
+  #block: Uint8Array = EMPTY;
   #end = 0;
   #huffmanOut: Buffer = Buffer.allocUnsafe(256);
 
@@ -187,6 +188,7 @@ export class HpackDecoder {
       }
       fields.push([name, value]);
     }
+    this.#block = EMPTY;
     return fields;
   }
 
