@@ -205,10 +205,25 @@ function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
+// A call still running this long after its deadline is reported as a hang (with a timer that
+// keeps the process up: a client that holds nothing open would otherwise just exit).
+const HANG_MS = 5_000;
 const run = job.client === 'ours' ? ours : grpcJs;
-await run();
+function watched(): Promise<string> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const hang = new Promise<string>((resolve) => {
+    timer = setTimeout(
+      () => resolve(`hang: no end ${HANG_MS / 1000} s past the ${job.deadlineMs / 1000} s deadline`),
+      job.deadlineMs + HANG_MS,
+    );
+  });
+  return Promise.race([run(), hang]).finally(() => clearTimeout(timer));
+}
+started = performance.now();
+const warmUp = await watched();
+if (warmUp.startsWith('hang')) report(warmUp);
 round = 1;
 gc();
 peak = sampleMemoryPeak();
 started = performance.now();
-report(await run());
+report(await watched());

@@ -26,6 +26,8 @@ const RESULTS = join(ROOT, 'bench', 'results', 'hostile.json');
 const START = '<!-- hostile-results:start (written by pnpm bench:hostile; edits inside are lost) -->';
 const END = '<!-- hostile-results:end -->';
 const DEADLINE_MS = 10_000;
+// Two calls, each with its deadline and the child's own hang margin, and the process start.
+const KILL_AFTER_MS = 3 * DEADLINE_MS + 15_000;
 const DRY = process.argv.includes('--dry');
 // HOSTILE_SCENARIOS=a,b runs only those (with --dry, for a quick look).
 const ONLY = process.env.HOSTILE_SCENARIOS?.split(',');
@@ -102,7 +104,7 @@ async function measure(
       child.send('finished', () => undefined);
     }
   })();
-  const killer = setTimeout(() => child.kill('SIGKILL'), DEADLINE_MS * 3);
+  const killer = setTimeout(() => child.kill('SIGKILL'), KILL_AFTER_MS);
   const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
     child.on('exit', (c, s) => resolve([c, s])),
   );
@@ -112,9 +114,12 @@ async function measure(
   try {
     return JSON.parse(last) as HostileRun;
   } catch {
-    const why = signal !== null ? `killed (${signal}) after ${(DEADLINE_MS * 3) / 1000} s` : `exit ${code}`;
+    const outcome =
+      signal !== null
+        ? `no result within ${KILL_AFTER_MS / 1000} s (killed)`
+        : `crash: exit ${code}: ${err.trim().split('\n').slice(0, 2).join(' ')}`;
     return {
-      outcome: `crash: ${why}: ${err.trim().split('\n').slice(0, 2).join(' ')}`,
+      outcome,
       ms: Number.NaN,
       heapBytes: Number.NaN,
       rssBytes: Number.NaN,
