@@ -16,8 +16,11 @@ export function validateRequest(request: GenerateRequest): void {
   // Plain JavaScript callers get no compile-time check, and a misspelt option silently ignored
   // would change what is generated.
   for (const key of Object.keys(request)) {
-    if (!REQUEST_KEYS.has(key))
-      throw invalidArgument(key, (request as unknown as Record<string, unknown>)[key], 'unknown option');
+    if (!REQUEST_KEYS.has(key)) {
+      const near = nearestKey(key, REQUEST_KEYS);
+      const why = near === undefined ? 'unknown option' : `unknown option; did you mean ${near}?`;
+      throw invalidArgument(key, (request as unknown as Record<string, unknown>)[key], why);
+    }
   }
   const r = request;
   if (r.prompt === undefined && r.inputIds === undefined) {
@@ -230,4 +233,38 @@ function matrix(field: string, value: unknown): void {
     data.forEach((v, i) => {
       finite(`${field}.data[${i}]`, v);
     });
+}
+
+/**
+ * The known key closest to a misspelt one (`maxToken`, `max_tokens`, `temprature`), or `undefined` when
+ * none is close. Case, `_` and `-` are ignored, so the wire's snake_case names find their camelCase
+ * option; otherwise at most one edit per four characters. Core has no dependencies, hence the few lines
+ * of Levenshtein distance here.
+ */
+function nearestKey(key: string, known: Iterable<string>): string | undefined {
+  const plain = (s: string) => s.toLowerCase().replace(/[_-]/g, '');
+  const target = plain(key);
+  let best: string | undefined;
+  let bestDistance = Math.max(1, Math.floor(target.length / 4)) + 1;
+  for (const candidate of known) {
+    const distance = editDistance(target, plain(candidate));
+    if (distance < bestDistance) {
+      best = candidate;
+      bestDistance = distance;
+    }
+  }
+  return best;
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const substitution = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1);
+      current.push(Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, substitution));
+    }
+    previous = current;
+  }
+  return previous[b.length] ?? 0;
 }
