@@ -8,7 +8,8 @@ const src = (pkg: string) => fileURLToPath(new URL(`./packages/${pkg}/src/index.
 const alias = {
   '@trtllm/sdk': src('core'),
   '@trtllm/grpc': src('grpc'),
-  '@trtllm/http': src('http'),
+  // Tests run on Node, so they get the package's Node entry (its `node` export condition).
+  '@trtllm/http': fileURLToPath(new URL('./packages/http/src/node.ts', import.meta.url)),
   '@trtllm/testing': src('testing'),
   '@trtllm/tokenizers': src('tokenizers'),
   '@trtllm/openai': src('openai'),

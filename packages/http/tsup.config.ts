@@ -1,7 +1,8 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: ['src/index.ts'],
+  // index: fetch only (browsers, edge runtimes); node: the same API with streams on Node's sockets.
+  entry: ['src/index.ts', 'src/node.ts'],
   format: ['esm', 'cjs'],
   dts: true,
   clean: true,

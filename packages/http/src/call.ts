@@ -11,12 +11,14 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 const ABORTED = Object.freeze(new Error('the call was ended by the client'));
 
 /**
- * One call on the wire: its AbortController (which the caller's signal, the deadline and
- * `close()` all fire), and the classification of whatever fetch or a body read throws.
+ * One call on the wire: what the caller's signal, the deadline and `close()` all fire (an
+ * AbortController for fetch, made when fetch asks for it; a hook for the Node engine), and the
+ * classification of whatever the request or a body read throws.
  */
 export class Call {
   readonly context: ErrorContext;
-  private readonly controller = new AbortController();
+  private controller: AbortController | undefined;
+  private abortHook: (() => void) | undefined;
   private reason: AbortReason | undefined;
   private readonly callerSignal: AbortSignal | undefined;
   private readonly timeoutMs: number | undefined;
@@ -49,14 +51,30 @@ export class Call {
 
   /** The signal to hand to fetch: aborting it closes the connection. */
   get signal(): AbortSignal {
+    if (this.controller === undefined) {
+      this.controller = new AbortController();
+      if (this.reason !== undefined) this.controller.abort(ABORTED);
+    }
     return this.controller.signal;
+  }
+
+  /** Whether the call was aborted (by the caller, its deadline or `close()`). */
+  get aborted(): boolean {
+    return this.reason !== undefined;
+  }
+
+  /** Runs `hook` when the call is aborted (at once if it already was); one hook per call. */
+  onAbort(hook: () => void): void {
+    this.abortHook = hook;
+    if (this.reason !== undefined) hook();
   }
 
   abort(reason: AbortReason): void {
     if (this.reason !== undefined) return;
     this.reason = reason;
     // A reason of our own: without one every abort builds a DOMException with a stack trace.
-    this.controller.abort(ABORTED);
+    this.controller?.abort(ABORTED);
+    this.abortHook?.();
   }
 
   /** Throws the cancellation or deadline error once the call was aborted. */

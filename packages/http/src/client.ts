@@ -5,9 +5,10 @@ import { type ErrorContext, errorFromHttp } from './errors.js';
 import { checkHeaders, mergeHeaders } from './headers.js';
 import type { FetchFunction, HttpTransportOptions } from './options.js';
 import { normalizeBaseUrl } from './paths.js';
+import type { StreamEngine, StreamEngineFactory } from './stream-engine.js';
 
 // Error bodies are read only to quote them; a huge one is not worth waiting for.
-const ERROR_BODY_LIMIT = 64 * 1024;
+export const ERROR_BODY_LIMIT = 64 * 1024;
 
 /** What one request sends besides the caller's options. */
 export interface Send {
@@ -18,11 +19,13 @@ export interface Send {
 }
 
 /**
- * The shared state of one transport: where to send, with which fetch and headers, the limits,
- * and the calls in flight (so that `close()` can abort them).
+ * The shared state of one transport: where to send, with which fetch (or stream engine) and
+ * headers, the limits, and the calls in flight (so that `close()` can abort them).
  */
 export class HttpClient {
   readonly maxResponseBytes: number | undefined;
+  /** Carries streams instead of fetch: the Node engine, unless the caller brought a `fetch`. */
+  readonly engine: StreamEngine | undefined;
   private readonly baseUrl: string;
   private readonly fetchFn: FetchFunction;
   private readonly staticHeaders: ReadonlyArray<readonly [string, string]>;
@@ -30,7 +33,7 @@ export class HttpClient {
   private readonly active = new Set<Call>();
   private closed = false;
 
-  constructor(options: HttpTransportOptions) {
+  constructor(options: HttpTransportOptions, engine?: StreamEngineFactory) {
     if (typeof options !== 'object' || options === null) {
       throw invalidArgument('options', options, 'httpTransport needs an options object with baseUrl');
     }
@@ -50,6 +53,8 @@ export class HttpClient {
     }
     this.timeoutMs = timeoutMs;
     this.maxResponseBytes = maxResponseBytes;
+    // A fetch of the caller's own (tracing, a proxy agent, custom TLS) carries every call.
+    this.engine = options.fetch === undefined ? engine?.(this.baseUrl) : undefined;
   }
 
   /** Starts a call: the caller's signal and deadline apply from here until `call.finish()`. */
@@ -66,13 +71,14 @@ export class HttpClient {
     return call;
   }
 
+  /** The headers of one request: static, then per-call (checked here), then the protocol's own. */
+  headersFor(send: Send, options: CallOptions | undefined): Headers {
+    return mergeHeaders(this.staticHeaders, checkHeaders(options?.headers, 'headers'), send.headers ?? []);
+  }
+
   /** Sends one request; per-call headers are checked before anything goes out. */
   async send(call: Call, send: Send, options: CallOptions | undefined): Promise<Response> {
-    const headers = mergeHeaders(
-      this.staticHeaders,
-      checkHeaders(options?.headers, 'headers'),
-      send.headers ?? [],
-    );
+    const headers = this.headersFor(send, options);
     call.throwIfAborted();
     try {
       return await this.fetchFn(`${this.baseUrl}${send.path}`, {
@@ -129,5 +135,6 @@ export class HttpClient {
   close(): void {
     this.closed = true;
     for (const call of [...this.active]) call.abort('closed');
+    this.engine?.close();
   }
 }

@@ -5,7 +5,8 @@ import {
   type InferStream,
   TritonLlmError,
 } from '@trtllm/sdk';
-import type { HttpClient, Send } from './client.js';
+import { describeText, readText } from './body.js';
+import { ERROR_BODY_LIMIT, type HttpClient, type Send } from './client.js';
 import { type ErrorContext, errorFromHttp, protocolError } from './errors.js';
 import { generateRequestJson } from './generate-request.js';
 import { errorField, generateResponse, wantedOutputs } from './generate-response.js';
@@ -48,6 +49,10 @@ async function* responses(
   try {
     const response = await client.send(call, send, options);
     if (!response.ok) throw await client.errorOf(response, call);
+    const type = response.headers.get('content-type');
+    if (!isEventStream(type)) {
+      throw notEventStream(type, await readText(response, call, ERROR_BODY_LIMIT).catch(() => ''), context);
+    }
     if (response.body === null) throw protocolError('the event stream has no body', context);
     let last: InferResponse | undefined;
     const wanted = wantedOutputs(request);
@@ -58,14 +63,7 @@ async function* responses(
     // The body is complete: release the deadline now, even if the consumer never pulls again.
     complete = true;
     call.finish();
-    yield {
-      model: last?.model ?? request.model,
-      modelVersion: last?.modelVersion ?? request.modelVersion ?? '',
-      id: last?.id ?? request.id,
-      outputs: [],
-      parameters: {},
-      final: true,
-    };
+    yield finalResponse(last, request);
   } finally {
     // Leaving early (break, error) must reach the server: closing the connection is HTTP's cancel.
     // A body read to its end has nothing left to close.
@@ -94,7 +92,32 @@ async function sendStop(
   }
 }
 
-function streamSend(request: InferRequest): { send: Send; context: ErrorContext } {
+/** The empty response with `final: true` that follows the last event of a cleanly ended body. */
+export function finalResponse(last: InferResponse | undefined, request: InferRequest): InferResponse {
+  return {
+    model: last?.model ?? request.model,
+    modelVersion: last?.modelVersion ?? request.modelVersion ?? '',
+    id: last?.id ?? request.id,
+    outputs: [],
+    parameters: {},
+    final: true,
+  };
+}
+
+/** Whether a 2xx answer's Content-Type is an event stream; an absent one is taken as one. */
+export function isEventStream(contentType: string | null | undefined): boolean {
+  return contentType == null || /^\s*text\/event-stream\s*(?:;|$)/i.test(contentType);
+}
+
+/** A 2xx answer of `/generate_stream` that is not an event stream (a proxy's page, plain JSON). */
+export function notEventStream(contentType: string | null | undefined, body: string, context: ErrorContext) {
+  return protocolError(
+    `expected an event stream (text/event-stream), got '${contentType}' with ${describeText(body)}`,
+    context,
+  );
+}
+
+export function streamSend(request: InferRequest): { send: Send; context: ErrorContext } {
   const path = `${modelPath(request.model, request.modelVersion)}/generate_stream`;
   return {
     send: {
@@ -110,7 +133,8 @@ function streamSend(request: InferRequest): { send: Send; context: ErrorContext 
   };
 }
 
-function eventResponse(
+/** One event's data as a response; an `{"error": ...}` event is thrown as the server's error. */
+export function eventResponse(
   data: string,
   request: InferRequest,
   wanted: ReadonlySet<string> | undefined,

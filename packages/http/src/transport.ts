@@ -1,4 +1,4 @@
-import type { ReplicaTransport, Transport } from '@trtllm/sdk';
+import type { Transport } from '@trtllm/sdk';
 import { HttpClient } from './client.js';
 import { infer } from './infer.js';
 import { modelMetadataFromJson, serverMetadataFromJson } from './metadata.js';
@@ -8,39 +8,31 @@ import { modelPath } from './paths.js';
 import { httpReplicaTransport, isReplicaOptions } from './replicas.js';
 import { statisticsFromJson } from './statistics.js';
 import { openStream } from './stream.js';
+import type { StreamEngineFactory } from './stream-engine.js';
 
 /**
- * A {@link Transport} over Triton's HTTP/REST API that needs nothing but `fetch`, streams and
- * `TextEncoder`/`TextDecoder`, so it runs in Node 20+, Deno, Bun, browsers and edge workers.
- *
- * - `infer()` posts KServe v2 `/infer` with binary tensors, or Triton's `/generate` when the
- *   request's `endpoint` is `'generate'`.
- * - `stream()` posts `/generate_stream` and yields one response per server-sent event, then an
- *   empty response with `final: true` when the server closes the stream. Generate responses have
- *   no types: strings arrive as BYTES, booleans as BOOL, numbers as FP64, shaped `[]` or `[n]`.
- * - Inputs of generate requests are written without their batch dimension of 1; a tensor with
- *   more (a batch above 1, a `[1, 2, N]` word list) fails with `unimplemented`: use gRPC.
- * - Aborting a call's signal, leaving a stream early, the deadline and `close()` all close the
- *   connection, which is how a request is cancelled over HTTP.
- *
- * ```ts
- * const transport = httpTransport({ baseUrl: 'http://localhost:8000', timeoutMs: 30_000 });
- * ```
- *
- * With `baseUrls: [...]` instead of `baseUrl` it balances requests over several replicas (least
- * outstanding requests, health checks, failover before the first response) and returns a
- * `ReplicaTransport`, whose `endpointStats()` reports on each endpoint.
+ * The transport of both entry points: `engine` carries streams on Node (see `node.ts`); without
+ * one, or when the caller brings a `fetch`, everything goes through fetch.
  */
-export function httpTransport(options: HttpReplicaTransportOptions): ReplicaTransport;
-export function httpTransport(options: HttpTransportOptions): Transport;
-export function httpTransport(options: HttpTransportOptions | HttpReplicaTransportOptions): Transport {
-  if (isReplicaOptions(options)) return httpReplicaTransport(options, httpTransport);
-  const client = new HttpClient(options);
+export function createHttpTransport(
+  options: HttpTransportOptions | HttpReplicaTransportOptions,
+  engine: StreamEngineFactory | undefined,
+): Transport {
+  if (isReplicaOptions(options)) {
+    return httpReplicaTransport(options, (single) => createHttpTransport(single, engine));
+  }
+  const client = new HttpClient(options, engine);
   const get = (path: string) => ({ method: 'GET', path }) as const;
+  const streams = client.engine;
   return {
     protocol: 'http',
+    // Streams of the Node engine end on cancel() without a signal, so core gives them none.
+    ...(streams !== undefined ? { cancellableStreams: true } : {}),
     infer: (request, callOptions) => infer(client, request, callOptions),
-    stream: (request, callOptions) => openStream(client, request, callOptions),
+    stream: (request, callOptions) =>
+      streams !== undefined
+        ? streams.stream(client, request, callOptions)
+        : openStream(client, request, callOptions),
     serverLive: (callOptions) => client.probe('/v2/health/live', callOptions),
     serverReady: (callOptions) => client.probe('/v2/health/ready', callOptions),
     modelReady: async (model, version, callOptions) =>

@@ -1,0 +1,327 @@
+import { StringDecoder } from 'node:string_decoder';
+import {
+  type CallOptions,
+  type InferRequest,
+  type InferResponse,
+  type InferSink,
+  type InferStream,
+  TritonLlmError,
+} from '@trtllm/sdk';
+import type { Call } from '../call.js';
+import { ERROR_BODY_LIMIT, type HttpClient, type Send } from '../client.js';
+import { type ErrorContext, errorFromHttp, protocolError } from '../errors.js';
+import { wantedOutputs } from '../generate-response.js';
+import { SseDecoder } from '../sse-decoder.js';
+import { eventResponse, finalResponse, isEventStream, notEventStream, streamSend } from '../stream.js';
+import type { Connection, ConnectionOwner, ConnectionPool, Origin } from './connection.js';
+import {
+  MalformedResponse,
+  type ResponseHead,
+  ResponseParser,
+  type ResponseSink,
+} from './response-parser.js';
+
+// Events parsed but not yet pulled before the socket stops reading: enough to ride out a slow
+// consumer's hiccup, small enough that a stalled one holds a few windows, not the stream.
+const HIGH_WATER = 32;
+
+/** What the body of the answer is read as. */
+type BodyMode = 'events' | 'error' | 'not-events';
+
+/**
+ * One `/generate_stream` call on a keep-alive connection, read straight from the socket's bytes:
+ * HTTP/1.1 framing ({@link ResponseParser}), then SSE, then one response per event, handed to
+ * the consumer's sink (`pull`) or iterator. It behaves as the fetch stream does (same responses,
+ * same final response, same errors); cancelling closes the connection, which is how the server
+ * learns of it. A connection reused from the pool that closes before any byte of the answer is
+ * the keep-alive race (the server closed it as the request went out): the request is sent once
+ * more on a new connection.
+ */
+export class NodeEventStream implements InferStream, ConnectionOwner, ResponseSink {
+  private call: Call | undefined;
+  private connection: Connection | undefined;
+  private parser: ResponseParser | undefined;
+  private sse: SseDecoder | undefined;
+  private decoder: StringDecoder | undefined;
+  private mode: BodyMode = 'events';
+  private head: ResponseHead | undefined;
+  private text = '';
+  private sink: InferSink | undefined;
+  private last: InferResponse | undefined;
+  private readonly wanted: ReadonlySet<string> | undefined;
+  private context: ErrorContext;
+  private wire = '';
+  private state: 'new' | 'open' | 'complete' | 'final-sent' | 'failed' = 'new';
+  private error: unknown;
+  private paused = false;
+  private retried = false;
+  private iterated = false;
+  private cancelled = false;
+  /** The connection carrying the request came from the pool. */
+  private reused = false;
+
+  constructor(
+    private readonly client: HttpClient,
+    private readonly pool: ConnectionPool,
+    private readonly origin: Origin,
+    private readonly request: InferRequest,
+    private readonly options: CallOptions | undefined,
+  ) {
+    this.wanted = wantedOutputs(request);
+    this.context = { what: 'POST /generate_stream', requestId: request.id, model: request.model };
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<InferResponse> {
+    if (this.iterated) {
+      throw new TritonLlmError('failed_precondition', 'an InferStream can be iterated only once');
+    }
+    this.iterated = true;
+    return {
+      next: () =>
+        new Promise<IteratorResult<InferResponse>>((resolve, reject) =>
+          this.pull({
+            onResponse: (value) => resolve({ value, done: false }),
+            onEnd: () => resolve({ value: undefined, done: true }),
+            onError: reject,
+          }),
+        ),
+      return: () => {
+        this.cancel();
+        return Promise.resolve({ value: undefined, done: true });
+      },
+    };
+  }
+
+  pull(sink: InferSink): void {
+    this.sink = sink;
+    if (this.state === 'new') this.start();
+    this.deliver();
+  }
+
+  cancel(): void {
+    this.cancelled = true;
+    this.call?.abort('cancelled');
+  }
+
+  sendStop(stop: InferRequest): Promise<void> {
+    return drain(new NodeEventStream(this.client, this.pool, this.origin, stop, this.options));
+  }
+
+  onBytes(bytes: Buffer): void {
+    const parser = this.parser as ResponseParser;
+    try {
+      parser.push(bytes);
+    } catch (err) {
+      this.fail(
+        err instanceof MalformedResponse
+          ? protocolError(`the response is not valid HTTP/1.1: ${err.message}`, this.context, err)
+          : err,
+      );
+      return;
+    }
+    if (parser.done && this.connection !== undefined) {
+      const connection = this.connection;
+      this.connection = undefined;
+      if (this.head?.keepAlive === true && !parser.trailing)
+        this.pool.release(connection, keepAliveMs(this.head));
+      else connection.destroy();
+    }
+    if (!this.paused && this.sse !== undefined && this.sse.queue.length >= HIGH_WATER && this.connection) {
+      this.paused = true;
+      this.connection.socket.pause();
+    }
+  }
+
+  onClose(error: Error | undefined): void {
+    const parser = this.parser;
+    this.connection = undefined;
+    if (parser === undefined || this.state !== 'open') return;
+    if (parser.end()) return;
+    const call = this.call as Call;
+    if (!parser.started && this.reused && !this.retried && !call.aborted) {
+      this.retried = true;
+      this.send(this.pool.connect());
+      return;
+    }
+    this.fail(call.failure(error ?? new Error('the connection closed before the response ended')));
+  }
+
+  onHead(head: ResponseHead): void {
+    this.head = head;
+    const ok = head.status >= 200 && head.status < 300;
+    const type = head.headers.get('content-type');
+    this.mode = !ok ? 'error' : isEventStream(type) ? 'events' : 'not-events';
+    this.decoder = new StringDecoder('utf8');
+    if (this.mode === 'events') {
+      this.sse = new SseDecoder(this.call as Call, this.client.maxResponseBytes);
+    }
+  }
+
+  onBody(bytes: Buffer): void {
+    const decoder = this.decoder as StringDecoder;
+    if (this.mode === 'events') {
+      this.feed(decoder.write(bytes));
+      return;
+    }
+    // Error bodies are read only to quote them.
+    if (this.text.length < ERROR_BODY_LIMIT) this.text += decoder.write(bytes);
+  }
+
+  onComplete(): void {
+    const head = this.head as ResponseHead;
+    if (this.mode === 'events') {
+      if (!this.feed(this.decoder?.end() ?? '')) return;
+      try {
+        this.sse?.end();
+      } catch (err) {
+        this.fail(err);
+        return;
+      }
+      this.state = 'complete';
+      // The body is complete: release the deadline now, even if the consumer never pulls again.
+      this.call?.finish();
+      this.deliver();
+      return;
+    }
+    const text = this.text + (this.decoder?.end() ?? '');
+    this.fail(
+      this.mode === 'error'
+        ? errorFromHttp(head.status, text.slice(0, ERROR_BODY_LIMIT), this.context)
+        : notEventStream(head.headers.get('content-type'), text, this.context),
+    );
+  }
+
+  private start(): void {
+    this.state = 'open';
+    let call: Call;
+    try {
+      // As with fetch, a request that cannot be sent fails on the first read, not on stream().
+      const { send, context } = streamSend(this.request);
+      this.context = context;
+      this.wire = requestText(this.origin, send, this.client.headersFor(send, this.options));
+      call = this.client.begin(this.options, context);
+    } catch (err) {
+      this.fail(err);
+      return;
+    }
+    this.call = call;
+    // Closing the connection is how the server learns of it; nothing more is handed out.
+    call.onAbort(() => this.fail(call.failure(undefined)));
+    if (this.cancelled) call.abort('cancelled');
+    if (this.state === 'open') this.send(this.pool.acquire());
+  }
+
+  private send(connection: Connection): void {
+    this.connection = connection;
+    this.reused = connection.reused;
+    this.parser = new ResponseParser(this);
+    connection.owner = this;
+    connection.socket.write(this.wire);
+  }
+
+  /** Feeds event text; false when that failed the stream. */
+  private feed(text: string): boolean {
+    if (text === '') return true;
+    try {
+      (this.sse as SseDecoder).feed(text);
+    } catch (err) {
+      this.fail(err);
+      return false;
+    }
+    if (this.sink !== undefined) this.deliver();
+    return true;
+  }
+
+  private deliver(): void {
+    const sink = this.sink;
+    if (sink === undefined) return;
+    const queue = this.sse?.queue;
+    if (queue !== undefined && queue.length > 0) {
+      this.sink = undefined;
+      const data = queue.shift() as string;
+      let response: InferResponse;
+      try {
+        response = eventResponse(data, this.request, this.wanted, this.context);
+      } catch (err) {
+        // A bad event or an in-band error ends the stream even after its body was complete.
+        if (this.state !== 'new') this.state = 'open';
+        this.fail(err);
+        sink.onError(this.error);
+        return;
+      }
+      this.last = response;
+      if (this.paused && queue.length === 0 && this.connection !== undefined) {
+        this.paused = false;
+        this.connection.socket.resume();
+      }
+      sink.onResponse(response);
+      return;
+    }
+    switch (this.state) {
+      case 'complete':
+        this.sink = undefined;
+        this.state = 'final-sent';
+        sink.onResponse(finalResponse(this.last, this.request));
+        return;
+      case 'final-sent':
+        this.sink = undefined;
+        sink.onEnd();
+        return;
+      case 'failed':
+        this.sink = undefined;
+        sink.onError(this.error);
+        return;
+    }
+  }
+
+  /**
+   * Ends the stream with `error` (the first one wins), closing the connection unless its
+   * response was read to the end (then `onBytes` gives it back to the pool). Events that arrived
+   * before a failure are handed out first, unless the call was aborted: then nothing more is.
+   */
+  private fail(error: unknown): void {
+    if (this.state !== 'new' && this.state !== 'open') return;
+    this.state = 'failed';
+    this.error = error;
+    const connection = this.connection;
+    if (connection !== undefined && this.parser?.done !== true) {
+      this.connection = undefined;
+      connection.destroy();
+    }
+    if (this.call?.aborted === true && this.sse !== undefined) this.sse.queue.length = 0;
+    this.call?.finish();
+    this.deliver();
+  }
+}
+
+/** The request's head and body as one write (one packet for a small request). */
+function requestText(origin: Origin, send: Send, headers: Headers): string {
+  let head = `POST ${origin.prefix}${send.path} HTTP/1.1\r\n`;
+  let host = `host: ${origin.host}\r\n`;
+  headers.forEach((value, name) => {
+    // The framing is ours; a caller's Host wins (virtual hosts behind a proxy).
+    if (name === 'content-length' || name === 'transfer-encoding' || name === 'connection') return;
+    if (name === 'host') host = '';
+    head += `${name}: ${value}\r\n`;
+  });
+  const body = typeof send.body === 'string' ? send.body : '';
+  return `${head}${host}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+}
+
+/** Reads a stream to its end (the answer to an in-band stop), throwing its error. */
+function drain(stream: NodeEventStream): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const sink: InferSink = {
+      onResponse: () => stream.pull(sink),
+      onEnd: resolve,
+      onError: reject,
+    };
+    stream.pull(sink);
+  });
+}
+
+/** How long the server keeps an idle connection, from its `Keep-Alive: timeout=N` hint, less a second. */
+function keepAliveMs(head: ResponseHead): number | undefined {
+  const hint = /(?:^|[,\s])timeout=(\d+)/i.exec(head.headers.get('keep-alive') ?? '')?.[1];
+  return hint === undefined ? undefined : Number(hint) * 1000 - 1000;
+}

@@ -1,0 +1,206 @@
+/** Where {@link ResponseParser} hands what it reads; body views are valid only during the call. */
+export interface ResponseSink {
+  onHead(head: ResponseHead): void;
+  onBody(bytes: Buffer): void;
+  /** The body ended where its framing says it does. */
+  onComplete(): void;
+}
+
+/** Status line and headers of a response (names in lower case, repeated ones joined by `, `). */
+export interface ResponseHead {
+  readonly status: number;
+  readonly headers: ReadonlyMap<string, string>;
+  /** The connection may carry another request once this body is read. */
+  readonly keepAlive: boolean;
+}
+
+/** A response that breaks HTTP/1.1's framing; the connection cannot be trusted after it. */
+export class MalformedResponse extends Error {}
+
+// Status line and headers larger than this are not a Triton (or proxy) answer worth waiting for.
+const MAX_HEAD_BYTES = 64 * 1024;
+const MAX_LINE_BYTES = 4 * 1024;
+const CRLF_CRLF = Buffer.from('\r\n\r\n');
+const LF_LF = Buffer.from('\n\n');
+
+type State = 'head' | 'size' | 'data' | 'data-end' | 'trailer' | 'length' | 'close' | 'done';
+
+/**
+ * Reads one HTTP/1.1 response from the bytes of a connection, as they arrive: the head, then the
+ * body by its framing (chunked, Content-Length, or until the connection closes), skipping 1xx
+ * interim answers and chunk extensions and trailers. What it does not need (compression, upgrades,
+ * pipelining) it refuses by not asking for it: the request carries no Accept-Encoding and waits
+ * for its answer before the next one goes out.
+ */
+export class ResponseParser {
+  private state: State = 'head';
+  private pending: Buffer | undefined;
+  private line = '';
+  private remaining = 0;
+  /** Bytes arrived after the response ended: the connection is not reusable. */
+  trailing = false;
+
+  constructor(private readonly sink: ResponseSink) {}
+
+  get done(): boolean {
+    return this.state === 'done';
+  }
+
+  /** Whether any byte of a response arrived (a reused connection that fails before may be retried). */
+  get started(): boolean {
+    return this.state !== 'head' || this.pending !== undefined;
+  }
+
+  /** Parses the next bytes of the connection; throws {@link MalformedResponse}. */
+  push(bytes: Buffer): void {
+    let at = 0;
+    while (at < bytes.length) {
+      switch (this.state) {
+        case 'head':
+          at = this.readHead(bytes, at);
+          break;
+        case 'size':
+        case 'data-end':
+        case 'trailer':
+          at = this.readLine(bytes, at);
+          break;
+        case 'data':
+        case 'length': {
+          const take = Math.min(this.remaining, bytes.length - at);
+          this.remaining -= take;
+          const body = bytes.subarray(at, at + take);
+          at += take;
+          if (this.remaining === 0) this.state = this.state === 'data' ? 'data-end' : 'done';
+          this.sink.onBody(body);
+          if (this.state === 'done') this.sink.onComplete();
+          break;
+        }
+        case 'close':
+          this.sink.onBody(at === 0 ? bytes : bytes.subarray(at));
+          return;
+        case 'done':
+          this.trailing = true;
+          return;
+      }
+    }
+  }
+
+  /** The connection closed. True when that ends the response (a body delimited by the close). */
+  end(): boolean {
+    if (this.state === 'close') {
+      this.state = 'done';
+      this.sink.onComplete();
+      return true;
+    }
+    return this.state === 'done';
+  }
+
+  private readHead(bytes: Buffer, at: number): number {
+    const joined =
+      this.pending === undefined ? bytes.subarray(at) : Buffer.concat([this.pending, bytes.subarray(at)]);
+    let end = joined.indexOf(CRLF_CRLF);
+    let sep = 4;
+    if (end < 0) {
+      end = joined.indexOf(LF_LF);
+      sep = 2;
+    }
+    if (end < 0) {
+      if (joined.length >= 5 && joined.toString('latin1', 0, 5) !== 'HTTP/')
+        throw notHttp1(joined.toString('latin1', 0, 40));
+      if (joined.length > MAX_HEAD_BYTES) throw new MalformedResponse('the response head exceeds 64 KiB');
+      // Copied: the caller's buffer is reused for the next read.
+      this.pending = Buffer.from(joined);
+      return bytes.length;
+    }
+    const consumed = end + sep - (this.pending?.length ?? 0);
+    this.pending = undefined;
+    this.startBody(parseHead(joined.toString('latin1', 0, end)));
+    return at + consumed;
+  }
+
+  private startBody(head: ResponseHead): void {
+    const { status, headers } = head;
+    // Interim answers (100 Continue, 103 Early Hints) precede the real one.
+    if (status >= 100 && status < 200 && status !== 101) return;
+    if (status === 101)
+      throw new MalformedResponse('the server switched protocols (101), which was not asked for');
+    const coding = headers.get('transfer-encoding');
+    const length = headers.get('content-length');
+    if (status === 204 || status === 304) {
+      this.state = 'done';
+    } else if (coding !== undefined) {
+      if (!/(?:^|,)\s*chunked\s*$/i.test(coding)) {
+        throw new MalformedResponse(`unsupported transfer-encoding '${coding}'`);
+      }
+      this.state = 'size';
+    } else if (length !== undefined) {
+      if (!/^\d{1,15}$/.test(length)) throw new MalformedResponse(`bad content-length '${length}'`);
+      this.remaining = Number(length);
+      this.state = this.remaining === 0 ? 'done' : 'length';
+    } else {
+      this.state = 'close';
+    }
+    const keepAlive = head.keepAlive && this.state !== 'close';
+    this.sink.onHead(keepAlive === head.keepAlive ? head : { ...head, keepAlive });
+    if (this.state === 'done') this.sink.onComplete();
+  }
+
+  /** One line of chunked framing: a size, the CRLF after a chunk's data, or a trailer. */
+  private readLine(bytes: Buffer, at: number): number {
+    const lf = bytes.indexOf(10, at);
+    const stop = lf < 0 ? bytes.length : lf;
+    this.line += bytes.toString('latin1', at, stop);
+    if (this.line.length > MAX_LINE_BYTES) throw new MalformedResponse('a chunk framing line exceeds 4 KiB');
+    if (lf < 0) return bytes.length;
+    const line = this.line.endsWith('\r') ? this.line.slice(0, -1) : this.line;
+    this.line = '';
+    switch (this.state) {
+      case 'size': {
+        const hex = /^([0-9a-fA-F]{1,12})[ \t]*(?:;.*)?$/.exec(line)?.[1];
+        if (hex === undefined)
+          throw new MalformedResponse(`bad chunk size line ${JSON.stringify(line.slice(0, 40))}`);
+        this.remaining = Number.parseInt(hex, 16);
+        this.state = this.remaining === 0 ? 'trailer' : 'data';
+        break;
+      }
+      case 'data-end':
+        if (line !== '') throw new MalformedResponse('a chunk is longer than its size');
+        this.state = 'size';
+        break;
+      default:
+        // Trailer fields are not used; the empty line ends the body.
+        if (line === '') {
+          this.state = 'done';
+          this.sink.onComplete();
+        }
+    }
+    return lf + 1;
+  }
+}
+
+function parseHead(text: string): ResponseHead {
+  const lines = text.split(/\r?\n/);
+  const statusLine = lines[0] ?? '';
+  const match = /^HTTP\/1\.([01]) (\d{3})(?: |$)/.exec(statusLine);
+  if (match === null) throw notHttp1(statusLine);
+  const headers = new Map<string, string>();
+  for (let i = 1; i < lines.length; i++) {
+    const line = lines[i] as string;
+    const colon = line.indexOf(':');
+    if (colon <= 0) throw new MalformedResponse(`bad header line ${JSON.stringify(line.slice(0, 40))}`);
+    const name = line.slice(0, colon).trim().toLowerCase();
+    const value = line.slice(colon + 1).trim();
+    const previous = headers.get(name);
+    headers.set(name, previous === undefined ? value : `${previous}, ${value}`);
+  }
+  const connection = headers.get('connection')?.toLowerCase() ?? '';
+  const http10 = match[1] === '0';
+  const keepAlive = http10 ? /\bkeep-alive\b/.test(connection) : !/\bclose\b/.test(connection);
+  return { status: Number(match[2]), headers, keepAlive };
+}
+
+function notHttp1(start: string): MalformedResponse {
+  return new MalformedResponse(
+    `expected an HTTP/1.1 status line, got ${JSON.stringify(start.slice(0, 40))} (is this the gRPC port?)`,
+  );
+}
