@@ -11,13 +11,13 @@ import { openConnection } from './connection.js';
 import { toTritonLlmError } from './errors.js';
 import { noAlpnH2 } from './h2/errors.js';
 import type { H2SessionStats } from './h2/sessions.js';
+import { H2Multiplexer } from './h2-multiplex.js';
 import { H2InferStream, type H2StreamConfig, streamHeaderBlock } from './h2-stream.js';
 import { callHeaders, requestHeaders } from './headers.js';
 import { toModelInferRequest } from './infer-request.js';
 import { fromModelInferResponse } from './infer-response.js';
 import { fromModelMetadata, fromModelStatistics } from './metadata.js';
 import { fromModelConfig } from './model-config.js';
-import { StreamMultiplexer } from './multiplex.js';
 import type { GrpcReplicaTransportOptions, GrpcTransportOptions } from './options.js';
 import { grpcReplicaTransport, isReplicaOptions } from './replicas.js';
 
@@ -74,12 +74,7 @@ export function grpcTransport(
     logger: connection.logger,
   };
   let closed = false;
-  const mux =
-    options.multiplex === true
-      ? new StreamMultiplexer((requests, signal) =>
-          client.modelStreamInfer(requests, connectOptions(undefined, signal)),
-        )
-      : undefined;
+  const mux = options.multiplex === true ? new H2Multiplexer(streamConfig) : undefined;
 
   /** Refuses a call on a closed transport or with a bad deadline; returns the deadline. */
   function checkCall(call: CallOptions | undefined): number | undefined {

@@ -1,5 +1,4 @@
 import type { OutgoingHttpHeaders } from 'node:http2';
-import { gunzipSync, gzipSync } from 'node:zlib';
 import { Code, ConnectError } from '@connectrpc/connect';
 import {
   type InferRequest,
@@ -8,8 +7,9 @@ import {
   type InferStream,
   TritonLlmError,
 } from '@trtllm/sdk';
+import { resetError, responseHeaderError, statusError } from './call-status.js';
 import { toTritonLlmError } from './errors.js';
-import { FrameReader, frameMessage, messageTooLarge } from './grpc-frames.js';
+import { FrameReader } from './grpc-frames.js';
 import {
   encodeHeaderBlock,
   H2_CANCEL,
@@ -22,14 +22,11 @@ import {
 } from './h2/frames.js';
 import type { H2Sessions } from './h2/sessions.js';
 import type { H2Headers, H2Stream, H2StreamOwner } from './h2/stream.js';
-import { STREAM_PARAMETERS } from './stream.js';
+import { encodeStreamRequest, FinalResponses, inflate } from './stream-codec.js';
 import { streamErrorFromMessage } from './stream-error.js';
 import { readStreamResponse, type WireResponse } from './wire-reader.js';
-import { writeModelInferRequest } from './wire-writer.js';
 
 const PATH = '/inference.GRPCInferenceService/ModelStreamInfer';
-// Requests this size and up are compressed when gzip is on (small ones would only grow).
-const COMPRESS_MIN_BYTES = 1024;
 // Responses read ahead of the consumer before the HTTP/2 stream is paused; flow control then
 // holds the server back (a slow reader must not make the client buffer without bound).
 const HIGH_WATER = 32;
@@ -107,9 +104,7 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse>,
   private waiter: InferSink | undefined;
   private failure: TritonLlmError | undefined;
   private stopSent = false;
-  private finalsExpected = 1;
-  private finalsSeen = 0;
-  private lastFinalSeen = false;
+  private readonly finals = new FinalResponses();
   // What the response headers and trailers said, read when they arrive (the header objects are
   // not kept: an idle stream should cost little).
   private headerError: ConnectError | undefined;
@@ -207,7 +202,7 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse>,
       if (this.phase !== 'open' || this.stopSent) return;
       const frame = this.encode(stop);
       this.stopSent = true;
-      this.finalsExpected += 1;
+      this.finals.expectStop();
       this.h2?.write(frame);
     } catch (err) {
       throw this.toError(err);
@@ -234,17 +229,7 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse>,
   }
 
   private encode(request: InferRequest): Buffer {
-    const message = writeModelInferRequest(request, STREAM_PARAMETERS);
-    const { maxSendBytes, gzip } = this.config;
-    const compress = gzip && message.length >= COMPRESS_MIN_BYTES;
-    const body = compress ? gzipSync(message) : message;
-    if (maxSendBytes !== undefined && body.length > maxSendBytes) {
-      throw new ConnectError(
-        `message size ${body.length} is larger than configured writeMaxBytes ${maxSendBytes}`,
-        Code.ResourceExhausted,
-      );
-    }
-    return frameMessage(body, compress);
+    return encodeStreamRequest(request, this.config);
   }
 
   /** @internal */
@@ -252,18 +237,7 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse>,
     const encoding = headers['grpc-encoding'];
     if (encoding !== undefined) this.encoding = String(encoding);
     this.headerHasStatus = headers['grpc-status'] !== undefined;
-    const status = Number(headers[':status']);
-    const type = String(headers['content-type'] ?? '');
-    if (status !== 200) {
-      this.headerError = new ConnectError(
-        `the server (or a proxy in front of it) answered HTTP ${status}${type === '' ? '' : ` (${type})`}`,
-        httpStatusCode(status),
-      );
-    } else if (!type.startsWith('application/grpc')) {
-      this.headerError = new ConnectError(`unsupported content type ${type}`, Code.Unknown);
-    }
-    // A trailers-only answer carries its status in the headers.
-    else this.headerError = statusError(headers);
+    this.headerError = responseHeaderError(headers);
   }
 
   /** @internal */
@@ -299,28 +273,7 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse>,
   /** @internal One response message (the frame reader's callback); false stops the reader. */
   message(bytes: Buffer, compressed: boolean): boolean {
     if (this.phase === 'done') return false;
-    let message = bytes;
-    if (compressed) {
-      const encoding = this.encoding;
-      if (encoding !== 'gzip') {
-        throw new ConnectError(
-          `protocol error: received compressed envelope with encoding ${String(encoding)}`,
-          Code.Internal,
-        );
-      }
-      const limit = this.config.maxReceiveBytes;
-      try {
-        message = gunzipSync(bytes, { maxOutputLength: limit });
-      } catch (err) {
-        // Inflation is bounded by the same limit as the message itself.
-        if ((err as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE')
-          throw messageTooLarge(limit + 1, limit);
-        throw new ConnectError(
-          `protocol error: a gzip message cannot be inflated (${String(err)})`,
-          Code.Internal,
-        );
-      }
-    }
+    const message = compressed ? inflate(bytes, this.encoding, this.config.maxReceiveBytes) : bytes;
     const read = readStreamResponse(message, this.id);
     if (typeof read === 'string') {
       this.fail(streamErrorFromMessage(read, { model: this.model, requestId: this.id }), true);
@@ -333,19 +286,13 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse>,
 
   /** The response to hand to the consumer, or undefined for one it must not see. */
   private accept(r: WireResponse): InferResponse | undefined {
-    if (this.lastFinalSeen) return undefined; // Messages after the last final belong to no request of this stream.
-    if (!r.wireFinal) return r;
-    this.finalsSeen += 1;
-    if (this.finalsSeen < this.finalsExpected) {
-      // Either the stop request's empty final or the main request's last data: only data is news.
-      return r.outputs.length > 0 ? r : undefined;
+    const response = this.finals.accept(r);
+    if (this.finals.complete && this.phase === 'open') {
+      this.phase = 'draining';
+      // Half-close: the server ends the call once it has nothing more for it.
+      this.h2?.end();
     }
-    this.lastFinalSeen = true;
-    this.phase = 'draining';
-    // Half-close: the server ends the call once it has nothing more for it.
-    this.h2?.end();
-    r.final = true;
-    return r;
+    return response;
   }
 
   private deliver(response: InferResponse): void {
@@ -398,7 +345,7 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse>,
     if (this.frames?.incomplete === true) {
       return new ConnectError('protocol error: the call ended inside a message', Code.Internal);
     }
-    if (!this.lastFinalSeen) {
+    if (!this.finals.complete) {
       return new TritonLlmError(
         'protocol',
         `ModelStreamInfer '${this.model}': the call ended before the final response of request '${this.id}'`,
@@ -473,64 +420,5 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse>,
       requestId: this.id,
       signal: this.signal,
     });
-  }
-}
-
-function statusError(headers: H2Headers | undefined): ConnectError | undefined {
-  const status = headers?.['grpc-status'];
-  if (status === undefined || status === '0') return undefined;
-  const code = Number.parseInt(String(status), 10);
-  const raw = headers?.['grpc-message'];
-  let message = '';
-  try {
-    message = raw === undefined ? '' : decodeURIComponent(String(raw));
-  } catch {
-    message = String(raw);
-  }
-  const error =
-    code in Code
-      ? new ConnectError(message, code as Code)
-      : new ConnectError(`invalid grpc-status: ${String(status)}`, Code.Internal);
-  // Marks it as the server's answer, as connect-es does for statuses read from trailers.
-  (error as { isWireError: boolean }).isWireError = true;
-  return error;
-}
-
-/** HTTP statuses of a response that is not gRPC at all, as the gRPC spec maps them. */
-function httpStatusCode(status: number): Code {
-  switch (status) {
-    case 400:
-      return Code.Internal;
-    case 401:
-      return Code.Unauthenticated;
-    case 403:
-      return Code.PermissionDenied;
-    case 404:
-      return Code.Unimplemented;
-    case 429:
-    case 502:
-    case 503:
-    case 504:
-      return Code.Unavailable;
-    default:
-      return Code.Unknown;
-  }
-}
-
-/** A stream reset by the peer (a server, or a proxy in front of it) before any status arrived. */
-function resetError(rstCode: number): ConnectError {
-  const message = `the stream was reset by the server or a proxy in front of it (RST_STREAM ${h2ErrorName(rstCode)})`;
-  switch (rstCode) {
-    case H2_REFUSED_STREAM:
-      return new ConnectError(message, Code.Unavailable);
-    case H2_CANCEL:
-      return new ConnectError(message, Code.Canceled);
-    case H2_ENHANCE_YOUR_CALM:
-      return new ConnectError(message, Code.ResourceExhausted);
-    case H2_INADEQUATE_SECURITY:
-    case H2_HTTP_1_1_REQUIRED:
-      return new ConnectError(message, Code.PermissionDenied);
-    default:
-      return new ConnectError(message, Code.Internal);
   }
 }

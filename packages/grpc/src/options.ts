@@ -55,9 +55,9 @@ export interface GrpcTransportOptions {
   readonly maxSendMessageBytes?: number;
   /**
    * Carry every streamed request on one shared `ModelStreamInfer` call, as Triton's own clients do
-   * (through connect-node). It is not cheaper than the default, which drives one HTTP/2 stream per
-   * request on the transport's own HTTP/2 framing (docs/PERFORMANCE.md); it keeps the number of HTTP/2 streams
-   * at one per connection, for proxies or servers that limit them. The trade-off: ending one
+   * (on the same HTTP/2 engine as the default, which drives one HTTP/2 stream per request); it
+   * keeps the number of HTTP/2 streams at one per connection, for proxies or servers that limit
+   * them. The trade-off: ending one
    * request early cannot cancel the shared call, so it only stops listening, and the SDK sends
    * the model's in-band stop where the model has one (raw and LLM-API models); responses are
    * buffered per request. Calls with per-call headers or `timeoutMs` still get their own call.

@@ -1,0 +1,88 @@
+import { Code, ConnectError } from '@connectrpc/connect';
+import {
+  H2_CANCEL,
+  H2_ENHANCE_YOUR_CALM,
+  H2_HTTP_1_1_REQUIRED,
+  H2_INADEQUATE_SECURITY,
+  H2_REFUSED_STREAM,
+  h2ErrorName,
+} from './h2/frames.js';
+import type { H2Headers } from './h2/stream.js';
+
+/**
+ * What the response headers of a gRPC call over HTTP/2 say: the error of an answer that is not
+ * gRPC at all (an HTTP status, a content type), else the status of a trailers-only answer.
+ */
+export function responseHeaderError(headers: H2Headers): ConnectError | undefined {
+  const status = Number(headers[':status']);
+  const type = String(headers['content-type'] ?? '');
+  if (status !== 200) {
+    return new ConnectError(
+      `the server (or a proxy in front of it) answered HTTP ${status}${type === '' ? '' : ` (${type})`}`,
+      httpStatusCode(status),
+    );
+  }
+  if (!type.startsWith('application/grpc'))
+    return new ConnectError(`unsupported content type ${type}`, Code.Unknown);
+  return statusError(headers);
+}
+
+/** The error a `grpc-status` other than OK stands for (undefined for OK or none). */
+export function statusError(headers: H2Headers | undefined): ConnectError | undefined {
+  const status = headers?.['grpc-status'];
+  if (status === undefined || status === '0') return undefined;
+  const code = Number.parseInt(String(status), 10);
+  const raw = headers?.['grpc-message'];
+  let message = '';
+  try {
+    message = raw === undefined ? '' : decodeURIComponent(String(raw));
+  } catch {
+    message = String(raw);
+  }
+  const error =
+    code in Code
+      ? new ConnectError(message, code as Code)
+      : new ConnectError(`invalid grpc-status: ${String(status)}`, Code.Internal);
+  // Marks it as the server's answer, as connect-es does for statuses read from trailers.
+  (error as { isWireError: boolean }).isWireError = true;
+  return error;
+}
+
+/** HTTP statuses of a response that is not gRPC at all, as the gRPC spec maps them. */
+export function httpStatusCode(status: number): Code {
+  switch (status) {
+    case 400:
+      return Code.Internal;
+    case 401:
+      return Code.Unauthenticated;
+    case 403:
+      return Code.PermissionDenied;
+    case 404:
+      return Code.Unimplemented;
+    case 429:
+    case 502:
+    case 503:
+    case 504:
+      return Code.Unavailable;
+    default:
+      return Code.Unknown;
+  }
+}
+
+/** A stream reset by the peer (a server, or a proxy in front of it) before any status arrived. */
+export function resetError(rstCode: number): ConnectError {
+  const message = `the stream was reset by the server or a proxy in front of it (RST_STREAM ${h2ErrorName(rstCode)})`;
+  switch (rstCode) {
+    case H2_REFUSED_STREAM:
+      return new ConnectError(message, Code.Unavailable);
+    case H2_CANCEL:
+      return new ConnectError(message, Code.Canceled);
+    case H2_ENHANCE_YOUR_CALM:
+      return new ConnectError(message, Code.ResourceExhausted);
+    case H2_INADEQUATE_SECURITY:
+    case H2_HTTP_1_1_REQUIRED:
+      return new ConnectError(message, Code.PermissionDenied);
+    default:
+      return new ConnectError(message, Code.Internal);
+  }
+}

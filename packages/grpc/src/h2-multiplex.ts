@@ -1,0 +1,344 @@
+import { fromBinary } from '@bufbuild/protobuf';
+import type { ConnectError } from '@connectrpc/connect';
+import {
+  type InferRequest,
+  type InferResponse,
+  type InferSink,
+  type InferStream,
+  TritonLlmError,
+} from '@trtllm/sdk';
+import { resetError, responseHeaderError, statusError } from './call-status.js';
+import { toTritonLlmError } from './errors.js';
+import { ModelStreamInferResponseSchema } from './gen/inference/grpc_service_pb.js';
+import { FrameReader, type MessageSink } from './grpc-frames.js';
+import type { H2Headers, H2Stream, H2StreamOwner } from './h2/stream.js';
+import type { H2StreamConfig } from './h2-stream.js';
+import { encodeStreamRequest, FinalResponses, inflate } from './stream-codec.js';
+import { streamErrorFromMessage } from './stream-error.js';
+import { readStreamResponse, type WireResponse } from './wire-reader.js';
+
+const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
+
+/**
+ * `multiplex: true`: many requests on one `ModelStreamInfer` call, as Triton's own clients do, on
+ * the package's own HTTP/2 engine and wire reader. It keeps the HTTP/2 streams at one per
+ * connection, for proxies and servers that limit them. The price: ending one request early cannot
+ * cancel the shared call (that would cancel them all), so it only stops listening
+ * (`cancelsOnServer: false`; the client then sends the model's in-band stop where there is one),
+ * and responses are buffered per request, since one slow reader must not stall the others.
+ */
+export class H2Multiplexer {
+  private call: SharedCall | undefined;
+  private closed = false;
+
+  constructor(private readonly config: H2StreamConfig) {}
+
+  stream(request: InferRequest, signal: AbortSignal | undefined): InferStream {
+    return new MultiplexedStream(this, request, signal);
+  }
+
+  /** Adds a request to the shared call (opened if there is none) and sends it. */
+  join(member: MultiplexedStream, request: InferRequest): SharedCall {
+    if (this.closed) {
+      throw new TritonLlmError('unavailable', 'this gRPC transport is closed', { retryable: false });
+    }
+    const call = this.call ?? this.open();
+    if (call.members.has(request.id)) {
+      throw new TritonLlmError(
+        'invalid_argument',
+        `requestId: '${request.id}' is already in flight on this connection; ids must be unique to tell responses apart`,
+        { model: request.model, requestId: request.id },
+      );
+    }
+    const bytes = this.encode(request);
+    call.members.set(request.id, member);
+    call.send(bytes);
+    return call;
+  }
+
+  encode(request: InferRequest): Buffer {
+    return encodeStreamRequest(request, this.config);
+  }
+
+  /** A consumer threw while told of a failure, from a timer or a signal: only the log can hear it. */
+  warn(err: unknown): void {
+    this.config.logger.warn(
+      `@trtllm/grpc: a stream's consumer threw while it was told of a failure: ${String(err)}`,
+    );
+  }
+
+  /** The call ended: the next request opens a new one. */
+  ended(call: SharedCall): void {
+    if (this.call === call) this.call = undefined;
+  }
+
+  close(): void {
+    this.closed = true;
+    this.call?.end(
+      new TritonLlmError('unavailable', 'this gRPC transport is closed', { retryable: false }),
+      true,
+    );
+  }
+
+  private open(): SharedCall {
+    const call = new SharedCall(this, this.config);
+    this.call = call;
+    return call;
+  }
+}
+
+/** The shared `ModelStreamInfer` call: requests out, responses handed to their request by id. */
+class SharedCall implements H2StreamOwner, MessageSink {
+  readonly members = new Map<string, MultiplexedStream>();
+  private readonly h2: H2Stream;
+  private readonly frames: FrameReader;
+  private encoding: string | undefined;
+  private headerError: ConnectError | undefined;
+  private trailerError: ConnectError | undefined;
+  private statusSeen = false;
+  private over = false;
+
+  constructor(
+    private readonly mux: H2Multiplexer,
+    private readonly config: H2StreamConfig,
+  ) {
+    this.frames = new FrameReader(config.maxReceiveBytes);
+    this.h2 = config.sessions.open(config.headerBlock, this);
+  }
+
+  send(bytes: Buffer): void {
+    this.h2.write(bytes);
+  }
+
+  /** A request left (its last response came, or its consumer went): its later responses are dropped. */
+  leave(member: MultiplexedStream, id: string): void {
+    if (this.members.get(id) === member) this.members.delete(id);
+  }
+
+  /** @internal */
+  headersArrived(headers: H2Headers): void {
+    const encoding = headers['grpc-encoding'];
+    if (encoding !== undefined) this.encoding = String(encoding);
+    this.statusSeen = headers['grpc-status'] !== undefined;
+    this.headerError = responseHeaderError(headers);
+  }
+
+  /** @internal */
+  trailersArrived(trailers: H2Headers): void {
+    this.statusSeen = true;
+    this.trailerError = statusError(trailers);
+  }
+
+  /** @internal */
+  dataArrived(chunk: Buffer): void {
+    if (this.over || this.headerError !== undefined) return;
+    try {
+      this.frames.push(chunk, this);
+    } catch (err) {
+      this.end(err, true);
+    }
+  }
+
+  /** @internal One response message of the call. */
+  message(bytes: Buffer, compressed: boolean): boolean {
+    const message = compressed ? inflate(bytes, this.encoding, this.config.maxReceiveBytes) : bytes;
+    const read = readStreamResponse(message);
+    if (typeof read !== 'string') {
+      // A response of a request whose consumer left is dropped.
+      this.members.get(read.id)?.deliver(read);
+      return !this.over;
+    }
+    // An error carries its request's id in the rare cases Triton knows it (read the slow way).
+    const id = fromBinary(ModelStreamInferResponseSchema, message).inferResponse?.id ?? '';
+    const member = this.members.get(id);
+    if (member !== undefined) member.failWith(read);
+    // An error Triton could not tie to a request concerns every request on the call.
+    else if (id === '') for (const m of [...this.members.values()]) m.failWith(read);
+    return !this.over;
+  }
+
+  /** @internal */
+  closed(rstCode: number | undefined): void {
+    const status = this.trailerError ?? this.headerError;
+    if (status !== undefined) this.end(status, false);
+    else if (!this.statusSeen && rstCode !== undefined && rstCode !== 0) this.end(resetError(rstCode), false);
+    else
+      this.end(
+        new TritonLlmError('protocol', 'ModelStreamInfer: the shared call ended with requests still open'),
+        false,
+      );
+  }
+
+  /** @internal */
+  streamFailed(err: unknown): void {
+    this.end(err, false);
+  }
+
+  /** Ends the call: every request still on it fails with `err`; the next request opens a new call. */
+  end(err: unknown, reset: boolean): void {
+    if (this.over) return;
+    this.over = true;
+    this.mux.ended(this);
+    if (reset) this.h2.cancel();
+    const members = [...this.members.values()];
+    this.members.clear();
+    for (const member of members) member.fail(err);
+  }
+}
+
+/** One request on the shared call; iterates and pulls like a request on a call of its own. */
+class MultiplexedStream implements InferStream, AsyncIterator<InferResponse> {
+  readonly cancelsOnServer = false;
+  private call: SharedCall | undefined;
+  private started = false;
+  private iterated = false;
+  private readonly finals = new FinalResponses();
+  private readonly queue: InferResponse[] = [];
+  private head = 0;
+  private waiter: InferSink | undefined;
+  private failure: TritonLlmError | undefined;
+  private finished = false;
+
+  constructor(
+    private readonly mux: H2Multiplexer,
+    private readonly request: InferRequest,
+    private readonly signal: AbortSignal | undefined,
+  ) {}
+
+  [Symbol.asyncIterator](): AsyncIterator<InferResponse> {
+    if (this.iterated) {
+      throw new TritonLlmError('failed_precondition', 'an InferStream can be iterated only once', {
+        model: this.request.model,
+        requestId: this.request.id,
+      });
+    }
+    this.iterated = true;
+    return this;
+  }
+
+  pull(sink: InferSink): void {
+    if (!this.started) {
+      try {
+        this.start();
+      } catch (err) {
+        sink.onError(this.toError(err));
+        return;
+      }
+    }
+    if (this.head < this.queue.length) {
+      const value = this.queue[this.head]!;
+      this.queue[this.head++] = undefined as unknown as InferResponse;
+      if (this.head === this.queue.length) {
+        this.queue.length = 0;
+        this.head = 0;
+      }
+      sink.onResponse(value);
+    } else if (this.failure !== undefined) sink.onError(this.failure);
+    else if (this.finished) sink.onEnd();
+    else this.waiter = sink;
+  }
+
+  next(): Promise<IteratorResult<InferResponse>> {
+    return new Promise((resolve, reject) =>
+      this.pull({
+        onResponse: (value) => resolve({ done: false, value }),
+        onEnd: () => resolve(DONE),
+        onError: reject,
+      }),
+    );
+  }
+
+  async return(): Promise<IteratorResult<InferResponse>> {
+    this.finish();
+    return DONE;
+  }
+
+  async sendStop(stop: InferRequest): Promise<void> {
+    try {
+      if (!this.started) this.start();
+      if (this.finished || this.call === undefined) return;
+      const bytes = this.mux.encode(stop);
+      this.finals.expectStop();
+      this.call.send(bytes);
+    } catch (err) {
+      throw this.toError(err);
+    }
+  }
+
+  /** Stops listening at once; a read in progress fails with `cancelled`. */
+  cancel(): void {
+    this.fail(
+      new TritonLlmError(
+        'cancelled',
+        `ModelStreamInfer '${this.request.model}' was cancelled by the client`,
+        {
+          model: this.request.model,
+          requestId: this.request.id,
+        },
+      ),
+    );
+  }
+
+  private start(): void {
+    this.started = true;
+    if (this.signal?.aborted === true) throw this.signal.reason;
+    this.call = this.mux.join(this, this.request);
+    this.signal?.addEventListener('abort', this, { once: true });
+  }
+
+  /** The signal's abort. */
+  handleEvent(): void {
+    this.fail(this.signal?.reason);
+  }
+
+  /** @internal A response of this request. */
+  deliver(r: WireResponse): void {
+    if (this.finished) return;
+    const response = this.finals.accept(r);
+    if (response === undefined) return;
+    const waiter = this.waiter;
+    if (waiter !== undefined && this.head === this.queue.length) {
+      this.waiter = undefined;
+      if (this.finals.complete) this.finish();
+      waiter.onResponse(response);
+      return;
+    }
+    this.queue.push(response);
+    if (this.finals.complete) this.finish();
+  }
+
+  /** @internal The server's in-stream error for this request. */
+  failWith(message: string): void {
+    this.fail(streamErrorFromMessage(message, { model: this.request.model, requestId: this.request.id }));
+  }
+
+  /** @internal Ends the request with an error; responses that came before it are handed out first. */
+  fail(err: unknown): void {
+    if (this.finished) return;
+    this.failure = this.toError(err);
+    this.finish();
+    const waiter = this.waiter;
+    this.waiter = undefined;
+    try {
+      waiter?.onError(this.failure);
+    } catch (thrown) {
+      this.mux.warn(thrown);
+    }
+  }
+
+  private finish(): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.signal?.removeEventListener('abort', this);
+    this.call?.leave(this, this.request.id);
+  }
+
+  private toError(err: unknown): TritonLlmError {
+    return toTritonLlmError(err, {
+      method: 'ModelStreamInfer',
+      model: this.request.model,
+      requestId: this.request.id,
+      signal: this.signal,
+    });
+  }
+}
