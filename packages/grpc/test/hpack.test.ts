@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { HpackDecoder, HpackError, HpackListTooLargeError } from '../src/h2/hpack.js';
 import { HUFFMAN_CODE_LENGTHS, HUFFMAN_CODES } from '../src/h2/huffman.js';
@@ -370,5 +371,55 @@ describe('valid edge cases', () => {
       [names[0], ''],
       [names[table.length - 1], ''],
     ]);
+  });
+});
+
+describe('hostile blocks', () => {
+  /** Decodes `block`: a header list, or an HpackError; anything else (a TypeError, a hang) fails. */
+  const outcome = (decoder: HpackDecoder, block: Uint8Array) => {
+    try {
+      const fields = decoder.decode(block);
+      for (const [name, value] of fields) {
+        if (typeof name !== 'string' || typeof value !== 'string')
+          throw new Error('a field is not two strings');
+      }
+      return 'decoded';
+    } catch (error) {
+      if (error instanceof HpackError) return 'HpackError';
+      throw error;
+    }
+  };
+  const warmed = () => {
+    const decoder = new HpackDecoder({ maxHeaderListSize: 16_384 });
+    for (const example of appendixC[1]?.[2] ?? []) decoder.decode(hex(example.block));
+    return decoder;
+  };
+
+  it('random octets decode or throw HpackError, on a fresh and on a filled table', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 80 }), fc.boolean(), (block, fresh) => {
+        expect(['decoded', 'HpackError']).toContain(outcome(fresh ? new HpackDecoder() : warmed(), block));
+      }),
+      { seed: 27, numRuns: 3000 },
+    );
+  });
+
+  it('Appendix C blocks with octets changed or cut short decode or throw HpackError', () => {
+    const blocks = appendixC.flatMap(([, , examples]) => examples.map((example) => hex(example.block)));
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...blocks),
+        fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { maxLength: 4 }),
+        fc.nat(),
+        (original, changes, cut) => {
+          const block = Buffer.from(original);
+          for (const [at, octet] of changes) block[at % block.length] = octet;
+          expect(['decoded', 'HpackError']).toContain(
+            outcome(warmed(), block.subarray(0, cut % (block.length + 1))),
+          );
+        },
+      ),
+      { seed: 27, numRuns: 3000 },
+    );
   });
 });
