@@ -1,5 +1,5 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 
 /** One request as the scripted server received it. */
 export interface Received {
@@ -7,6 +7,8 @@ export interface Received {
   readonly url: string;
   readonly headers: IncomingHttpHeaders;
   readonly body: Buffer;
+  /** Which connection carried it: 1 for the server's first, 2 for its second... */
+  readonly connection: number;
 }
 
 export type Script = (req: Received, res: ServerResponse) => unknown;
@@ -19,6 +21,8 @@ export type Script = (req: Received, res: ServerResponse) => unknown;
 export async function startScriptedServer(script: Script) {
   const received: Received[] = [];
   const closedEarly: string[] = [];
+  const connections = new WeakMap<Socket, number>();
+  let opened = 0;
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -28,6 +32,7 @@ export async function startScriptedServer(script: Script) {
         url: req.url ?? '',
         headers: req.headers,
         body: Buffer.concat(chunks),
+        connection: connections.get(req.socket) ?? 0,
       };
       received.push(r);
       res.on('close', () => {
@@ -38,12 +43,15 @@ export async function startScriptedServer(script: Script) {
       });
     });
   });
+  server.on('connection', (socket: Socket) => connections.set(socket, ++opened));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
     received,
     closedEarly,
+    /** Connections accepted so far. */
+    connections: () => opened,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -60,10 +60,22 @@ const scripts: Record<string, (write: (s: string) => boolean, end: () => void, d
     },
   };
 
+// Answers that are not an event stream, by model name.
+const plain: Record<string, { type: string; body: string; quoted: string }> = {
+  json: { type: 'application/json', body: JSON.stringify({ text_output: 'A' }), quoted: 'text_output' },
+  html: { type: 'text/html', body: '<html><body>Sign in to continue</body></html>', quoted: 'Sign in' },
+};
+
 let server: Awaited<ReturnType<typeof startScriptedServer>>;
 beforeAll(async () => {
   server = await startScriptedServer((req, res) => {
     const name = /\/models\/([^/]+)\//.exec(req.url)?.[1] ?? '';
+    const answer = plain[name];
+    if (answer !== undefined) {
+      res.writeHead(200, { 'content-type': answer.type });
+      res.end(answer.body);
+      return;
+    }
     const script = scripts[name];
     if (script === undefined) return sendJson(res, 404, { error: `unknown model ${name}` });
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
@@ -76,10 +88,20 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const stream = (model: string) =>
-  httpTransport({ baseUrl: server.url }).stream({ ...ensembleRequest('r', 'hi', 3, true), model });
+// On Node streams go over the package's own sockets; a caller's fetch takes the fetch path that
+// browsers use. Both must read the same answers the same way.
+const engines = [
+  ['Node sockets', {}],
+  ['fetch', { fetch: (input: string, init: RequestInit) => fetch(input, init) }],
+] as const;
 
-describe('SSE framing of /generate_stream', () => {
+describe.each(engines)('SSE framing of /generate_stream over %s', (_name, engine) => {
+  const stream = (model: string) =>
+    httpTransport({ baseUrl: server.url, ...engine }).stream({
+      ...ensembleRequest('r', 'hi', 3, true),
+      model,
+    });
+
   it('yields every event whatever the chunking, then exactly one final response', async () => {
     const { responses, error } = await drain(stream('split'));
     expect(error).toBeUndefined();
@@ -139,6 +161,17 @@ describe('SSE framing of /generate_stream', () => {
     }
     await vi.waitFor(() => expect(server.closedEarly).toContain('/v2/models/endless/generate_stream'));
   });
+
+  it.each(Object.entries(plain))(
+    'fails with protocol on a 2xx answer that is %s, quoting it',
+    async (name, answer) => {
+      const { responses, error } = await drain(stream(name));
+      expect(responses).toEqual([]);
+      expect(error?.code).toBe('protocol');
+      expect(error?.message).toContain(answer.type);
+      expect(error?.message).toContain(answer.quoted);
+    },
+  );
 
   it('maps a refusal before the stream starts to an error on the first pull', async () => {
     const { responses, error } = await drain(stream('nope'));
