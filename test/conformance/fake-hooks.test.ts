@@ -1,7 +1,7 @@
-import { type GenerateResult, type StreamChunk, TritonLlm, TritonLlmError } from '@trtllm/sdk';
+import { TritonLlm, TritonLlmError } from '@trtllm/sdk';
 import { fakeScript, fakeTokenizer } from '@trtllm/testing';
 import { describe, expect, it } from 'vitest';
-import { CASES, useServer } from './servers.js';
+import { CASES, streamed, useServer } from './servers.js';
 
 // ASCII, so that the ensemble's per-token streaming (which breaks multi-byte characters) keeps it whole.
 const SCRIPT = 'Calling get_weather: {"city": "Paris", "days": 3}';
@@ -39,17 +39,6 @@ const WEATHER_INSTANCE = {
 const TEXT_MODELS = ['ensemble', 'ensemble_unary', 'tensorrt_llm_bls', 'tensorrt_llm_bls_per_token'] as const;
 const RAW_MODELS = ['tensorrt_llm', 'tensorrt_llm_unary'] as const;
 const GUIDED_MODELS = [...TEXT_MODELS, ...RAW_MODELS];
-
-async function streamed(
-  stream: AsyncIterable<StreamChunk>,
-): Promise<{ text: string; final: GenerateResult }> {
-  let text = '';
-  for await (const chunk of stream) {
-    if (chunk.done) return { text, final: chunk.result };
-    text += chunk.text;
-  }
-  throw new Error('the stream ended without its final chunk');
-}
 
 describe.each(CASES)('conformance: fake hooks on the %s Triton over %s', (kind, protocol) => {
   const server = useServer(kind);

@@ -1,7 +1,7 @@
-import { type StreamChunk, TritonLlm, TritonLlmError } from '@trtllm/sdk';
+import { TritonLlm, TritonLlmError } from '@trtllm/sdk';
 import { fakeTokenizer, generateTokens } from '@trtllm/testing';
 import { describe, expect, it } from 'vitest';
-import { CASES, useServer } from './servers.js';
+import { CASES, streamed, useServer } from './servers.js';
 
 // What users of NVIDIA's official models see (issue 28), on both servers over both transports:
 // `tensorrt_llm_bls_official` is shaped like the official BLS (a fresh inner request id, every
@@ -15,15 +15,6 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const expected = (prompt: string, maxTokens: number): string =>
   fakeTokenizer.decode(generateTokens(fakeTokenizer.encode(prompt), { maxTokens })[0]!.tokens);
 
-async function collect(stream: AsyncIterable<StreamChunk>) {
-  let text = '';
-  for await (const chunk of stream) {
-    if (chunk.done) return { text, result: chunk.result };
-    text += chunk.text;
-  }
-  throw new Error('no final chunk');
-}
-
 describe.each(CASES)('official model shapes: %s Triton over %s', (kind, protocol) => {
   const server = useServer(kind);
   const llm = (model: string, warnings: string[] = []) =>
@@ -36,7 +27,7 @@ describe.each(CASES)('official model shapes: %s Triton over %s', (kind, protocol
 
   it('streams exact accumulated text from the official-shaped BLS, which decodes every response', async () => {
     const bls = llm('tensorrt_llm_bls_official');
-    const { text, result } = await collect(bls.stream({ prompt: PROMPT_CJK, maxTokens: 60 }));
+    const { text, final: result } = await streamed(bls.stream({ prompt: PROMPT_CJK, maxTokens: 60 }));
     expect(text).toBe(expected(PROMPT_CJK, 60));
     expect(text).toContain('机器学习');
     expect(result.finishReason).toBe('length');
@@ -46,7 +37,7 @@ describe.each(CASES)('official model shapes: %s Triton over %s', (kind, protocol
   it('runs the inner request of the official-shaped BLS under an id of its own', async () => {
     const since = Date.now() - 1000;
     const stream = llm('tensorrt_llm_bls_official').stream({ prompt: PROMPT, maxTokens: 5 });
-    await collect(stream);
+    await streamed(stream);
     const inner = await server().waitForEvent(
       (e) => e.model === 'tensorrt_llm' && e.event === 'completed' && e.ts >= since && UUID.test(e.id),
     );
@@ -69,14 +60,14 @@ describe.each(CASES)('official model shapes: %s Triton over %s', (kind, protocol
     // BLS (which answers it INTERNAL with the inner text, as the official model does).
     const refused = { prompt: PROMPT, maxTokens: 4, parameters: { fake_script: 5 } } as const;
     for (const model of ['tensorrt_llm', 'ensemble', 'tensorrt_llm_bls_official']) {
-      expect([model, await code(collect(llm(model).stream(refused)))]).toEqual([model, 'invalid_argument']);
+      expect([model, await code(streamed(llm(model).stream(refused)))]).toEqual([model, 'invalid_argument']);
     }
   });
 
   it('lets the ensemble end a stream at the stop word it enforces itself: no cancel, no warning', async () => {
     const warnings: string[] = [];
     const stream = llm('ensemble', warnings).stream({ prompt: PROMPT, maxTokens: MAX, stopWords: [' data'] });
-    const { result } = await collect(stream);
+    const { final: result } = await streamed(stream);
     expect(result.finishReason).toBe('stop');
     expect(result.earlyStop).toBeUndefined();
     expect(warnings).toEqual([]);

@@ -1,6 +1,6 @@
 import { grpcTransport } from '@trtllm/grpc';
 import { httpTransport } from '@trtllm/http';
-import type { Transport } from '@trtllm/sdk';
+import type { GenerateResult, StreamChunk, Transport } from '@trtllm/sdk';
 import { type FakeEvent, type FakeTriton, startFakeTriton } from '@trtllm/testing';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { readEventLog } from '../support/event-log.js';
@@ -77,4 +77,16 @@ export function useServer(kind: ServerKind): () => ConformanceServer {
     if (server === undefined) throw new Error('server not set up');
     return server;
   };
+}
+
+/** The streamed text of a stream and the result its final chunk carries. */
+export async function streamed(
+  stream: AsyncIterable<StreamChunk>,
+): Promise<{ text: string; final: GenerateResult }> {
+  let text = '';
+  for await (const chunk of stream) {
+    if (chunk.done) return { text, final: chunk.result };
+    text += chunk.text;
+  }
+  throw new Error('the stream ended without its final chunk');
 }

@@ -5,7 +5,6 @@ import {
   carriesTensors,
   connect,
   inferRequest,
-  isFinal,
   output,
   streamAll,
   textInputs,

@@ -105,24 +105,7 @@ class TritonPythonModel:
     def _run(self, request, sender):
         cancelled = False
         try:
-            size = io.batch_size(request, self.model_name)
-            if size > 1:
-                raise io.batch_refusal(size)
-            pre = self._preprocess(request)
-            llm_inputs = [pb_utils.Tensor(PRE_OUTPUTS[name], pre[name]) for name in PRE_OUTPUTS]
-            for name, inner in LLM_INPUTS.items():
-                value = io.tensor(request, name)
-                if value is not None:
-                    # Inputs the BLS config reshapes to [] arrive as [batch]; tensorrt_llm wants [batch, 1].
-                    llm_inputs.append(pb_utils.Tensor(inner, value.reshape(-1, 1)))
-            inner_request = pb_utils.InferenceRequest(
-                model_name=self.llm_model,
-                inputs=llm_inputs,
-                requested_output_names=["output_ids", "sequence_length", *PASSTHROUGH],
-                request_id=request.request_id(),
-                # As the ensemble does (Triton core forwards them): `fake_script` reaches the generator.
-                parameters=_forwarded_parameters(request),
-            )
+            inner_request = self._inner_request(request, request.request_id())
             # Accumulating only makes sense for one token per response (streaming).
             accumulated = {} if self.accumulate and bool(io.scalar(request, "stream", False)) else None
             for response in inner_request.exec(decoupled=True):
@@ -144,6 +127,27 @@ class TritonPythonModel:
         except Exception as e:  # noqa: BLE001 - every failure must reach the client as an error response
             traceback.print_exc()
             sender.send(io.error(str(e), pb_utils.TritonError.INTERNAL), flags=FINAL)
+
+    def _inner_request(self, request, request_id):
+        """The `tensorrt_llm` request for a BLS request, under `request_id`, after preprocessing."""
+        size = io.batch_size(request, self.model_name)
+        if size > 1:
+            raise io.batch_refusal(size)
+        pre = self._preprocess(request)
+        llm_inputs = [pb_utils.Tensor(PRE_OUTPUTS[name], pre[name]) for name in PRE_OUTPUTS]
+        for name, inner in LLM_INPUTS.items():
+            value = io.tensor(request, name)
+            if value is not None:
+                # Inputs the BLS config reshapes to [] arrive as [batch]; tensorrt_llm wants [batch, 1].
+                llm_inputs.append(pb_utils.Tensor(inner, value.reshape(-1, 1)))
+        return pb_utils.InferenceRequest(
+            model_name=self.llm_model,
+            inputs=llm_inputs,
+            requested_output_names=["output_ids", "sequence_length", *PASSTHROUGH],
+            request_id=request_id,
+            # As the ensemble does (Triton core forwards them): `fake_script` reaches the generator.
+            parameters=_forwarded_parameters(request),
+        )
 
     def _preprocess(self, request) -> dict:
         inputs = []

@@ -20,7 +20,7 @@ import numpy as np
 import triton_python_backend_utils as pb_utils
 
 from . import triton_io as io
-from .bls_model import LLM_INPUTS, PASSTHROUGH, PRE_OUTPUTS, _forwarded_parameters
+from .bls_model import PASSTHROUGH
 from .bls_model import TritonPythonModel as OurBls
 
 FINAL = pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL
@@ -29,22 +29,7 @@ FINAL = pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL
 class TritonPythonModel(OurBls):
     def _run(self, request, sender):
         try:
-            size = io.batch_size(request, self.model_name)
-            if size > 1:
-                raise io.batch_refusal(size)
-            pre = self._preprocess(request)
-            llm_inputs = [pb_utils.Tensor(PRE_OUTPUTS[name], pre[name]) for name in PRE_OUTPUTS]
-            for name, inner in LLM_INPUTS.items():
-                value = io.tensor(request, name)
-                if value is not None:
-                    llm_inputs.append(pb_utils.Tensor(inner, value.reshape(-1, 1)))
-            inner_request = pb_utils.InferenceRequest(
-                model_name=self.llm_model,
-                inputs=llm_inputs,
-                requested_output_names=["output_ids", "sequence_length", *PASSTHROUGH],
-                request_id=str(uuid.uuid4()),
-                parameters=_forwarded_parameters(request),
-            )
+            inner_request = self._inner_request(request, str(uuid.uuid4()))
             streaming = bool(io.scalar(request, "stream", False))
             accumulated = None
             cancelled = False
