@@ -28,6 +28,14 @@ const EXAMPLES: readonly [string, RegExp][] = [
   ['http-service.ts', /Triton cancelled request \d+ after \d+ of 5000 tokens/],
   ['langchain.ts', /finish=length output tokens=14[\s\S]*aborted after \d+ .*generating: true/],
   ['ai-sdk.ts', /tokens=32 request=\d+\nOutput\.object: \{"topic"[\s\S]*grpc_cancel server stops generating/],
+  [
+    'agent-ai-sdk.ts',
+    /step 1: finish=tool-calls calls=\[get_weather\(\{"city":"Paris"\}\)\]\nstep 2: finish=stop[\s\S]*answer: It is sunny and 21 C in Paris\.\nstreamed: tool-input-start > tool-input-delta > tool-input-end > tool-call/,
+  ],
+  [
+    'agent-langchain.ts',
+    /ai: get_weather\(\{"city":"Paris"\}\)\ntool: Paris: sunny, 21 C\nai: It is sunny and 21 C in Paris\.\nstreamed: \d+ tool_call_chunks -> \[\["get_weather",\{"city":"Zürich"\}\]\]/,
+  ],
   ['telemetry.ts', /text_completion tensorrt_llm_bls[\s\S]*output_tokens': 16[\s\S]*time_per_output_chunk/],
 ];
 
