@@ -193,7 +193,7 @@ const table = markdownTable(
 );
 const block = [
   START,
-  `Measured ${measured.date} at ${commit.slice(0, 7)}, Node ${measured.node}, @grpc/grpc-js ${grpcJsVersion}, ${measured.cpus} cores; every call has a ${DEADLINE_MS / 1000} s deadline, so ${DEADLINE_MS / 1000} s means the client waited for it. Time is from the call to the error the caller sees; memory is the peak growth of heap + ArrayBuffers and of RSS over a baseline taken after a full GC, each client in a fresh process, measured on its second call (the first warms the process up). window-overrun's time includes the slow reader's wait.`,
+  `Measured ${measured.date} at ${commit.replace(/^([0-9a-f]{7})[0-9a-f]+/, '$1')}, Node ${measured.node}, @grpc/grpc-js ${grpcJsVersion}, ${measured.cpus} cores; every call has a ${DEADLINE_MS / 1000} s deadline, so ${DEADLINE_MS / 1000} s means the client waited for it. Time is from the call to the error the caller sees; memory is the peak growth of heap + ArrayBuffers and of RSS over a baseline taken after a full GC, each client in a fresh process, measured on its second call (the first warms the process up). window-overrun's time includes the slow reader's wait.`,
   '',
   table,
   '',
@@ -215,12 +215,19 @@ if (DRY) {
   console.log(`\nwrote ${RESULTS} and the hostile-results block of ${DOC}`);
 }
 
+/** HEAD's commit, and whether the packages measured differ from it. */
 async function gitHead(): Promise<string> {
-  const child = spawn('git', ['rev-parse', 'HEAD'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] });
+  const head = (await git('rev-parse', 'HEAD')).trim() || 'unknown';
+  const dirty = (await git('status', '--porcelain', '--', 'packages')).trim() !== '';
+  return dirty ? `${head} + uncommitted changes under packages/` : head;
+}
+
+async function git(...args: string[]): Promise<string> {
+  const child = spawn('git', args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] });
   let out = '';
   child.stdout.on('data', (d: Buffer) => {
     out += d.toString();
   });
   await new Promise((resolve) => child.on('close', resolve));
-  return out.trim() || 'unknown';
+  return out;
 }
