@@ -1,0 +1,90 @@
+/** The figures of a soak run, from its samples. Pure functions, so a unit test can check them. */
+
+/** One look at the client process. */
+export interface SoakSample {
+  /** Seconds since the load started (negative for the baseline, before it). */
+  readonly t: number;
+  readonly phase: 'baseline' | 'load' | 'closed';
+  readonly rss: number;
+  readonly heapUsed: number;
+  /** `external + arrayBuffers` of process.memoryUsage(). */
+  readonly external: number;
+  /** process.getActiveResourcesInfo().length. */
+  readonly handles: number;
+  /** Entries of /proc/self/fd (-1 where there is no /proc). */
+  readonly fds: number;
+  /** Requests ended so far, by how they ended. */
+  readonly completed: number;
+  readonly aborted: number;
+  readonly broken: number;
+  readonly stopped: number;
+  readonly tokens: number;
+  /** Client CPU (user + system) since the load started, in microseconds. */
+  readonly cpuUs: number;
+}
+
+/** Least-squares line through (x, y): slope and intercept. */
+export function leastSquares(
+  xs: readonly number[],
+  ys: readonly number[],
+): { slope: number; intercept: number } {
+  const n = xs.length;
+  if (n < 2 || ys.length !== n) throw new Error(`least squares needs at least two points (got ${n})`);
+  let mx = 0;
+  let my = 0;
+  for (let i = 0; i < n; i++) {
+    mx += xs[i]!;
+    my += ys[i]!;
+  }
+  mx /= n;
+  my /= n;
+  let sxy = 0;
+  let sxx = 0;
+  for (let i = 0; i < n; i++) {
+    const dx = xs[i]! - mx;
+    sxy += dx * (ys[i]! - my);
+    sxx += dx * dx;
+  }
+  if (sxx === 0) throw new Error('least squares needs at least two distinct x values');
+  const slope = sxy / sxx;
+  return { slope, intercept: my - slope * mx };
+}
+
+export interface GrowthFigures {
+  /** Samples fitted: those of the load after the warm-up. */
+  readonly samples: number;
+  readonly warmupSeconds: number;
+  /** Slope of the fit, in bytes per hour. */
+  readonly bytesPerHour: number;
+  /** The slope over the fit's value at the warm-up's end, in % per hour. */
+  readonly percentPerHour: number;
+  readonly max: number;
+}
+
+/**
+ * Growth of one series after the warm-up (the first `warmupFraction` of the load's duration): the
+ * least-squares slope over the remaining samples, relative to the fitted level where they start.
+ */
+export function growthAfterWarmup(
+  samples: readonly SoakSample[],
+  pick: (s: SoakSample) => number,
+  loadSeconds: number,
+  warmupFraction = 0.1,
+): GrowthFigures {
+  const load = samples.filter((s) => s.phase === 'load');
+  const warmupSeconds = loadSeconds * warmupFraction;
+  const fitted = load.filter((s) => s.t >= warmupSeconds);
+  const { slope, intercept } = leastSquares(
+    fitted.map((s) => s.t),
+    fitted.map(pick),
+  );
+  const bytesPerHour = slope * 3600;
+  const level = intercept + slope * warmupSeconds;
+  return {
+    samples: fitted.length,
+    warmupSeconds,
+    bytesPerHour,
+    percentPerHour: (100 * bytesPerHour) / level,
+    max: Math.max(...load.map(pick)),
+  };
+}
