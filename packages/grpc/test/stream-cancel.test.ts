@@ -31,11 +31,14 @@ describe('cancelling a stream', () => {
         }
       })(),
     );
-    expect(streamedIds(responses)).toHaveLength(1);
     expect(error?.code).toBe('cancelled');
     const cancelled = await fake.waitForEvent((e) => e.id === 'c-1' && e.event === 'cancelled');
     expect(cancelled.model).toBe('tensorrt_llm');
     expect(cancelled.tokens).toBeLessThan(500);
+    // What had arrived before the abort is still handed out (a loaded machine reads several
+    // tokens at once), and nothing the server did not send before it heard the cancel.
+    expect(streamedIds(responses).length).toBeGreaterThanOrEqual(1);
+    expect(streamedIds(responses).length).toBeLessThanOrEqual(cancelled.tokens);
   });
 
   it('breaking out of the loop cancels the request on the server', async () => {

@@ -304,8 +304,18 @@ export class H2Connection implements H2StreamHost {
     for (const stream of streams) {
       if (stream.done) continue;
       stream.done = true;
-      if (err !== undefined) this.tell(stream, () => stream.owner.streamFailed(err));
-      else this.tell(stream, () => stream.owner.closed(undefined));
+      if (err !== undefined)
+        try {
+          stream.owner.streamFailed(err);
+        } catch (err) {
+          this.ownerThrew(stream, err);
+        }
+      else
+        try {
+          stream.owner.closed(undefined);
+        } catch (err) {
+          this.ownerThrew(stream, err);
+        }
     }
   }
 
@@ -319,19 +329,16 @@ export class H2Connection implements H2StreamHost {
   }
 
   /**
-   * Runs one of a stream owner's callbacks. What it throws (a bug, or a user's hook further up)
-   * ends that stream alone, never the connection or the process.
+   * What a stream owner's callback threw (a bug, or a user's hook further up) ends that stream
+   * alone, never the connection or the process.
    */
-  private tell(stream: H2Stream, callback: () => void): void {
+  // Each call sits in its own try (no closure per call: data arrives once per token).
+  private ownerThrew(stream: H2Stream, err: unknown): void {
+    if (!stream.done) this.reset(stream, H2_CANCEL);
     try {
-      callback();
-    } catch (err) {
-      if (!stream.done) this.reset(stream, H2_CANCEL);
-      try {
-        stream.owner.streamFailed(err);
-      } catch {
-        // The owner failed twice over; the stream is gone either way and others must go on.
-      }
+      stream.owner.streamFailed(err);
+    } catch {
+      // The owner failed twice over; the stream is gone either way and others must go on.
     }
   }
 
@@ -341,7 +348,7 @@ export class H2Connection implements H2StreamHost {
     // resets) leaves in one write.
     this.socket.cork();
     try {
-      this.reader.push(chunk, this.onFrame, () => this.dead);
+      this.reader.push(chunk, this.onFrame, this.isDead);
     } catch (err) {
       this.fatal(err);
     } finally {
@@ -357,6 +364,8 @@ export class H2Connection implements H2StreamHost {
     else if (err instanceof TritonLlmError) this.destroy(err);
     else this.destroy(err, H2_INTERNAL_ERROR);
   }
+
+  private readonly isDead = (): boolean => this.dead;
 
   private readonly onFrame = (
     type: number,
@@ -442,7 +451,12 @@ export class H2Connection implements H2StreamHost {
     }
     if (!stream.headersSeen) throw violation(`DATA before the response headers on stream ${streamId}`);
     stream.received(length, STREAM_UPDATE_AT);
-    if (to > from) this.tell(stream, () => stream.owner.dataArrived(buf.subarray(from, to)));
+    if (to > from)
+      try {
+        stream.owner.dataArrived(buf.subarray(from, to));
+      } catch (err) {
+        this.ownerThrew(stream, err);
+      }
     if ((flags & END_STREAM) !== 0 && !stream.done) this.ended(stream);
   }
 
@@ -470,10 +484,18 @@ export class H2Connection implements H2StreamHost {
       if (headers[':status']?.startsWith('1') === true && !endStream) return;
       stream.headersSeen = true;
       stream.answered();
-      this.tell(stream, () => stream.owner.headersArrived(headers));
+      try {
+        stream.owner.headersArrived(headers);
+      } catch (err) {
+        this.ownerThrew(stream, err);
+      }
     } else {
       if (!endStream) throw violation(`a second header block without END_STREAM on stream ${streamId}`);
-      this.tell(stream, () => stream.owner.trailersArrived(headers));
+      try {
+        stream.owner.trailersArrived(headers);
+      } catch (err) {
+        this.ownerThrew(stream, err);
+      }
     }
     if (endStream && !stream.done) this.ended(stream);
   }
@@ -485,7 +507,11 @@ export class H2Connection implements H2StreamHost {
     // closes it, so the server does not keep a half-closed stream.
     if (!stream.endSent) this.reset(stream, H2_NO_ERROR);
     else this.forget(stream);
-    this.tell(stream, () => stream.owner.closed(undefined));
+    try {
+      stream.owner.closed(undefined);
+    } catch (err) {
+      this.ownerThrew(stream, err);
+    }
   }
 
   private onReset(streamId: number, buf: Buffer, start: number, end: number): void {
@@ -505,7 +531,11 @@ export class H2Connection implements H2StreamHost {
       return;
     }
     this.forget(stream);
-    this.tell(stream, () => stream.owner.closed(code));
+    try {
+      stream.owner.closed(code);
+    } catch (err) {
+      this.ownerThrew(stream, err);
+    }
   }
 
   private onSettings(flags: number, streamId: number, buf: Buffer, start: number, end: number): void {
@@ -630,7 +660,11 @@ export class H2Connection implements H2StreamHost {
         moved.push(stream);
       } else {
         stream.done = true;
-        this.tell(stream, () => stream.owner.closed(H2_REFUSED_STREAM));
+        try {
+          stream.owner.closed(H2_REFUSED_STREAM);
+        } catch (err) {
+          this.ownerThrew(stream, err);
+        }
       }
     }
     if (moved.length > 0) this.events.unprocessed(moved);
