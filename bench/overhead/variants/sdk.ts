@@ -18,7 +18,12 @@ let baseline: SdkBuild | undefined;
  * same run, on the same server, interleaved with it.
  */
 export async function loadBaseline(root: string): Promise<void> {
-  const core = (await import(pathToFileURL(`${root}/packages/core/dist/index.js`).href)) as SdkBuild;
+  // BENCH_BASELINE_PART=transport keeps this checkout's client and takes only the baseline's
+  // transport: the change of one package, apart from changes elsewhere.
+  const transportOnly = process.env.BENCH_BASELINE_PART === 'transport';
+  const core = transportOnly
+    ? { TritonLlm }
+    : ((await import(pathToFileURL(`${root}/packages/core/dist/index.js`).href)) as SdkBuild);
   const grpc = (await import(pathToFileURL(`${root}/packages/grpc/dist/index.js`).href)) as SdkBuild;
   baseline = { TritonLlm: core.TritonLlm, grpcTransport: grpc.grpcTransport };
 }
