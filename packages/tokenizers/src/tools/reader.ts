@@ -28,6 +28,7 @@ export class ToolCallReader {
     return this.calls;
   }
 
+  /** The model's next text: the text and calls that are certain so far. */
   push(text: string): ToolOutputPiece[] {
     return this.pieces(this.stream.push(text));
   }

@@ -15,6 +15,7 @@ export type ToolStreamPiece =
  * known function, so a stream never shows a call that turns out to be broken.
  */
 export interface ToolCallStream {
+  /** The model's next text; what is certain of it so far comes out. */
   push(text: string): ToolStreamPiece[];
   /** The model finished: what was held back, as calls or as text. */
   end(): ToolStreamPiece[];
@@ -30,6 +31,7 @@ export interface ToolParseContext {
 /** A named output format and the parser for it. */
 export interface ToolCallParser {
   readonly name: string;
+  /** A parser for one output (one choice, one sequence). */
   start(ctx: ToolParseContext): ToolCallStream;
 }
 
