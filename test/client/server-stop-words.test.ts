@@ -48,6 +48,19 @@ describe.each(PROTOCOLS)('stop words the server also enforces, over %s', (protoc
     expect((await ensembleEvent(stream.requestId)).event).toBe('completed');
   });
 
+  it.each(['tensorrt_llm_bls', 'llmapi'])(
+    'reads a repeated whole text from %s as no new output: its own stop ends the stream',
+    async (model) => {
+      const warnings: string[] = [];
+      const stream = client(model, warnings).stream({ prompt: PROMPT, maxTokens: MAX, stopWords: [' data'] });
+      const { text, result } = await finalOf(stream);
+      expect(text).toBe(full.slice(0, full.indexOf(' data')));
+      expect(result.finishReason).toBe('stop');
+      expect(result.earlyStop).toBeUndefined();
+      expect(warnings).toEqual([]);
+    },
+  );
+
   it('cancels once tokens keep coming after a match the server cannot make', async () => {
     // "data" without its leading space has other ids than " data" in context: only the client matches it.
     const warnings: string[] = [];

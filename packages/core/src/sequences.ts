@@ -24,6 +24,8 @@ class SequenceState {
   stopReason: string | undefined;
   generationLogits: Logits | undefined;
   matchedStop = false;
+  /** The length of the server's text so far, where each response repeats all of it (cumulative text). */
+  textLength = 0;
   /** `num_output_tokens` as the server reported it for this sequence (non-streaming text models). */
   reportedTokens: number | undefined;
 
@@ -77,6 +79,11 @@ export class SequenceTracker {
     };
   }
 
+  /** Streamed responses repeat all text so far. */
+  private get cumulative(): boolean {
+    return this.streaming && this.schema.cumulativeText;
+  }
+
   /** Whether every sequence seen so far has matched a client-side stop sequence. */
   get allMatchedStop(): boolean {
     return this.states.length > 0 && this.matchedCount === this.states.length;
@@ -98,7 +105,9 @@ export class SequenceTracker {
         s.reportedTokens = decoded.numOutputTokens;
       }
       if (s.matchedStop) {
-        if ((seq.text?.length ?? 0) > 0 || (seq.tokenIds?.length ?? 0) > 0) this.outputAfterMatch = true;
+        // Cumulative text (accumulating BLS, LLM-API) repeats what came before: only growth is new output.
+        const textAfter = (seq.text?.length ?? 0) > (this.cumulative ? s.textLength : 0);
+        if (textAfter || (seq.tokenIds?.length ?? 0) > 0) this.outputAfterMatch = true;
         continue;
       }
       let ids = NO_IDS;
@@ -133,6 +142,7 @@ export class SequenceTracker {
           raw = raw.slice(request.prompt.length);
         }
         text = s.textDecoder.push(raw);
+        s.textLength = raw.length;
         lossy = streaming && !schema.cumulativeText && raw.includes('\uFFFD');
         if (streaming && raw.length > 0) {
           s.tokenCount += 1;
