@@ -2,7 +2,7 @@
  * The soak's chart as a standalone SVG: RSS, V8 heap used and external memory of the client over
  * time, the warm-up shaded and the RSS fit drawn. Hand-written: three polylines need no library.
  */
-import type { SoakSample } from './stats.js';
+import { type GrowthFigures, leastSquares, type SoakSample } from './stats.js';
 
 const W = 860;
 const H = 380;
@@ -31,10 +31,17 @@ function esc(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
+/** The chart of a run: its samples, the RSS fit over those after `warmupSeconds`, the RSS before the client. */
 export function soakSvg(
   samples: readonly SoakSample[],
-  options: { title: string; warmupSeconds: number; rssFit?: { slope: number; intercept: number } },
+  options: { title: string; warmupSeconds: number },
 ): string {
+  const fittedSamples = samples.filter((s) => s.phase === 'load' && s.t >= options.warmupSeconds);
+  const fit = leastSquares(
+    fittedSamples.map((s) => s.t),
+    fittedSamples.map((s) => s.rss),
+  );
+  const baselineRss = samples.filter((s) => s.phase === 'baseline').at(-1)?.rss;
   const load = samples.filter((s) => s.phase === 'load');
   const tMax = Math.max(...load.map((s) => s.t), 1);
   const minutes = tMax > 300;
@@ -79,15 +86,18 @@ export function soakSvg(
     const points = load.map((s) => `${f(x(s.t))},${f(y(k.value(s)))}`).join(' ');
     parts.push(`<polyline fill="none" stroke="${k.color}" stroke-width="1.5" points="${points}"/>`);
   }
-  const fit = options.rssFit;
-  if (fit !== undefined) {
-    const at = (t: number) => fit.intercept + fit.slope * t;
+  const at = (t: number) => fit.intercept + fit.slope * t;
+  parts.push(
+    `<line x1="${f(x(options.warmupSeconds))}" y1="${f(y(at(options.warmupSeconds)))}" x2="${f(x(tMax))}" y2="${f(y(at(tMax)))}" stroke="#000" stroke-dasharray="5 4"/>`,
+  );
+  if (baselineRss !== undefined) {
     parts.push(
-      `<line x1="${f(x(options.warmupSeconds))}" y1="${f(y(at(options.warmupSeconds)))}" x2="${f(x(tMax))}" y2="${f(y(at(tMax)))}" stroke="#000" stroke-dasharray="5 4"/>`,
+      `<line x1="${PAD.left}" x2="${W - PAD.right}" y1="${f(y(baselineRss))}" y2="${f(y(baselineRss))}" stroke="${SERIES[0]!.color}" stroke-dasharray="2 3"/>`,
+      `<text x="${W - PAD.right - 4}" y="${f(y(baselineRss) - 4)}" text-anchor="end" fill="#555">RSS before the client was made</text>`,
     );
   }
   const legend = [...SERIES.map((k) => ({ label: k.label, color: k.color, dash: '' }))];
-  if (fit !== undefined) legend.push({ label: 'RSS fit after warm-up', color: '#000', dash: '5 4' });
+  legend.push({ label: 'RSS fit after warm-up', color: '#000', dash: '5 4' });
   legend.forEach((item, i) => {
     const lx = PAD.left + 10 + i * 190;
     parts.push(
@@ -97,4 +107,20 @@ export function soakSvg(
   });
   parts.push('</svg>');
   return `${parts.join('\n')}\n`;
+}
+
+/** What the chart needs of bench/results/soak.json. */
+export interface SoakPlotInput {
+  readonly config: { readonly streams: number; readonly minutes: number };
+  readonly summary: { readonly rss: GrowthFigures };
+  readonly samples: readonly SoakSample[];
+}
+
+/** docs/soak.svg of a run. */
+export function soakPlot(result: SoakPlotInput): string {
+  const { config, summary } = result;
+  return soakSvg(result.samples, {
+    title: `TritonLlm over gRPC, ${config.streams} streams for ${config.minutes} min: RSS ${summary.rss.percentPerHour.toFixed(2)} %/h after warm-up`,
+    warmupSeconds: summary.rss.warmupSeconds,
+  });
 }

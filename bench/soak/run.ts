@@ -14,8 +14,8 @@ import { distEnv, startServerProcess } from '../overhead/processes.js';
 import type { SoakJob } from './client.js';
 import { readSoakConfig } from './config.js';
 import type { LoadCounts } from './load.js';
-import { soakSvg } from './plot.js';
-import { growthAfterWarmup, leastSquares, type SoakSample } from './stats.js';
+import { soakPlot } from './plot.js';
+import { growthAfterWarmup, type SoakSample } from './stats.js';
 
 interface ClientDone {
   readonly counts: LoadCounts;
@@ -93,10 +93,6 @@ const rss = growthAfterWarmup(samples, (s) => s.rss, loadSeconds);
 const heap = growthAfterWarmup(samples, (s) => s.heapUsed, loadSeconds);
 const external = growthAfterWarmup(samples, (s) => s.external, loadSeconds);
 const fitted = samples.filter((s) => s.phase === 'load' && s.t >= rss.warmupSeconds);
-const rssFit = leastSquares(
-  fitted.map((s) => s.t),
-  fitted.map((s) => s.rss),
-);
 const baseline = samples.filter((s) => s.phase === 'baseline').at(-1)!;
 const closed = samples.filter((s) => s.phase === 'closed').at(-1)!;
 const lastLoad = samples.filter((s) => s.phase === 'load').at(-1)!;
@@ -136,14 +132,7 @@ const result = {
   samples,
 };
 writeFileSync(RESULTS, `${JSON.stringify(result, null, 1)}\n`);
-writeFileSync(
-  PLOT,
-  soakSvg(samples, {
-    title: `TritonLlm over gRPC, ${config.streams} streams for ${config.minutes} min: RSS ${rss.percentPerHour.toFixed(2)} %/h after warm-up`,
-    warmupSeconds: rss.warmupSeconds,
-    rssFit,
-  }),
-);
+writeFileSync(PLOT, soakPlot(result));
 const mb = (b: number) => `${(b / 2 ** 20).toFixed(1)} MiB`;
 process.stdout.write(
   [
