@@ -10,6 +10,46 @@ import {
 import type { H2Headers } from './h2/stream.js';
 
 /**
+ * What the headers and trailers of one gRPC call over HTTP/2 said, read as they arrive (the
+ * header objects are not kept: an idle stream should cost little).
+ */
+export class CallStatus {
+  /** `grpc-encoding` of the answer's compressed messages. */
+  encoding: string | undefined;
+  private headerError: ConnectError | undefined;
+  private headerHasStatus = false;
+  private trailersSeen = false;
+  private trailerError: ConnectError | undefined;
+
+  headers(headers: H2Headers): void {
+    const encoding = headers['grpc-encoding'];
+    if (encoding !== undefined) this.encoding = String(encoding);
+    this.headerHasStatus = headers['grpc-status'] !== undefined;
+    this.headerError = responseHeaderError(headers);
+  }
+
+  trailers(trailers: H2Headers): void {
+    this.trailersSeen = true;
+    this.trailerError = statusError(trailers);
+  }
+
+  /** The answer is not gRPC at all (an HTTP status, a content type): its error, before any status. */
+  get notGrpc(): ConnectError | undefined {
+    return this.headerHasStatus ? undefined : this.headerError;
+  }
+
+  /** The error the call's status stands for: undefined for OK, or when no status came. */
+  get error(): ConnectError | undefined {
+    return this.trailerError ?? this.headerError;
+  }
+
+  /** Whether a `grpc-status` came, in trailers or a trailers-only answer. */
+  get statusSeen(): boolean {
+    return this.trailersSeen || this.headerHasStatus;
+  }
+}
+
+/**
  * What the response headers of a gRPC call over HTTP/2 say: the error of an answer that is not
  * gRPC at all (an HTTP status, a content type), else the status of a trailers-only answer.
  */

@@ -1,5 +1,4 @@
 import { fromBinary } from '@bufbuild/protobuf';
-import type { ConnectError } from '@connectrpc/connect';
 import {
   type InferRequest,
   type InferResponse,
@@ -7,7 +6,7 @@ import {
   type InferStream,
   TritonLlmError,
 } from '@trtllm/sdk';
-import { resetError, responseHeaderError, statusError } from './call-status.js';
+import { CallStatus, resetError } from './call-status.js';
 import { toTritonLlmError } from './errors.js';
 import { ModelStreamInferResponseSchema } from './gen/inference/grpc_service_pb.js';
 import { FrameReader, type MessageSink } from './grpc-frames.js';
@@ -92,10 +91,7 @@ class SharedCall implements H2StreamOwner, MessageSink {
   readonly members = new Map<string, MultiplexedStream>();
   private readonly h2: H2Stream;
   private readonly frames: FrameReader;
-  private encoding: string | undefined;
-  private headerError: ConnectError | undefined;
-  private trailerError: ConnectError | undefined;
-  private statusSeen = false;
+  private readonly status = new CallStatus();
   private over = false;
 
   constructor(
@@ -117,21 +113,17 @@ class SharedCall implements H2StreamOwner, MessageSink {
 
   /** @internal */
   headersArrived(headers: H2Headers): void {
-    const encoding = headers['grpc-encoding'];
-    if (encoding !== undefined) this.encoding = String(encoding);
-    this.statusSeen = headers['grpc-status'] !== undefined;
-    this.headerError = responseHeaderError(headers);
+    this.status.headers(headers);
   }
 
   /** @internal */
   trailersArrived(trailers: H2Headers): void {
-    this.statusSeen = true;
-    this.trailerError = statusError(trailers);
+    this.status.trailers(trailers);
   }
 
   /** @internal */
   dataArrived(chunk: Buffer): void {
-    if (this.over || this.headerError !== undefined) return;
+    if (this.over || this.status.notGrpc !== undefined) return;
     try {
       this.frames.push(chunk, this);
     } catch (err) {
@@ -141,7 +133,7 @@ class SharedCall implements H2StreamOwner, MessageSink {
 
   /** @internal One response message of the call. */
   message(bytes: Buffer, compressed: boolean): boolean {
-    const message = compressed ? inflate(bytes, this.encoding, this.config.maxReceiveBytes) : bytes;
+    const message = compressed ? inflate(bytes, this.status.encoding, this.config.maxReceiveBytes) : bytes;
     const read = readStreamResponse(message);
     if (typeof read !== 'string') {
       // A response of a request whose consumer left is dropped.
@@ -159,9 +151,10 @@ class SharedCall implements H2StreamOwner, MessageSink {
 
   /** @internal */
   closed(rstCode: number | undefined): void {
-    const status = this.trailerError ?? this.headerError;
+    const status = this.status.error;
     if (status !== undefined) this.end(status, false);
-    else if (!this.statusSeen && rstCode !== undefined && rstCode !== 0) this.end(resetError(rstCode), false);
+    else if (!this.status.statusSeen && rstCode !== undefined && rstCode !== 0)
+      this.end(resetError(rstCode), false);
     else
       this.end(
         new TritonLlmError('protocol', 'ModelStreamInfer: the shared call ended with requests still open'),

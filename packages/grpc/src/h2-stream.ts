@@ -7,19 +7,10 @@ import {
   type InferStream,
   TritonLlmError,
 } from '@trtllm/sdk';
-import { resetError, responseHeaderError, statusError } from './call-status.js';
+import { CallStatus, resetError } from './call-status.js';
 import { toTritonLlmError } from './errors.js';
 import { FrameReader } from './grpc-frames.js';
-import {
-  encodeHeaderBlock,
-  H2_CANCEL,
-  H2_ENHANCE_YOUR_CALM,
-  H2_HTTP_1_1_REQUIRED,
-  H2_INADEQUATE_SECURITY,
-  H2_NO_ERROR,
-  H2_REFUSED_STREAM,
-  h2ErrorName,
-} from './h2/frames.js';
+import { encodeHeaderBlock, H2_NO_ERROR } from './h2/frames.js';
 import type { H2Sessions } from './h2/sessions.js';
 import type { H2Headers, H2Stream, H2StreamOwner } from './h2/stream.js';
 import { encodeStreamRequest, FinalResponses, inflate } from './stream-codec.js';
@@ -105,13 +96,7 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse>,
   private failure: TritonLlmError | undefined;
   private stopSent = false;
   private readonly finals = new FinalResponses();
-  // What the response headers and trailers said, read when they arrive (the header objects are
-  // not kept: an idle stream should cost little).
-  private headerError: ConnectError | undefined;
-  private headerHasStatus = false;
-  private encoding: string | undefined;
-  private trailersSeen = false;
-  private trailerError: ConnectError | undefined;
+  private readonly status = new CallStatus();
   private frames: FrameReader | undefined;
   /** The start of a body that is not gRPC, to quote. */
   private quoted: Buffer | undefined;
@@ -234,22 +219,18 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse>,
 
   /** @internal */
   headersArrived(headers: H2Headers): void {
-    const encoding = headers['grpc-encoding'];
-    if (encoding !== undefined) this.encoding = String(encoding);
-    this.headerHasStatus = headers['grpc-status'] !== undefined;
-    this.headerError = responseHeaderError(headers);
+    this.status.headers(headers);
   }
 
   /** @internal */
   trailersArrived(trailers: H2Headers): void {
-    this.trailersSeen = true;
-    this.trailerError = statusError(trailers);
+    this.status.trailers(trailers);
   }
 
   /** @internal */
   dataArrived(chunk: Buffer): void {
     if (this.phase === 'done') return;
-    if (this.headerError !== undefined && !this.headerHasStatus) {
+    if (this.status.notGrpc !== undefined) {
       // Not gRPC at all (an HTML error page of a proxy): keep its start for the error, parse nothing.
       const have = this.quoted?.length ?? 0;
       if (have < QUOTE_BYTES) {
@@ -273,7 +254,7 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse>,
   /** @internal One response message (the frame reader's callback); false stops the reader. */
   message(bytes: Buffer, compressed: boolean): boolean {
     if (this.phase === 'done') return false;
-    const message = compressed ? inflate(bytes, this.encoding, this.config.maxReceiveBytes) : bytes;
+    const message = compressed ? inflate(bytes, this.status.encoding, this.config.maxReceiveBytes) : bytes;
     const read = readStreamResponse(message, this.id);
     if (typeof read === 'string') {
       this.fail(streamErrorFromMessage(read, { model: this.model, requestId: this.id }), true);
@@ -326,10 +307,11 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse>,
   /** Why the call failed, or undefined when it ended cleanly after the last final response. */
   private callError(rstCode: number | undefined): unknown {
     // A response that is not gRPC at all (HTTP status, content type) says so before any status.
-    if (this.headerError !== undefined && !this.headerHasStatus) return this.quote(this.headerError);
-    const status = this.trailerError ?? this.headerError;
+    const notGrpc = this.status.notGrpc;
+    if (notGrpc !== undefined) return this.quote(notGrpc);
+    const status = this.status.error;
     if (status !== undefined) return status;
-    if (!this.trailersSeen && !this.headerHasStatus) {
+    if (!this.status.statusSeen) {
       if (rstCode !== undefined && rstCode !== H2_NO_ERROR) return resetError(rstCode);
       if (this.h2?.endReceived === true) {
         // The stream ended (END_STREAM) with no status: not something a gRPC server does, but what
