@@ -11,7 +11,7 @@ import { createAgent } from 'langchain';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { CASES, useServer } from './servers.js';
-import { TOOL_MODEL, TOOL_PARAMETERS, TOOL_SCRIPTS } from './tool-scripts.js';
+import { OPENAI_TOOLS, TOOL_MODEL, TOOL_SCRIPTS } from './tool-scripts.js';
 
 const quiet = { warn: () => undefined };
 const MAX = 2000;
@@ -172,20 +172,7 @@ describe.each(CASES)('LangChain ChatTriton tool calls: %s Triton over %s', (kind
     models.push(m);
     return m;
   };
-  const tools = [
-    {
-      type: 'function',
-      function: {
-        name: 'get_weather',
-        description: 'Weather in a city',
-        parameters: TOOL_PARAMETERS.get_weather,
-      },
-    },
-    {
-      type: 'function',
-      function: { name: 'get_time', description: 'Time in a zone', parameters: TOOL_PARAMETERS.get_time },
-    },
-  ];
+  const tools = OPENAI_TOOLS;
 
   it.each(TOOL_SCRIPTS)('$name: invoke and stream read the same text and calls', async (script) => {
     const model = chatModel(script.template).bindTools(tools);

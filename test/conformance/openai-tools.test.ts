@@ -7,7 +7,7 @@ import type { ChatCompletionTool } from 'openai/resources/chat/completions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { CASES, useServer } from './servers.js';
-import { TOOL_MODEL, TOOL_PARAMETERS, TOOL_SCRIPTS } from './tool-scripts.js';
+import { OPENAI_TOOLS, TOOL_MODEL, TOOL_SCRIPTS } from './tool-scripts.js';
 
 const MODEL = 'tensorrt_llm_bls';
 const weatherParameters = {
@@ -235,20 +235,7 @@ describe.each(CASES)('trtllm-openai reads the shared tool scripts: %s Triton ove
     }
   });
   afterAll(() => Promise.all(closers.map((c) => c())));
-  const tools: ChatCompletionTool[] = [
-    {
-      type: 'function',
-      function: {
-        name: 'get_weather',
-        description: 'Weather in a city',
-        parameters: TOOL_PARAMETERS.get_weather,
-      },
-    },
-    {
-      type: 'function',
-      function: { name: 'get_time', description: 'Time in a zone', parameters: TOOL_PARAMETERS.get_time },
-    },
-  ];
+  const tools = OPENAI_TOOLS;
 
   it.each(TOOL_SCRIPTS)('$name: streamed and not, the same text and calls', async (script) => {
     const client = clients[script.template]!;

@@ -87,5 +87,21 @@ export const TOOL_PARAMETERS: Readonly<Record<'get_weather' | 'get_time', Record
   get_time: { type: 'object', properties: { zone: { type: 'string' } }, required: ['zone'] },
 };
 
+/** The two functions as OpenAI tool definitions (what trtllm-openai and ChatTriton.bindTools take). */
+export const OPENAI_TOOLS = [
+  {
+    type: 'function' as const,
+    function: {
+      name: 'get_weather',
+      description: 'Weather in a city',
+      parameters: TOOL_PARAMETERS.get_weather,
+    },
+  },
+  {
+    type: 'function' as const,
+    function: { name: 'get_time', description: 'Time in a zone', parameters: TOOL_PARAMETERS.get_time },
+  },
+];
+
 /** The model that accumulates its tokens: every script, non-ASCII too, arrives as written. */
 export const TOOL_MODEL = 'tensorrt_llm_bls';
