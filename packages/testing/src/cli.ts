@@ -1,12 +1,46 @@
 /**
  * `trtllm-fake-triton`: the fake Triton as a process, for demos and for clients in other languages.
- * Prints one line when ready and exits 0 on SIGINT or SIGTERM.
+ * Prints one line when ready (where it listens), with `--log` one line per request as it ends, and
+ * exits 0 on SIGINT or SIGTERM.
  */
 import { parseArgs } from 'node:util';
 import { startFakeTriton } from './server.js';
+import type { FakeEvent, FakeTriton } from './types.js';
 
 const USAGE =
-  'usage: trtllm-fake-triton [--grpc-port 8001] [--http-port 8000] [--host 127.0.0.1] [--ttft-ms N] [--itl-ms N] [--cors]';
+  'usage: trtllm-fake-triton [--grpc-port 8001] [--http-port 8000] [--host 127.0.0.1] [--ttft-ms N] [--itl-ms N] [--cors] [--log]';
+
+/** How the log names the end of a request (Triton's verbose log says the same in more words). */
+const OUTCOMES: Partial<Record<FakeEvent['event'], string>> = {
+  completed: 'done',
+  cancelled: 'cancelled',
+  stopped: 'stopped',
+  error: 'error',
+};
+
+/** The longest delay a Node timer takes; the watch below re-arms when it runs out. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+function logRequests(fake: FakeTriton, write: (line: string) => void): void {
+  // The fake offers no listener, but waitForEvent runs its predicate on every event as it is
+  // recorded: one that never matches is a listener. Printed events are forgotten, so the log of a
+  // long-running server does not grow.
+  const watch = (): void => {
+    fake
+      .waitForEvent((e) => {
+        const outcome = OUTCOMES[e.event];
+        if (outcome === undefined) return false;
+        const id = e.id === '' ? '-' : e.id;
+        write(
+          `${new Date(e.ts).toISOString()} ${e.protocol} ${e.model} request ${id}: ${outcome}, ${e.tokens} tokens`,
+        );
+        fake.clearEvents();
+        return false;
+      }, MAX_TIMER_MS)
+      .catch(watch);
+  };
+  watch();
+}
 
 function portOrNumber(name: string, value: string | undefined, fallback: number): number {
   if (value === undefined) return fallback;
@@ -25,6 +59,7 @@ async function main(): Promise<void> {
       'ttft-ms': { type: 'string' },
       'itl-ms': { type: 'string' },
       cors: { type: 'boolean' },
+      log: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -42,6 +77,7 @@ async function main(): Promise<void> {
     cors: values.cors ?? false,
   });
   process.stdout.write(`fake Triton ready: grpc ${fake.grpcUrl} http ${fake.httpUrl}\n`);
+  if (values.log) logRequests(fake, (line) => process.stdout.write(`${line}\n`));
   const stop = () => {
     fake.close().then(
       () => process.exit(0),

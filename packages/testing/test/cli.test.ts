@@ -11,9 +11,26 @@ async function startCli(args: readonly string[]) {
     cwd: fileURLToPath(new URL('..', import.meta.url)),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const lines = createInterface({ input: child.stdout });
-  const [first] = (await once(lines, 'line')) as [string];
-  return { child, first };
+  // Every line is kept from the start: a line printed while no one waits must not be lost.
+  const printed: string[] = [];
+  let wake = (): void => {};
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    printed.push(line);
+    wake();
+  });
+  /** The first line not yet taken that `match` accepts, waiting for it if need be. */
+  const nextLine = async (match: RegExp): Promise<string> => {
+    for (;;) {
+      const i = printed.findIndex((line) => match.test(line));
+      if (i >= 0) return printed.splice(i, 1)[0]!;
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+      });
+    }
+  };
+  const first = await nextLine(/./);
+  const httpUrl = /http (http:\/\/\S+)$/.exec(first)?.[1];
+  return { child, first, httpUrl, nextLine };
 }
 
 describe('trtllm-fake-triton', () => {
@@ -39,6 +56,40 @@ describe('trtllm-fake-triton', () => {
       expect(code).toBe(0);
     });
   }
+
+  it('with --log prints one line per request as it ends: id, model, outcome and tokens', async () => {
+    const { child, httpUrl, nextLine } = await startCli([
+      '--grpc-port',
+      '0',
+      '--http-port',
+      '0',
+      '--itl-ms',
+      '5',
+      '--log',
+    ]);
+    const done = await fetch(`${httpUrl}/v2/models/ensemble/generate`, {
+      method: 'POST',
+      body: JSON.stringify({ text_input: 'What is ML?', max_tokens: 4, id: 'req-1' }),
+    });
+    expect(done.status).toBe(200);
+    expect(await nextLine(/ ensemble /)).toMatch(/^\S+Z http ensemble request req-1: done, 4 tokens$/);
+
+    // A stream the client leaves: the LLM-API model stops generating and logs the cancel.
+    const abort = new AbortController();
+    const stream = await fetch(`${httpUrl}/v2/models/llmapi/generate_stream`, {
+      method: 'POST',
+      body: JSON.stringify({ text_input: 'What is ML?', sampling_param_max_tokens: 2000, streaming: true }),
+      signal: abort.signal,
+    });
+    const reader = stream.body!.getReader();
+    await reader.read();
+    abort.abort();
+    expect(await nextLine(/ llmapi /)).toMatch(/^\S+Z http llmapi request -: cancelled, \d+ tokens$/);
+
+    child.kill('SIGINT');
+    const [code] = (await once(child, 'exit')) as [number | null];
+    expect(code).toBe(0);
+  });
 
   it('refuses a bad option with exit code 2', async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', CLI, '--grpc-port', 'abc'], {
