@@ -25,6 +25,7 @@ export interface ToolCallStream {
 export interface ToolParseContext {
   /** Names of the functions offered in the request. */
   readonly known: ReadonlySet<string>;
+  /** Receives the reason when text that looked like a call is returned as text. */
   readonly warn: (message: string) => void;
 }
 
