@@ -19,6 +19,11 @@ export class SseDecoder {
   // Whether text has arrived since the last blank line, i.e. an event is still incomplete.
   private inEvent = false;
   private tail = '';
+  /**
+   * The text so far ended exactly at the end of an event with LF (`\n\n` or `\r\n\r\n`): the
+   * parser holds nothing, so a reader may hand over whole one-line events itself ({@link push}).
+   */
+  idle = true;
 
   constructor(
     private readonly call: Call,
@@ -43,8 +48,15 @@ export class SseDecoder {
     for (let m = EVENT_END.exec(joined); m !== null; m = EVENT_END.exec(joined)) end = m.index + m[0].length;
     this.inEvent = end >= 0 ? NON_BLANK.test(joined.slice(end)) : this.inEvent || NON_BLANK.test(text);
     this.tail = joined.length > 3 ? joined.slice(-3) : joined;
+    this.idle = end === joined.length && joined.endsWith('\n');
     this.parser.feed(text);
     if (this.overflow && this.limit !== undefined) throw tooLarge(this.call, this.limit);
+  }
+
+  /** The data of a whole event a reader found itself, while {@link idle}. */
+  push(data: string): void {
+    if (this.limit !== undefined && data.length > this.limit) throw tooLarge(this.call, this.limit);
+    this.queue.push(data);
   }
 
   /** The body ended: fails with `protocol` when it stopped inside an event. */

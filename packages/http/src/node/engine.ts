@@ -1,6 +1,6 @@
 import type { StreamEngineFactory } from '../stream-engine.js';
 import { ConnectionPool, originOf } from './connection.js';
-import { NodeEventStream } from './event-stream.js';
+import { NodeEventStream, type NodeStreamShared } from './event-stream.js';
 
 /**
  * Streams over Node's sockets: keep-alive HTTP/1.1 connections to the base URL's origin, the
@@ -8,9 +8,9 @@ import { NodeEventStream } from './event-stream.js';
  */
 export const nodeStreamEngine: StreamEngineFactory = (baseUrl) => {
   const origin = originOf(baseUrl);
-  const pool = new ConnectionPool(origin);
+  const shared: NodeStreamShared = { pool: new ConnectionPool(origin), origin, heads: new Map() };
   return {
-    stream: (client, request, options) => new NodeEventStream(client, pool, origin, request, options),
-    close: () => pool.close(),
+    stream: (client, request, options) => new NodeEventStream(client, shared, request, options),
+    close: () => shared.pool.close(),
   };
 };

@@ -60,13 +60,15 @@ export class NodeEventStream implements InferStream, ConnectionOwner, ResponseSi
   /** The connection carrying the request came from the pool. */
   private reused = false;
 
+  private readonly pool: ConnectionPool;
+
   constructor(
     private readonly client: HttpClient,
-    private readonly pool: ConnectionPool,
-    private readonly origin: Origin,
+    private readonly shared: NodeStreamShared,
     private readonly request: InferRequest,
     private readonly options: CallOptions | undefined,
   ) {
+    this.pool = shared.pool;
     this.wanted = wantedOutputs(request);
     this.context = { what: 'POST /generate_stream', requestId: request.id, model: request.model };
   }
@@ -104,7 +106,7 @@ export class NodeEventStream implements InferStream, ConnectionOwner, ResponseSi
   }
 
   sendStop(stop: InferRequest): Promise<void> {
-    return drain(new NodeEventStream(this.client, this.pool, this.origin, stop, this.options));
+    return drain(new NodeEventStream(this.client, this.shared, stop, this.options));
   }
 
   onBytes(bytes: Buffer): void {
@@ -160,7 +162,14 @@ export class NodeEventStream implements InferStream, ConnectionOwner, ResponseSi
   onBody(bytes: Buffer): void {
     const decoder = this.decoder as StringDecoder;
     if (this.mode === 'events') {
-      this.feed(decoder.write(bytes));
+      const sse = this.sse as SseDecoder;
+      // Triton writes each event as `data: <json>\n\n`, usually whole in one read: those are
+      // taken from the bytes directly; anything else (comments, CR, other fields, an event split
+      // over reads) goes through the decoder and eventsource-parser.
+      const at = sse.idle ? this.takeDataLines(bytes, sse) : 0;
+      if (at < 0) return;
+      if (at < bytes.length) this.feed(decoder.write(at === 0 ? bytes : bytes.subarray(at)));
+      else if (this.sink !== undefined) this.deliver();
       return;
     }
     // Error bodies are read only to quote them.
@@ -198,7 +207,7 @@ export class NodeEventStream implements InferStream, ConnectionOwner, ResponseSi
       // As with fetch, a request that cannot be sent fails on the first read, not on stream().
       const { send, context } = streamSend(this.request);
       this.context = context;
-      this.wire = requestText(this.origin, send, this.client.headersFor(send, this.options));
+      this.wire = requestText(this.shared, send, this.client, this.options);
       call = this.client.begin(this.options, context);
     } catch (err) {
       this.fail(err);
@@ -217,6 +226,26 @@ export class NodeEventStream implements InferStream, ConnectionOwner, ResponseSi
     this.parser = new ResponseParser(this);
     connection.owner = this;
     connection.socket.write(this.wire);
+  }
+
+  /** Queues the whole one-line events at the start of `bytes`; where the rest begins (-1: failed). */
+  private takeDataLines(bytes: Buffer, sse: SseDecoder): number {
+    let at = 0;
+    const n = bytes.length;
+    while (n - at > 7 && startsWithData(bytes, at)) {
+      const lf = bytes.indexOf(10, at + 6);
+      if (lf < 0 || bytes[lf + 1] !== 10) break;
+      const cr = bytes.indexOf(13, at + 6);
+      if (cr >= 0 && cr < lf) break;
+      try {
+        sse.push(bytes.toString('utf8', at + 6, lf));
+      } catch (err) {
+        this.fail(err);
+        return -1;
+      }
+      at = lf + 2;
+    }
+    return at;
   }
 
   /** Feeds event text; false when that failed the stream. */
@@ -294,8 +323,48 @@ export class NodeEventStream implements InferStream, ConnectionOwner, ResponseSi
   }
 }
 
+/** Whether `data: ` starts at `at`. */
+function startsWithData(bytes: Buffer, at: number): boolean {
+  return (
+    bytes[at] === 100 &&
+    bytes[at + 1] === 97 &&
+    bytes[at + 2] === 116 &&
+    bytes[at + 3] === 97 &&
+    bytes[at + 4] === 58 &&
+    bytes[at + 5] === 32
+  );
+}
+
+/** What the streams of one transport share: its connections and the request heads it wrote. */
+export interface NodeStreamShared {
+  readonly pool: ConnectionPool;
+  readonly origin: Origin;
+  /** Request heads by path, for calls without headers of their own (the same every time). */
+  readonly heads: Map<string, string>;
+}
+
+// Distinct paths are models and versions: a handful. The bound only guards against a caller
+// cycling through endless names.
+const MAX_CACHED_HEADS = 64;
+
 /** The request's head and body as one write (one packet for a small request). */
-function requestText(origin: Origin, send: Send, headers: Headers): string {
+function requestText(
+  shared: NodeStreamShared,
+  send: Send,
+  client: HttpClient,
+  options: CallOptions | undefined,
+) {
+  const reusable = options?.headers === undefined;
+  let head = reusable ? shared.heads.get(send.path) : undefined;
+  if (head === undefined) {
+    head = requestHead(shared.origin, send, client.headersFor(send, options));
+    if (reusable && shared.heads.size < MAX_CACHED_HEADS) shared.heads.set(send.path, head);
+  }
+  const body = typeof send.body === 'string' ? send.body : '';
+  return `${head}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+}
+
+function requestHead(origin: Origin, send: Send, headers: Headers): string {
   let head = `POST ${origin.prefix}${send.path} HTTP/1.1\r\n`;
   let host = `host: ${origin.host}\r\n`;
   headers.forEach((value, name) => {
@@ -304,8 +373,7 @@ function requestText(origin: Origin, send: Send, headers: Headers): string {
     if (name === 'host') host = '';
     head += `${name}: ${value}\r\n`;
   });
-  const body = typeof send.body === 'string' ? send.body : '';
-  return `${head}${host}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+  return head + host;
 }
 
 /** Reads a stream to its end (the answer to an in-band stop), throwing its error. */

@@ -147,6 +147,21 @@ export class ResponseParser {
 
   /** One line of chunked framing: a size, the CRLF after a chunk's data, or a trailer. */
   private readLine(bytes: Buffer, at: number): number {
+    // The usual case, a whole size line or CRLF in this read, is read from the bytes themselves.
+    if (this.line === '') {
+      if (this.state === 'data-end' && bytes[at] === 13 && bytes[at + 1] === 10) {
+        this.state = 'size';
+        return at + 2;
+      }
+      if (this.state === 'size') {
+        const end = sizeLineEnd(bytes, at);
+        if (end > 0) {
+          this.remaining = hexValue(bytes, at, end - 2);
+          this.state = this.remaining === 0 ? 'trailer' : 'data';
+          return end;
+        }
+      }
+    }
     const lf = bytes.indexOf(10, at);
     const stop = lf < 0 ? bytes.length : lf;
     this.line += bytes.toString('latin1', at, stop);
@@ -203,4 +218,24 @@ function notHttp1(start: string): MalformedResponse {
   return new MalformedResponse(
     `expected an HTTP/1.1 status line, got ${JSON.stringify(start.slice(0, 40))} (is this the gRPC port?)`,
   );
+}
+
+/** Where a plain `<hex>\r\n` size line starting at `at` ends (past its LF), or -1 if it is not one. */
+function sizeLineEnd(bytes: Buffer, at: number): number {
+  let i = at;
+  while (i < bytes.length && i - at < 12 && isHexDigit(bytes[i] as number)) i++;
+  return i > at && bytes[i] === 13 && bytes[i + 1] === 10 ? i + 2 : -1;
+}
+
+function isHexDigit(c: number): boolean {
+  return (c >= 48 && c <= 57) || (c >= 97 && c <= 102) || (c >= 65 && c <= 70);
+}
+
+function hexValue(bytes: Buffer, from: number, to: number): number {
+  let value = 0;
+  for (let i = from; i < to; i++) {
+    const c = bytes[i] as number;
+    value = value * 16 + (c <= 57 ? c - 48 : (c | 0x20) - 87);
+  }
+  return value;
 }
