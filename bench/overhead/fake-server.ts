@@ -10,7 +10,16 @@ import { startFakeTriton } from '@trtllm/testing';
 
 const ttftMs = Number(process.env.FAKE_TTFT_MS ?? '0');
 const itlMs = Number(process.env.FAKE_ITL_MS ?? '0');
-const triton = await startFakeTriton({ grpcPort: 0, httpPort: 0, ttftMs, itlMs });
+// FAKE_MAX_STREAMS limits the streams of each gRPC connection, as proxies do: the client must open
+// more connections past the limit (with BENCH_GRPC_MAX_CONNECTIONS for the SDK's variants).
+const maxStreams = process.env.FAKE_MAX_STREAMS;
+const triton = await startFakeTriton({
+  grpcPort: 0,
+  httpPort: 0,
+  ttftMs,
+  itlMs,
+  ...(maxStreams !== undefined && maxStreams !== '' ? { grpcMaxConcurrentStreams: Number(maxStreams) } : {}),
+});
 process.stdout.write(`${JSON.stringify({ grpcUrl: triton.grpcUrl, httpUrl: triton.httpUrl })}\n`);
 
 let closing = false;

@@ -41,9 +41,15 @@ export function sdkVariant(
   endpoints: Endpoints,
   grpcOptions: { readonly multiplex?: boolean } = {},
 ): Variant {
+  // BENCH_GRPC_MAX_CONNECTIONS: connections past a server's stream limit (see BENCH_FAKE_MAX_STREAMS).
+  const maxConnections = process.env.BENCH_GRPC_MAX_CONNECTIONS;
   const transport: Transport =
     protocol === 'grpc'
-      ? grpcTransport({ baseUrl: endpoints.grpcUrl, ...grpcOptions })
+      ? grpcTransport({
+          baseUrl: endpoints.grpcUrl,
+          ...grpcOptions,
+          ...(maxConnections !== undefined ? { maxConnections: Number(maxConnections) } : {}),
+        })
       : httpTransport({ baseUrl: endpoints.httpUrl });
   return streamingVariant(new TritonLlm({ transport, model: 'ensemble' }));
 }

@@ -15,12 +15,14 @@ import {
 } from 'node:net';
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { createTensor, encodeTensorData, type InferRequest } from '@trtllm/sdk';
+import { startFakeTriton } from '@trtllm/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   ModelInferRequestSchema,
   ModelStreamInferResponseSchema,
 } from '../src/gen/inference/grpc_service_pb.js';
 import { grpcTransport } from '../src/index.js';
+import { rawRequest } from './fake-models.js';
 import { drain } from './support.js';
 
 // The streaming calls run on our own HTTP/2 framing (src/h2-session.ts). These servers are
@@ -415,5 +417,28 @@ describe('HTTP/2 streams past the limits of a connection', () => {
     expect(error).toBeUndefined();
     expect(String((next as Error).message)).toContain('a bug in the consumer');
     void failure;
+  });
+});
+
+describe('against the fake with a stream limit per connection', () => {
+  it('spreads 30 streams over connections of 10 and gives every one its answer', async () => {
+    const fake = await startFakeTriton({ grpcPort: 0, httpPort: 0, grpcMaxConcurrentStreams: 10, itlMs: 5 });
+    const transport = grpcTransport({ baseUrl: fake.grpcUrl, maxConnections: 4 });
+    try {
+      await drain(transport.stream(rawRequest('warm', [1], 1)));
+      const running = Array.from({ length: 30 }, (_, i) =>
+        drain(transport.stream(rawRequest(`s${i}`, [i + 1], 20))),
+      );
+      const results = await Promise.all(running);
+      // The connections stay open after their streams: three were needed for 30 streams of 10.
+      const after = transport.connectionStats();
+      expect(results.filter((r) => r.error !== undefined)).toEqual([]);
+      expect(after.peerMaxConcurrentStreams).toBe(10);
+      expect(after.connections).toBe(3);
+      expect(after.refusedStreams).toBe(0);
+    } finally {
+      await transport.close();
+      await fake.close();
+    }
   });
 });

@@ -52,7 +52,12 @@ export async function startFakeTriton(options: FakeTritonOptions = {}): Promise<
     ttftMs,
     itlMs,
   };
-  const grpc = await startGrpcFrontEnd(ctx, { host, port: options.grpcPort ?? 0, tls: options.tls });
+  const grpc = await startGrpcFrontEnd(ctx, {
+    host,
+    port: options.grpcPort ?? 0,
+    tls: options.tls,
+    maxConcurrentStreams: options.grpcMaxConcurrentStreams,
+  });
   let http: Awaited<ReturnType<typeof startHttpFrontEnd>>;
   try {
     http = await startHttpFrontEnd(ctx, {

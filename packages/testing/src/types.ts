@@ -8,6 +8,11 @@ export interface FakeTritonOptions {
   readonly grpcPort?: number;
   /** HTTP port; 0 (default) picks a free one. */
   readonly httpPort?: number;
+  /**
+   * The gRPC front end's SETTINGS_MAX_CONCURRENT_STREAMS per connection, as proxies and many gRPC
+   * servers set one (nginx 128, HAProxy 100); default none, as Triton.
+   */
+  readonly grpcMaxConcurrentStreams?: number;
   /** Milliseconds before the first token of each generation. Default 0. */
   readonly ttftMs?: number;
   /** Milliseconds between tokens. Default 0: as fast as the client reads. */

@@ -78,11 +78,19 @@ function credentials(tls: TlsOptions | undefined): ServerCredentials {
 
 export async function startGrpcFrontEnd(
   ctx: EngineContext,
-  options: { host: string; port: number; tls: TlsOptions | undefined },
+  options: {
+    host: string;
+    port: number;
+    tls: TlsOptions | undefined;
+    maxConcurrentStreams?: number | undefined;
+  },
 ): Promise<GrpcFrontEnd> {
   const server = new Server({
     'grpc.max_receive_message_length': -1,
     'grpc.max_send_message_length': -1,
+    ...(options.maxConcurrentStreams !== undefined
+      ? { 'grpc.max_concurrent_streams': options.maxConcurrentStreams }
+      : {}),
   });
   const sockets = new Map<string, Socket>();
   const drop = (call: { getPeer(): string }) => destroyAfterFlush(sockets.get(call.getPeer()));
