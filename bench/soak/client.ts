@@ -8,7 +8,7 @@
  */
 import { readdirSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { grpcTransport } from '@trtllm/grpc';
+import { type GrpcTransport, grpcTransport } from '@trtllm/grpc';
 import { SoakLoad } from './load.js';
 import type { SoakSample } from './stats.js';
 
@@ -42,6 +42,7 @@ function resourceTypes(): Record<string, number> {
 }
 
 let load: SoakLoad | undefined;
+let transport: GrpcTransport | undefined;
 let phase: SoakSample['phase'] = 'baseline';
 let t0 = performance.now();
 let cpu0 = process.cpuUsage();
@@ -51,6 +52,7 @@ function sample(): void {
   const m = process.memoryUsage();
   const c = load?.counts;
   const cpu = process.cpuUsage(cpu0);
+  const h2 = phase === 'load' ? transport?.connectionStats() : undefined;
   const s: SoakSample = {
     t: Math.round(performance.now() - t0) / 1000,
     phase,
@@ -65,6 +67,12 @@ function sample(): void {
     stopped: c?.stopped ?? 0,
     tokens: c?.tokens ?? 0,
     cpuUs: phase === 'baseline' ? 0 : cpu.user + cpu.system,
+    failures: c?.failures ?? 0,
+    requestSeconds: c?.requestSeconds ?? 0,
+    firstChunkSeconds: c?.firstChunkSeconds ?? 0,
+    connections: h2?.connections ?? 0,
+    openStreams: h2?.openStreams ?? 0,
+    waitingStreams: h2?.waitingStreams ?? 0,
   };
   process.stdout.write(`${JSON.stringify({ sample: s })}\n`);
 }
@@ -78,7 +86,7 @@ for (let i = 0; i < 3; i++) {
 }
 const baselineTypes = resourceTypes();
 
-const transport = grpcTransport({ baseUrl: job.grpcUrl });
+transport = grpcTransport({ baseUrl: job.grpcUrl });
 load = new SoakLoad(transport, job.seed);
 phase = 'load';
 t0 = performance.now();

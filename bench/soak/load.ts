@@ -15,6 +15,9 @@ export interface LoadCounts {
   broken: number;
   stopped: number;
   tokens: number;
+  /** Seconds from each request's start to its end, and to its first chunk, summed over the requests. */
+  requestSeconds: number;
+  firstChunkSeconds: number;
   /** Requests whose text or end was not what the fake sends; the first few are kept in `failureExamples`. */
   failures: number;
   failureExamples: string[];
@@ -67,6 +70,8 @@ export class SoakLoad {
     broken: 0,
     stopped: 0,
     tokens: 0,
+    requestSeconds: 0,
+    firstChunkSeconds: 0,
     failures: 0,
     failureExamples: [],
     stopFinishes: {},
@@ -96,6 +101,12 @@ export class SoakLoad {
     return items[Math.floor(this.random() * items.length)]!;
   }
 
+  private time(start: number, firstChunk: number): void {
+    const end = performance.now();
+    this.counts.requestSeconds += (end - start) / 1000;
+    this.counts.firstChunkSeconds += ((firstChunk === 0 ? end : firstChunk) - start) / 1000;
+  }
+
   private fail(message: string): void {
     this.counts.failures++;
     if (this.counts.failureExamples.length < 20) this.counts.failureExamples.push(message);
@@ -117,6 +128,8 @@ export class SoakLoad {
     }
     const what = `${key} ${ending}@${cut}`;
 
+    const start = performance.now();
+    let firstChunk = 0;
     const controller = ending === 'aborted' ? new AbortController() : undefined;
     const stream = this.models[model].stream(
       { prompt, maxTokens },
@@ -126,8 +139,10 @@ export class SoakLoad {
     let chunks = 0;
     let final: Extract<StreamChunk, { done: true }> | undefined;
     let ended: Ending = 'completed';
+    let caught: unknown;
     try {
       for await (const chunk of stream) {
+        if (firstChunk === 0) firstChunk = performance.now();
         if (chunk.done) {
           final = chunk;
           continue;
@@ -142,11 +157,16 @@ export class SoakLoad {
         }
       }
     } catch (err) {
+      caught = err;
+    }
+    this.time(start, firstChunk);
+    if (caught !== undefined) {
+      const err = caught;
       if (!(ended === 'aborted' && err instanceof TritonLlmError && err.code === 'cancelled')) {
-        this.fail(
-          `${what}: ${err instanceof Error ? `${err.name} ${(err as { code?: string }).code}: ${err.message}` : String(err)}`,
+        const code = (err as { code?: string }).code;
+        return this.fail(
+          `${what}: ${err instanceof Error ? `${err.name} ${code}: ${err.message}` : String(err)}`,
         );
-        return;
       }
     }
     this.counts.tokens += final?.usage.completionTokens ?? 0;

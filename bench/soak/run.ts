@@ -24,6 +24,22 @@ interface ClientDone {
   readonly closedTypes: Record<string, number>;
 }
 
+const ended = (s: SoakSample) => s.completed + s.aborted + s.broken + s.stopped + s.failures;
+
+/** A sample, and the requests' rate and mean times since the last line. */
+function progressLine(s: SoakSample, last: SoakSample | undefined): string {
+  const mb = (b: number) => (b / 2 ** 20).toFixed(1);
+  let line = `${s.phase} t=${s.t.toFixed(0)}s rss=${mb(s.rss)}MiB heap=${mb(s.heapUsed)}MiB handles=${s.handles} fds=${s.fds} requests=${ended(s)}`;
+  if (s.phase === 'load') {
+    const n =
+      ended(s) - ended(last ?? { ...s, completed: 0, aborted: 0, broken: 0, stopped: 0, failures: 0 });
+    const req = (s.requestSeconds - (last?.requestSeconds ?? 0)) / n;
+    const first = (s.firstChunkSeconds - (last?.firstChunkSeconds ?? 0)) / n;
+    line += ` (${(n / (s.t - (last?.t ?? 0))).toFixed(1)}/s, ${req.toFixed(2)} s each, first chunk ${first.toFixed(2)} s) streams open ${s.openStreams} waiting ${s.waitingStreams} on ${s.connections} connections`;
+  }
+  return line;
+}
+
 const here = (p: string) => fileURLToPath(new URL(p, import.meta.url));
 const RESULTS = here('../results/soak.json');
 const PLOT = here('../../docs/soak.svg');
@@ -57,18 +73,16 @@ const clientExit = await new Promise<{ code: number | null; exitedOnItsOwn: bool
     ['--expose-gc', '--import', 'tsx', here('./client.ts'), JSON.stringify(job)],
     { stdio: ['ignore', 'pipe', 'inherit'], env: distEnv() },
   );
-  let lastReport = 0;
+  let reported: SoakSample | undefined;
   let kill: NodeJS.Timeout | undefined;
   createInterface({ input: child.stdout }).on('line', (line) => {
     const msg = JSON.parse(line) as { sample?: SoakSample; done?: ClientDone };
     if (msg.sample !== undefined) {
       const s = msg.sample;
       samples.push(s);
-      if (s.phase !== 'load' || s.t - lastReport >= 60) {
-        lastReport = s.t;
-        process.stderr.write(
-          `soak: ${s.phase} t=${s.t.toFixed(0)}s rss=${(s.rss / 2 ** 20).toFixed(1)}MiB heap=${(s.heapUsed / 2 ** 20).toFixed(1)}MiB handles=${s.handles} fds=${s.fds} requests=${s.completed + s.aborted + s.broken + s.stopped}\n`,
-        );
+      if (s.phase !== 'load' || s.t - (reported?.t ?? 0) >= 60) {
+        process.stderr.write(`soak: ${progressLine(s, reported)}\n`);
+        reported = s.phase === 'load' ? s : undefined;
       }
     }
     if (msg.done !== undefined) {

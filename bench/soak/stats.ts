@@ -21,6 +21,14 @@ export interface SoakSample {
   readonly tokens: number;
   /** Client CPU (user + system) since the load started, in microseconds. */
   readonly cpuUs: number;
+  readonly failures: number;
+  /** Seconds from start to end, and to the first chunk, summed over the requests ended so far. */
+  readonly requestSeconds: number;
+  readonly firstChunkSeconds: number;
+  /** The transport's connectionStats() under load (0 outside it). */
+  readonly connections: number;
+  readonly openStreams: number;
+  readonly waitingStreams: number;
 }
 
 /** Least-squares line through (x, y): slope and intercept. */
