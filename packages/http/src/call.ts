@@ -111,6 +111,16 @@ export class Call {
           retryable: false,
         });
       default: {
+        if (notHttp1(err)) {
+          // Bytes that are not HTTP/1.x at all: an HTTP/2-only server, such as Triton's gRPC port.
+          return new TritonLlmError(
+            'unavailable',
+            `${what}: the server does not answer HTTP/1.1 (an HTTP/2-only server, such as Triton's gRPC port); ` +
+              "this is not Triton's HTTP endpoint (Triton listens for HTTP on 8000 and gRPC on 8001 by default; " +
+              'use grpcTransport for gRPC)',
+            { ...fields, retryable: false },
+          );
+        }
         const tls = tlsFailure(err);
         // A certificate the client refuses (or a server refusing ours) fails the same way again.
         if (tls !== undefined) {
@@ -145,6 +155,19 @@ function tlsFailure(err: unknown): string | undefined {
     current = current.cause;
   }
   return undefined;
+}
+
+// undici's parser on a response that does not start with "HTTP/" (llhttp's code, and its words).
+const NOT_HTTP1 = /HPE_INVALID_CONSTANT|does not match the HTTP\/1\.1 protocol|not an HTTP\/1\.x answer/;
+
+function notHttp1(err: unknown): boolean {
+  let current: unknown = err;
+  for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if ((typeof code === 'string' && NOT_HTTP1.test(code)) || NOT_HTTP1.test(current.message)) return true;
+    current = current.cause;
+  }
+  return false;
 }
 
 // Node's fetch says only "fetch failed" and keeps the useful part (ECONNREFUSED...) in `cause`.

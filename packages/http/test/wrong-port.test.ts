@@ -1,0 +1,34 @@
+import { httpTransport } from '@trtllm/http';
+import { TritonLlm, type TritonLlmError } from '@trtllm/sdk';
+import { describe, expect, it } from 'vitest';
+import { useFakeTriton } from './fake.js';
+
+const fake = useFakeTriton({});
+
+const NOT_HTTP = /does not answer HTTP\/1\.1 .*this is not Triton's HTTP endpoint .*use grpcTransport/;
+
+async function failure(run: () => Promise<unknown>): Promise<TritonLlmError> {
+  try {
+    await run();
+  } catch (err) {
+    return err as TritonLlmError;
+  }
+  throw new Error('the call succeeded');
+}
+
+describe('the HTTP transport pointed at an HTTP/2-only port (the gRPC port)', () => {
+  it('says so, not retryable, every time (health and the model's config)', async () => {
+    const transport = httpTransport({ baseUrl: fake().grpcUrl });
+    const llm = new TritonLlm({ transport, model: 'ensemble', retry: { attempts: 1 } });
+    const errors = [
+      await failure(() => transport.serverLive()),
+      await failure(() => transport.serverLive()),
+      await failure(() => llm.generate({ prompt: 'What is ML?', maxTokens: 4 })),
+    ];
+    await llm.close();
+    for (const err of errors) {
+      expect({ code: err.code, retryable: err.retryable }).toEqual({ code: 'unavailable', retryable: false });
+      expect(err.message).toMatch(NOT_HTTP);
+    }
+  });
+});
