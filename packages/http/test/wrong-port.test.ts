@@ -17,7 +17,7 @@ async function failure(run: () => Promise<unknown>): Promise<TritonLlmError> {
 }
 
 describe('the HTTP transport pointed at an HTTP/2-only port (the gRPC port)', () => {
-  it('says so, not retryable, every time (health and the model's config)', async () => {
+  it("says so, not retryable, every time (health and the model's config)", async () => {
     const transport = httpTransport({ baseUrl: fake().grpcUrl });
     const llm = new TritonLlm({ transport, model: 'ensemble', retry: { attempts: 1 } });
     const errors = [
