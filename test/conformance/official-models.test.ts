@@ -64,6 +64,39 @@ describe.each(CASES)('official model shapes: %s Triton over %s', (kind, protocol
     }
   });
 
+  it('reports token counts that are true or absent on every flavor, streamed and not', async () => {
+    const inner: Record<string, string> = {
+      ensemble_unary: 'tensorrt_llm_unary',
+      tensorrt_llm_unary: 'tensorrt_llm_unary',
+      llmapi: 'llmapi',
+    };
+    const models = ['tensorrt_llm', 'tensorrt_llm_unary', 'ensemble', 'ensemble_unary', 'tensorrt_llm_bls'];
+    const counted: string[] = [];
+    for (const model of [...models, 'tensorrt_llm_bls_per_token', 'llmapi']) {
+      for (const stream of [false, true]) {
+        if (stream && model.endsWith('_unary')) continue;
+        const c = llm(model);
+        const request = { prompt: PROMPT, maxTokens: 7 };
+        const result = stream ? (await streamed(c.stream(request))).final : await c.generate(request);
+        const generated = await server().waitForEvent(
+          (e) =>
+            e.id === result.requestId &&
+            e.model === (inner[model] ?? 'tensorrt_llm') &&
+            e.event === 'completed',
+        );
+        if (result.usage.completionTokens !== undefined) {
+          expect([model, stream, result.usage.completionTokens]).toEqual([model, stream, generated.tokens]);
+          counted.push(`${model}${stream ? ' streamed' : ''}`);
+        }
+      }
+    }
+    // The models that can tell do: ids, `num_output_tokens`, or one streamed response per token.
+    expect(counted).toEqual(
+      expect.arrayContaining(['tensorrt_llm', 'tensorrt_llm streamed', 'ensemble streamed']),
+    );
+    expect(counted.filter((m) => m.startsWith('llmapi'))).toEqual([]);
+  });
+
   it('lets the ensemble end a stream at the stop word it enforces itself: no cancel, no warning', async () => {
     const warnings: string[] = [];
     const stream = llm('ensemble', warnings).stream({ prompt: PROMPT, maxTokens: MAX, stopWords: [' data'] });

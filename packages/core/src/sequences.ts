@@ -144,7 +144,9 @@ export class SequenceTracker {
         text = s.textDecoder.push(raw);
         s.textLength = raw.length;
         lossy = streaming && !schema.cumulativeText && raw.includes('\uFFFD');
-        if (streaming && raw.length > 0) {
+        // An ensemble or BLS stream sends one response per token. The LLM-API model does not (a
+        // response may hold no new whole character, its last may repeat the whole text): no count.
+        if (streaming && raw.length > 0 && schema.flavor !== 'llmapi') {
           s.tokenCount += 1;
           s.countKnown = true;
         }
