@@ -52,6 +52,7 @@ const WHAT: Record<ScenarioName, string> = {
   'settings-wrong-size': 'a SETTINGS frame of 5 bytes',
   'ping-wrong-size': 'a PING frame of 7 bytes',
   'stream-0-data': 'a DATA frame on stream 0',
+  'padding-overflow': 'response HEADERS, then a PADDED DATA frame whose pad length runs past its end',
   'first-frame-not-settings': 'response HEADERS as the first frame, no SETTINGS',
   'html-502': 'a valid HTTP/2 answer with :status 502, text/html and a proxy error page',
   'too-many-pings': 'GOAWAY ENHANCE_YOUR_CALM with debug data "too_many_pings", then close',

@@ -106,6 +106,7 @@ describe('frames that break HTTP/2: a protocol error naming the violation, GOAWA
     ['hpack-table-update', /table size/i, COMPRESSION_ERROR],
     ['hpack-table-update-mid-block', /table size/i, COMPRESSION_ERROR],
     ['oversized-frame', /FRAME_SIZE_ERROR/, FRAME_SIZE_ERROR],
+    ['padding-overflow', /padding/i, PROTOCOL_ERROR],
   ];
   it.each(cases)('%s', async (scenario, message, h2Code) => {
     const outcome = await streamAgainst(scenario);
@@ -191,6 +192,7 @@ describe('the unary path against the same servers: a typed error, not the deadli
     'hpack-table-update',
     'hpack-table-update-mid-block',
     'oversized-frame',
+    'padding-overflow',
     'continuation-flood',
     'huge-message',
     'html-502',

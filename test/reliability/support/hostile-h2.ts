@@ -469,6 +469,13 @@ export const SCENARIOS = {
   'settings-wrong-size': afterStart(() => frame(SETTINGS, 0, 0, Buffer.alloc(5))),
   'ping-wrong-size': afterStart(() => frame(PING, 0, 0, Buffer.alloc(7))),
   'stream-0-data': afterStart(() => frame(DATA, 0, 0, Buffer.alloc(8))),
+  'padding-overflow': afterStart((id) =>
+    Buffer.concat([
+      frame(HEADERS, END_HEADERS, id, GRPC_RESPONSE_HEADERS),
+      // PADDED with a pad length past the frame's end (RFC 9113, 6.1: a PROTOCOL_ERROR).
+      frame(DATA, PADDED, id, Buffer.of(200, 0, 0, 0)),
+    ]),
+  ),
   'first-frame-not-settings': {
     run: async (peer) => {
       const id = await peer.handshake(false);
