@@ -1,33 +1,13 @@
 import { execFile, execFileSync } from 'node:child_process';
-import {
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { installPacked, PUBLISHED_PACKAGES } from './support/packed-project.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-
-/** Every published workspace package, by folder and name. */
-const PACKAGES: readonly (readonly [string, string])[] = [
-  ['core', '@trtllm/sdk'],
-  ['grpc', '@trtllm/grpc'],
-  ['http', '@trtllm/http'],
-  ['tokenizers', '@trtllm/tokenizers'],
-  ['testing', '@trtllm/testing'],
-  ['ai-sdk', '@trtllm/ai-sdk'],
-  ['langchain', '@trtllm/langchain'],
-  ['openai', '@trtllm/openai'],
-  ['bench', '@trtllm/bench'],
-];
 
 /**
  * The third-party packages the app brings itself, at the versions the workspace tests: the peers the
@@ -81,10 +61,6 @@ const TYPECHECKS: Record<string, { readonly options: Record<string, unknown>; re
     files: ['browser.ts'],
   },
 };
-
-const installedVersion = (name: string): string =>
-  (JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')) as { version: string })
-    .version;
 
 // Both integrations as a user gets them: packed tarballs installed into a project outside the
 // workspace (no workspace links, no TypeScript sources), then loaded with import and with require.
@@ -142,34 +118,6 @@ describe('the packages installed from their tarballs with npm into a fresh proje
   let installLog = '';
 
   beforeAll(async () => {
-    const tarballs = join(project, 'tarballs');
-    mkdirSync(tarballs);
-    const packed: Record<string, string> = {};
-    for (const [dir, name] of PACKAGES) {
-      const pkgDir = join(root, 'packages', dir);
-      // `pnpm test` builds first; packing without a build would test stale or missing files.
-      if (!existsSync(join(pkgDir, 'dist', 'index.cjs'))) {
-        throw new Error(`${name} is not built (packages/${dir}/dist): run pnpm build first`);
-      }
-      // pnpm pack rewrites workspace:^ ranges to the packed versions.
-      const out = execFileSync('pnpm', ['pack', '--pack-destination', tarballs], {
-        cwd: pkgDir,
-        encoding: 'utf8',
-      });
-      packed[name] = `file:${out.trim().split('\n').at(-1)!}`;
-    }
-    const app = {
-      name: 'trtllm-install-check',
-      version: '0.0.0',
-      private: true,
-      dependencies: {
-        ...packed,
-        ...Object.fromEntries(PEERS.map((name) => [name, installedVersion(name)])),
-      },
-      // The packed packages depend on each other by version; the tarballs must answer those too.
-      overrides: packed,
-    };
-    writeFileSync(join(project, 'package.json'), JSON.stringify(app, null, 2));
     writeFileSync(join(project, 'esm.mjs'), ESM_SCRIPT);
     writeFileSync(join(project, 'cjs.cjs'), CJS_SCRIPT);
     for (const file of ['consumer.ts', 'consumer-require.cts', 'browser.ts']) {
@@ -178,16 +126,10 @@ describe('the packages installed from their tarballs with npm into a fresh proje
     // The same source as an ES module and as CommonJS under Node's resolution.
     copyFileSync(join(fixtures, 'consumer.ts'), join(project, 'consumer.mts'));
     copyFileSync(join(fixtures, 'consumer.ts'), join(project, 'consumer.cts'));
-    // Plain npm, as the READMEs' install lines say; it checks `engines` on the Node that runs it (.ci/run
-    // puts each supported version first on PATH). npm's cache makes runs after the first one offline.
-    const install = await runAsync(
-      'npm',
-      ['install', '--no-audit', '--no-fund', '--ignore-scripts', '--prefer-offline', '--loglevel=warn'],
-      project,
-    );
-    if (install.status !== 0) throw new Error(`npm install failed:\n${install.output}`);
-    installLog = install.output;
-  }, 300_000);
+    // Plain npm, as the READMEs' install lines say, on the Node that runs this suite (.ci/run puts each
+    // supported version first on PATH).
+    installLog = await installPacked(project, PUBLISHED_PACKAGES, PEERS);
+  }, 600_000);
 
   const run = (script: string): { aiSdk: string; finish: string; langchain: string } => {
     const out = execFileSync(process.execPath, [script], { cwd: project, encoding: 'utf8', timeout: 60_000 });
@@ -195,7 +137,7 @@ describe('the packages installed from their tarballs with npm into a fresh proje
   };
 
   it('installs the workspace packages from tarballs, not from links into the repository', () => {
-    for (const [, name] of PACKAGES) {
+    for (const [, name] of PUBLISHED_PACKAGES) {
       const manifest = join(project, 'node_modules', name, 'package.json');
       expect(existsSync(manifest)).toBe(true);
       expect(existsSync(join(project, 'node_modules', name, 'src'))).toBe(false);
@@ -232,7 +174,7 @@ describe('the packages installed from their tarballs with npm into a fresh proje
       expect(check.output.split('\n').filter((line) => line.trim() !== '')).toEqual([]);
       expect(check.status).toBe(0);
     },
-    180_000,
+    300_000,
   );
 
   it('an ES module app calls generateText and ChatTriton.invoke against the fake', () => {
