@@ -1,0 +1,181 @@
+/**
+ * `pnpm bench:openai`: the CPU each OpenAI front end spends per streamed chunk, `trtllm-openai`
+ * against openai_trtllm (the Rust peer, when `BENCH_OPENAI_TRTLLM` names its binary), both in
+ * front of one fake Triton over gRPC. See docs/PERFORMANCE.md.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describeMachine } from '../overhead/machine.js';
+import { hasTaskset, startServerProcess } from '../overhead/processes.js';
+import { driveCompletions } from './load.js';
+import { type FrontEnd, startOurs, startPeer } from './servers.js';
+
+const FAKE_SCRIPT = fileURLToPath(new URL('../overhead/fake-server.ts', import.meta.url));
+const RESULT_FILE = fileURLToPath(new URL('../results/openai.json', import.meta.url));
+
+function envNumber(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer (got ${raw})`);
+  return n;
+}
+
+const levels = (process.env.BENCH_OPENAI_LEVELS ?? '64,256').split(',').map((s) => {
+  const n = Number(s.trim());
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`BENCH_OPENAI_LEVELS: bad level ${s}`);
+  return n;
+});
+const maxTokens = envNumber('BENCH_MAX_TOKENS', 32);
+// Chunks per measured window: at 100 clock ticks a second, 64,000 chunks at ~10 µs is 64 ticks.
+const chunksPerRun = envNumber('BENCH_OPENAI_CHUNKS', 64_000);
+const warmupRequests = envNumber('BENCH_OPENAI_WARMUP', 2_000);
+const repeats = envNumber('BENCH_OPENAI_REPEATS', 3);
+const peerBinary = process.env.BENCH_OPENAI_TRTLLM;
+const pin = process.env.BENCH_PIN !== '0' && hasTaskset();
+// Both front ends share CPU 0; the fake and this load generator share CPU 1.
+const serverCpu = pin ? 0 : undefined;
+if (pin) spawnSync('taskset', ['-p', '-c', '1', String(process.pid)], { stdio: 'ignore' });
+
+interface Measurement {
+  readonly server: string;
+  readonly streams: number;
+  readonly repeat: number;
+  readonly requests: number;
+  readonly events: number;
+  readonly textChunks: number;
+  readonly wallMs: number;
+  readonly serverCpuMs: number;
+  readonly cpuUsPerChunk: number;
+  readonly chunksPerSec: number;
+}
+
+async function measure(server: FrontEnd, streams: number, repeat: number): Promise<Measurement> {
+  const requests = Math.max(streams * 2, Math.ceil(chunksPerRun / maxTokens));
+  const before = server.cpuMs();
+  const load = await driveCompletions({
+    baseUrl: server.baseUrl,
+    model: 'ensemble',
+    concurrency: streams,
+    requests,
+    maxTokens,
+  });
+  const serverCpuMs = server.cpuMs() - before;
+  if (load.textChunks !== load.requests * maxTokens) {
+    throw new Error(
+      `${server.name}: ${load.textChunks} text chunks for ${load.requests} requests of ${maxTokens} tokens`,
+    );
+  }
+  return {
+    server: server.name,
+    streams,
+    repeat,
+    ...load,
+    serverCpuMs,
+    cpuUsPerChunk: (serverCpuMs * 1000) / load.textChunks,
+    chunksPerSec: (load.textChunks * 1000) / load.wallMs,
+  };
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+const fake = await startServerProcess(FAKE_SCRIPT, { cpu: pin ? 1 : undefined, ttftMs: 0, itlMs: 0 });
+const servers: FrontEnd[] = [];
+try {
+  servers.push(await startOurs(fake.grpcUrl, serverCpu));
+  if (peerBinary !== undefined && peerBinary !== '')
+    servers.push(await startPeer(peerBinary, fake.grpcUrl, serverCpu));
+  for (const server of servers) {
+    // JIT (ours) and connection pools (both) settle before anything is counted.
+    await driveCompletions({
+      baseUrl: server.baseUrl,
+      model: 'ensemble',
+      concurrency: 64,
+      requests: warmupRequests,
+      maxTokens,
+    });
+    process.stderr.write(`${server.name}: warmed up with ${warmupRequests} requests\n`);
+  }
+  const rows: Measurement[] = [];
+  for (let repeat = 0; repeat < repeats; repeat++) {
+    for (const streams of levels) {
+      // Alternate which server goes first, so drift in the machine's load spreads over both.
+      const order = repeat % 2 === 0 ? servers : [...servers].reverse();
+      for (const server of order) {
+        const row = await measure(server, streams, repeat);
+        rows.push(row);
+        process.stderr.write(
+          `${row.server} ${streams} streams #${repeat + 1}: ${row.cpuUsPerChunk.toFixed(1)} µs CPU/chunk, ${Math.round(row.chunksPerSec)} chunks/s\n`,
+        );
+      }
+    }
+  }
+  const summary = levels.map((streams) => {
+    const per = Object.fromEntries(
+      servers.map((s) => {
+        const mine = rows.filter((r) => r.server === s.name && r.streams === streams);
+        return [
+          s.name,
+          {
+            cpuUsPerChunk: median(mine.map((r) => r.cpuUsPerChunk)),
+            cpuUsPerChunkRuns: mine.map((r) => Number(r.cpuUsPerChunk.toFixed(2))),
+            chunksPerSec: median(mine.map((r) => r.chunksPerSec)),
+          },
+        ];
+      }),
+    );
+    const ours = per['trtllm-openai']?.cpuUsPerChunk;
+    const peer = per.openai_trtllm?.cpuUsPerChunk;
+    return {
+      streams,
+      ...per,
+      ...(ours !== undefined && peer !== undefined ? { oursOverPeer: ours / peer } : {}),
+    };
+  });
+  const names = servers.map((s) => s.name);
+  const lines = [
+    `| streams | ${names.map((n) => `${n} µs CPU/chunk (runs)`).join(' | ')} |${names.length > 1 ? ' ours / peer |' : ''}`,
+    `|---|${names.map(() => '---').join('|')}|${names.length > 1 ? '---|' : ''}`,
+    ...summary.map((row) => {
+      const cells = names.map((n) => {
+        const s = (row as unknown as Record<string, { cpuUsPerChunk: number; cpuUsPerChunkRuns: number[] }>)[
+          n
+        ]!;
+        return `${s.cpuUsPerChunk.toFixed(1)} (${s.cpuUsPerChunkRuns.map((v) => v.toFixed(1)).join(', ')})`;
+      });
+      const ratio = 'oursOverPeer' in row ? ` ${(row.oursOverPeer as number).toFixed(2)} |` : '';
+      return `| ${row.streams} | ${cells.join(' | ')} |${ratio}`;
+    }),
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+  mkdirSync(fileURLToPath(new URL('../results/', import.meta.url)), { recursive: true });
+  writeFileSync(
+    RESULT_FILE,
+    `${JSON.stringify(
+      {
+        machine: describeMachine({ pinned: pin }),
+        settings: {
+          levels,
+          maxTokens,
+          chunksPerRun,
+          warmupRequests,
+          repeats,
+          peer: peerBinary !== undefined,
+        },
+        summary,
+        runs: rows,
+      },
+      null,
+      2,
+    )}\n`,
+  );
+  process.stderr.write(`wrote ${RESULT_FILE}\n`);
+} finally {
+  await Promise.all(servers.map((s) => s.stop()));
+  await fake.stop();
+}
