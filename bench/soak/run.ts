@@ -15,7 +15,7 @@ import type { SoakJob } from './client.js';
 import { readSoakConfig } from './config.js';
 import type { LoadCounts } from './load.js';
 import { soakPlot } from './plot.js';
-import { growthAfterWarmup, type SoakSample } from './stats.js';
+import { memoryFigures, type SoakSample } from './stats.js';
 
 interface ClientDone {
   readonly counts: LoadCounts;
@@ -103,9 +103,8 @@ rmSync(fakeCpuFile, { force: true });
 if (done === undefined) throw new Error(`the soak client exited with ${clientExit.code} before its end`);
 
 const loadSeconds = config.minutes * 60;
-const rss = growthAfterWarmup(samples, (s) => s.rss, loadSeconds);
-const heap = growthAfterWarmup(samples, (s) => s.heapUsed, loadSeconds);
-const external = growthAfterWarmup(samples, (s) => s.external, loadSeconds);
+const memory = memoryFigures(samples, loadSeconds);
+const { rss, heapUsed: heap, external } = memory;
 const fitted = samples.filter((s) => s.phase === 'load' && s.t >= rss.warmupSeconds);
 const baseline = samples.filter((s) => s.phase === 'baseline').at(-1)!;
 const closed = samples.filter((s) => s.phase === 'closed').at(-1)!;
@@ -120,9 +119,7 @@ const summary = {
   clientCpuCores: Number((lastLoad.cpuUs / 1e6 / lastLoad.t).toFixed(3)),
   fakeCpuCores: Number((fake.cpuUs / 1e6 / fake.uptimeS).toFixed(3)),
   drainedAfterS: Number(done.drainedAfterS.toFixed(2)),
-  rss,
-  heapUsed: heap,
-  external,
+  ...memory,
   handles: {
     baseline: baseline.handles,
     final: closed.handles,
@@ -152,8 +149,8 @@ process.stdout.write(
   [
     `requests ${requests} (completed ${c.completed}, aborted ${c.aborted}, break ${c.broken}, stop() ${c.stopped}), failures ${c.failures}`,
     `tokens/s ${summary.tokensPerSecond}; CPU cores: client ${summary.clientCpuCores}, fake ${summary.fakeCpuCores}`,
-    `RSS after warm-up: ${rss.percentPerHour.toFixed(2)} %/h (${mb(rss.bytesPerHour)}/h), max ${mb(rss.max)}`,
-    `heap used: ${heap.percentPerHour.toFixed(2)} %/h, max ${mb(heap.max)}; external: ${external.percentPerHour.toFixed(2)} %/h`,
+    `RSS after warm-up: ${rss.percentPerHour.toFixed(2)} ± ${rss.stderrPercentPerHour.toFixed(2)} %/h (${mb(rss.bytesPerHour)}/h), floors of the tenths ${rss.floorsPercentPerHour.toFixed(2)} %/h, max ${mb(rss.max)}`,
+    `heap used: ${heap.percentPerHour.toFixed(2)} %/h (floors ${heap.floorsPercentPerHour.toFixed(2)} %/h), max ${mb(heap.max)}; external: ${external.percentPerHour.toFixed(2)} %/h`,
     `handles ${baseline.handles} -> ${closed.handles}, fds ${baseline.fds} -> ${closed.fds}, client exited on its own: ${summary.clientExitedOnItsOwn}`,
     `wrote ${RESULTS} and ${PLOT}`,
     '',
