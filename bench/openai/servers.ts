@@ -14,6 +14,8 @@ export interface FrontEnd {
   stop(): Promise<void>;
 }
 
+// BENCH_OPENAI_NODE_ARGS passes flags to our server's node, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
+const nodeArgs = (process.env.BENCH_OPENAI_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
 const OURS_CLI = fileURLToPath(new URL('../../packages/openai/dist/cli.js', import.meta.url));
 // /proc/<pid>/stat counts in clock ticks; Linux reports them at USER_HZ, 100 on every mainstream build.
 const TICK_MS = 10;
@@ -61,7 +63,7 @@ export function startOurs(tritonGrpcUrl: string, cpu: number | undefined): Promi
   // The fake names its gRPC address http://; the CLI picks gRPC by the grpc:// scheme.
   const triton = tritonGrpcUrl.replace(/^http:/, 'grpc:');
   const [cmd, args] = pinned(
-    [process.execPath, OURS_CLI, '--triton', triton, '--model', 'ensemble', '--port', '0'],
+    [process.execPath, ...nodeArgs, OURS_CLI, '--triton', triton, '--model', 'ensemble', '--port', '0'],
     cpu,
   );
   const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'inherit'], env: process.env });

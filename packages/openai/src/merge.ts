@@ -3,7 +3,15 @@
  * source is asked for its next value only after the previous one was taken, so nothing is
  * buffered beyond one value per source. Leaving early (or a source failing) closes the others.
  */
-export async function* mergeAsync<T>(
+export function mergeAsync<T>(
+  sources: readonly AsyncIterable<T>[],
+): AsyncGenerator<{ readonly source: number; readonly value: T }, void, undefined> {
+  // One source (every n = 1 request) needs no race: this skips a Promise.race and two promises
+  // per value on the streaming path.
+  return sources.length === 1 ? single(sources[0]!) : several(sources);
+}
+
+async function* several<T>(
   sources: readonly AsyncIterable<T>[],
 ): AsyncGenerator<{ readonly source: number; readonly value: T }, void, undefined> {
   const iterators = sources.map((s) => s[Symbol.asyncIterator]());
@@ -34,5 +42,25 @@ export async function* mergeAsync<T>(
       pending.get(index)?.catch(() => undefined);
       void Promise.resolve(iterators[index]!.return?.()).catch(() => undefined);
     }
+  }
+}
+
+async function* single<T>(
+  source: AsyncIterable<T>,
+): AsyncGenerator<{ readonly source: number; readonly value: T }, void, undefined> {
+  const iterator = source[Symbol.asyncIterator]();
+  let done = false;
+  try {
+    for (;;) {
+      const result = await iterator.next();
+      if (result.done) {
+        done = true;
+        return;
+      }
+      yield { source: 0, value: result.value };
+    }
+  } finally {
+    // As above: the source's return is not awaited.
+    if (!done) void Promise.resolve(iterator.return?.()).catch(() => undefined);
   }
 }

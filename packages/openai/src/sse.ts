@@ -39,8 +39,9 @@ export class SseWriter {
     this.res.flushHeaders();
   }
 
-  async send(data: unknown): Promise<void> {
-    await this.write(`data: ${JSON.stringify(data)}\n\n`);
+  /** Undefined when the socket took the event at once: the caller awaits only a full socket. */
+  send(data: unknown): Promise<void> | undefined {
+    return this.write(`data: ${JSON.stringify(data)}\n\n`);
   }
 
   /** Ends a successful stream with the sentinel OpenAI clients stop on. */
@@ -58,10 +59,13 @@ export class SseWriter {
     this.res.end();
   }
 
-  private async write(text: string): Promise<void> {
+  private write(text: string): Promise<void> | undefined {
     this.open();
-    if (this.closed) return;
-    if (this.res.write(text)) return;
+    if (this.closed || this.res.write(text)) return undefined;
+    return this.drained();
+  }
+
+  private async drained(): Promise<void> {
     const settle = new AbortController();
     try {
       await Promise.race([
