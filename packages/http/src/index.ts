@@ -1,14 +1,10 @@
-import type { ReplicaTransport, Transport } from '@trtllm/sdk';
-import type { HttpReplicaTransportOptions, HttpTransportOptions } from './options.js';
-import { createHttpTransport } from './transport.js';
+import { type HttpTransportFunction, transportFunction } from './transport.js';
 
 export type { FetchFunction, HttpReplicaTransportOptions, HttpTransportOptions } from './options.js';
-
-// Fetch carries everything here; the Node entry point (node.ts) brings its socket engine.
-const ENGINE = undefined;
+export type { HttpTransportFunction } from './transport.js';
 
 /**
- * A {@link Transport} over Triton's HTTP/REST API that needs nothing but `fetch`, streams and
+ * A `Transport` over Triton's HTTP/REST API that needs nothing but `fetch`, streams and
  * `TextEncoder`/`TextDecoder`, so it runs in Node 20+, Deno, Bun, browsers and edge workers. On
  * Node (the package's `node` export condition) streams skip fetch: `/generate_stream` goes over
  * keep-alive sockets and its events are read straight from the response bytes, at a fraction of
@@ -32,8 +28,4 @@ const ENGINE = undefined;
  * outstanding requests, health checks, failover before the first response) and returns a
  * `ReplicaTransport`, whose `endpointStats()` reports on each endpoint.
  */
-export function httpTransport(options: HttpReplicaTransportOptions): ReplicaTransport;
-export function httpTransport(options: HttpTransportOptions): Transport;
-export function httpTransport(options: HttpReplicaTransportOptions | HttpTransportOptions): Transport {
-  return createHttpTransport(options, ENGINE);
-}
+export const httpTransport: HttpTransportFunction = transportFunction(undefined);

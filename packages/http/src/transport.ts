@@ -1,4 +1,4 @@
-import type { Transport } from '@trtllm/sdk';
+import type { ReplicaTransport, Transport } from '@trtllm/sdk';
 import { HttpClient } from './client.js';
 import { infer } from './infer.js';
 import { modelMetadataFromJson, serverMetadataFromJson } from './metadata.js';
@@ -9,6 +9,21 @@ import { httpReplicaTransport, isReplicaOptions } from './replicas.js';
 import { statisticsFromJson } from './statistics.js';
 import { openStream } from './stream.js';
 import type { StreamEngineFactory } from './stream-engine.js';
+
+/**
+ * The signature of `httpTransport`: one base URL gives a {@link Transport}, several
+ * (`baseUrls`) a {@link ReplicaTransport} that balances over them.
+ */
+export interface HttpTransportFunction {
+  (options: HttpReplicaTransportOptions): ReplicaTransport;
+  (options: HttpTransportOptions): Transport;
+}
+
+/** `httpTransport` of an entry point, with its stream engine (none: fetch only). */
+export function transportFunction(engine: StreamEngineFactory | undefined): HttpTransportFunction {
+  return ((options: HttpTransportOptions | HttpReplicaTransportOptions) =>
+    createHttpTransport(options, engine)) as HttpTransportFunction;
+}
 
 /**
  * The transport of both entry points: `engine` carries streams on Node (see `node.ts`); without
