@@ -77,6 +77,8 @@ const ASSUMED_MAX_STREAMS = 100;
 const MAX_UNSENT_BYTES = 16 * 1024 * 1024;
 // A refused stream starts again at most this often before the refusal is the caller's to see.
 const MAX_RESTARTS = 8;
+// How long a refused stream waits when no other stream of its connection can end first.
+const REFUSED_RETRY_MS = 10;
 
 /** Where and how to connect. */
 export interface H2ConnectionOptions {
@@ -108,8 +110,8 @@ export interface H2ConnectionEvents {
   overflow(streams: H2Stream[]): void;
   /** GOAWAY ENHANCE_YOUR_CALM "too_many_pings": our PINGs came faster than the server allows. */
   tooManyPings(): void;
-  /** A stream the server refused (REFUSED_STREAM), to start again where there is a free slot. */
-  refused(stream: H2Stream): void;
+  /** A stream was refused (it waits to start again): for the stats. */
+  refused(): void;
   /** The peer's first SETTINGS came: it speaks HTTP/2. */
   ready(connection: H2Connection): void;
 }
@@ -139,6 +141,7 @@ export class H2Connection implements H2StreamHost {
   /** Why the connection closed, once it has (undefined: cleanly, by us). */
   closedWith: unknown;
   private closing = false;
+  private startScheduled = false;
 
   constructor(
     private readonly options: H2ConnectionOptions,
@@ -277,8 +280,8 @@ export class H2Connection implements H2StreamHost {
       return;
     }
     this.streams.delete(stream.id);
-    this.startWaiting();
-    if (this.streams.size === 0) {
+    if (this.waiting.length > 0) this.startWaitingSoon();
+    if (this.streams.size === 0 && this.waiting.length === 0) {
       this.keepalive.stop();
       // After GOAWAY the connection only serves the streams it had; the last one closes it.
       if (this.goaway) this.destroy(undefined);
@@ -520,14 +523,21 @@ export class H2Connection implements H2StreamHost {
     if (stream === undefined) return;
     const code = buf.readUInt32BE(start);
     // Refused: the server did not process it, so it starts again where there is a free slot
-    // (here once one frees, or on another connection), a few times at most.
-    if (code === H2_REFUSED_STREAM && stream.restartable && stream.restarts < MAX_RESTARTS) {
+    // (here once one frees, or on another connection), a few times at most. Node's own HTTP/2
+    // server (22 and later) refuses a stream over its limit with ENHANCE_YOUR_CALM instead of
+    // REFUSED_STREAM, and counts a stream until its JS object is gone, a moment after it closed.
+    if (refusal(code) && stream.restartable && stream.restarts < MAX_RESTARTS) {
       this.streams.delete(streamId);
       stream.rewind();
-      // The server's real limit is what it runs now, whatever its SETTINGS said.
-      if (this.streams.size > 0) this.peerMaxStreams = Math.min(this.peerMaxStreams, this.streams.size);
-      else this.keepalive.stop();
-      this.events.refused(stream);
+      this.events.refused();
+      if (this.streams.size > 0) {
+        // It starts here once a stream ends: by then the server counts one stream less.
+        this.waiting.unshift(stream);
+      } else {
+        // Nothing here to end first: a moment's wait, then wherever there is room.
+        this.keepalive.stop();
+        setTimeout(() => this.events.overflow([stream]), REFUSED_RETRY_MS).unref();
+      }
       return;
     }
     this.forget(stream);
@@ -609,6 +619,20 @@ export class H2Connection implements H2StreamHost {
     this.socket.write(bytes);
   }
 
+  /**
+   * Starts waiting streams once the current read is handled, not in it: the server learns that
+   * the stream that freed the slot is gone first (and a server that frees a slot late, as Node's
+   * own does, has a moment to do so).
+   */
+  private startWaitingSoon(): void {
+    if (this.startScheduled) return;
+    this.startScheduled = true;
+    setImmediate(() => {
+      this.startScheduled = false;
+      this.startWaiting();
+    });
+  }
+
   /** Starts waiting streams, in order, as far as MAX_CONCURRENT_STREAMS allows. */
   private startWaiting(): void {
     while (!this.goaway && !this.dead && this.waiting.length > 0 && this.streams.size < this.peerMaxStreams) {
@@ -679,4 +703,12 @@ export class H2Connection implements H2StreamHost {
       this.unackedBytes = 0;
     }
   }
+}
+
+/**
+ * Whether a reset of a stream that got no answer yet means the server did not take it:
+ * REFUSED_STREAM, or ENHANCE_YOUR_CALM, which Node's server sends for a stream over its limit.
+ */
+function refusal(code: number): boolean {
+  return code === H2_REFUSED_STREAM || code === H2_ENHANCE_YOUR_CALM;
 }

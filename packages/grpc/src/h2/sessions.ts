@@ -73,9 +73,8 @@ export class H2Sessions {
         for (const stream of streams) this.place(stream);
       },
       tooManyPings: () => this.backOff(),
-      refused: (stream) => {
+      refused: () => {
         this.refusedStreams += 1;
-        this.place(stream);
       },
       ready: (connection) => {
         const max = connection.peerMaxStreams;
