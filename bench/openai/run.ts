@@ -33,6 +33,8 @@ const chunksPerRun = envNumber('BENCH_OPENAI_CHUNKS', 64_000);
 const warmupRequests = envNumber('BENCH_OPENAI_WARMUP', 2_000);
 const repeats = envNumber('BENCH_OPENAI_REPEATS', 3);
 const peerBinary = process.env.BENCH_OPENAI_TRTLLM;
+// Another build of our CLI (its dist/cli.js), measured beside the current one: before and after a change.
+const baselineCli = process.env.BENCH_OPENAI_BASELINE;
 const pin = process.env.BENCH_PIN !== '0' && hasTaskset();
 // Both front ends share CPU 0; the fake and this load generator share CPU 1.
 const serverCpu = pin ? 0 : undefined;
@@ -88,6 +90,9 @@ const fake = await startServerProcess(FAKE_SCRIPT, { cpu: pin ? 1 : undefined, t
 const servers: FrontEnd[] = [];
 try {
   servers.push(await startOurs(fake.grpcUrl, serverCpu));
+  if (baselineCli !== undefined && baselineCli !== '') {
+    servers.push(await startOurs(fake.grpcUrl, serverCpu, 'trtllm-openai (baseline)', baselineCli));
+  }
   if (peerBinary !== undefined && peerBinary !== '')
     servers.push(await startPeer(peerBinary, fake.grpcUrl, serverCpu));
   for (const server of servers) {
@@ -138,9 +143,10 @@ try {
     };
   });
   const names = servers.map((s) => s.name);
+  const withPeer = names.includes('openai_trtllm');
   const lines = [
-    `| streams | ${names.map((n) => `${n} µs CPU/chunk (runs)`).join(' | ')} |${names.length > 1 ? ' ours / peer |' : ''}`,
-    `|---|${names.map(() => '---').join('|')}|${names.length > 1 ? '---|' : ''}`,
+    `| streams | ${names.map((n) => `${n} µs CPU/chunk (runs)`).join(' | ')} |${withPeer ? ' ours / peer |' : ''}`,
+    `|---|${names.map(() => '---').join('|')}|${withPeer ? '---|' : ''}`,
     ...summary.map((row) => {
       const cells = names.map((n) => {
         const s = (row as unknown as Record<string, { cpuUsPerChunk: number; cpuUsPerChunkRuns: number[] }>)[

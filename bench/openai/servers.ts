@@ -58,26 +58,34 @@ function failOnEarlyExit(child: ChildProcess, name: string, reject: (e: Error) =
   );
 }
 
-/** `trtllm-openai` from packages/openai/dist (as users install it), on an ephemeral port. */
-export function startOurs(tritonGrpcUrl: string, cpu: number | undefined): Promise<FrontEnd> {
+/**
+ * `trtllm-openai` from packages/openai/dist (as users install it), or another build of its CLI
+ * (`cli`, to compare before and after a change in one run), on an ephemeral port.
+ */
+export function startOurs(
+  tritonGrpcUrl: string,
+  cpu: number | undefined,
+  name = 'trtllm-openai',
+  cli = OURS_CLI,
+): Promise<FrontEnd> {
   // The fake names its gRPC address http://; the CLI picks gRPC by the grpc:// scheme.
   const triton = tritonGrpcUrl.replace(/^http:/, 'grpc:');
   const [cmd, args] = pinned(
-    [process.execPath, ...nodeArgs, OURS_CLI, '--triton', triton, '--model', 'ensemble', '--port', '0'],
+    [process.execPath, ...nodeArgs, cli, '--triton', triton, '--model', 'ensemble', '--port', '0'],
     cpu,
   );
   const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'inherit'], env: process.env });
   return new Promise((resolve, reject) => {
-    failOnEarlyExit(child, 'trtllm-openai', reject);
+    failOnEarlyExit(child, name, reject);
     createInterface({ input: child.stdout! }).once('line', (line) => {
       const url = /at (http:\/\/\S+)/.exec(line)?.[1];
       child.removeAllListeners('exit');
       if (url === undefined) {
         child.kill('SIGKILL');
-        reject(new Error(`trtllm-openai printed no URL: ${line}`));
+        reject(new Error(`${name} printed no URL: ${line}`));
         return;
       }
-      resolve(frontEnd('trtllm-openai', child, url));
+      resolve(frontEnd(name, child, url));
     });
   });
 }
