@@ -15,7 +15,9 @@ import type { StreamEngineFactory } from './stream-engine.js';
  * (`baseUrls`) a {@link ReplicaTransport} that balances over them.
  */
 export interface HttpTransportFunction {
+  /** Several endpoints (`baseUrls`): requests balanced over them. */
   (options: HttpReplicaTransportOptions): ReplicaTransport;
+  /** One endpoint (`baseUrl`). */
   (options: HttpTransportOptions): Transport;
 }
 
