@@ -70,15 +70,17 @@ export async function completionsFormat(body: Body, ctx: EndpointContext): Promi
   const id = responseId('cmpl');
   const created = unixSeconds();
   const head = { id, object: 'text_completion', created, model: ctx.modelName };
-  const usageField = params.includeUsage ? { usage: null } : {};
   const promptOf = (choice: number): string => echoed[Math.floor(choice / params.n)] ?? '';
   // text_offset counts from the start of the choice's text, echoed prompt included.
   const offsets = new Map<number, number>();
-  const chunk = (index: number, text: string, logprobsField: unknown, finish: string | null) => ({
-    ...head,
-    choices: [{ index, text, logprobs: logprobsField, finish_reason: finish }],
-    ...usageField,
-  });
+  // Built as literals (not spreads of head): this runs once per streamed token.
+  const chunk = (index: number, text: string, logprobsField: unknown, finish: string | null) => {
+    const choices = [{ index, text, logprobs: logprobsField, finish_reason: finish }];
+    const model = ctx.modelName;
+    return params.includeUsage
+      ? { id, object: 'text_completion', created, model, choices, usage: null }
+      : { id, object: 'text_completion', created, model, choices };
+  };
   return {
     prompts,
     params: { ...params, sampling },
