@@ -1,16 +1,16 @@
 import type { ConnectionOptions } from 'node:tls';
 import { type Client, createClient } from '@connectrpc/connect';
-import { compressionGzip, createGrpcTransport, Http2SessionManager } from '@connectrpc/connect-node';
 import { invalidArgument, TritonLlmError } from '@trtllm/sdk';
 import { GRPCInferenceService } from './gen/inference/grpc_service_pb.js';
 import { type H2SessionStats, H2Sessions } from './h2/sessions.js';
+import { h2UnaryTransport } from './h2-unary.js';
 import type { GrpcTlsOptions, GrpcTransportOptions } from './options.js';
 
 // A PING after 5.5 minutes of silence: 10 % above the 300 s that grpc servers (Triton among them:
 // --grpc-http2-min-recv-ping-interval-without-data) allow between PINGs before they count strikes
 // and close the connection with every stream on it.
 const DEFAULT_KEEPALIVE_MS = 330_000;
-// connect-node's default for its PING timeout, kept for the streams on our own framing too.
+// How long a keepalive PING may go unanswered (connect-node's default, kept).
 const DEFAULT_KEEPALIVE_TIMEOUT_MS = 15_000;
 // connect-es refuses larger limits: gRPC's 4-byte message length.
 const MAX_MESSAGE_BYTES = 0xffffffff;
@@ -71,14 +71,6 @@ export function openConnection(options: GrpcTransportOptions): Connection {
   const logger = options.logger ?? console;
   const writeMaxBytes = messageLimit('maxSendMessageBytes', options.maxSendMessageBytes);
   const tls = url.protocol === 'https:' ? tlsOptions(options.tls ?? {}) : undefined;
-  // Unary calls (and `multiplex: true`) go through connect-node on node:http2.
-  const sessionManager = new GuardedSessionManager(
-    url,
-    keepaliveMs > 0 ? { pingIntervalMs: keepaliveMs, pingTimeoutMs: keepaliveTimeoutMs } : {},
-    // Node's default of 10 MB per HTTP/2 session refuses bursts of thousands of new streams on one
-    // connection (NGHTTP2_ENHANCE_YOUR_CALM); the limit is in megabytes.
-    { maxSessionMemory: 256, ...tls },
-  );
   const streams = new H2Sessions({
     url,
     keepaliveMs,
@@ -87,14 +79,13 @@ export function openConnection(options: GrpcTransportOptions): Connection {
     logger,
     ...(tls !== undefined ? { tls } : {}),
   });
-  const transport = createGrpcTransport({
-    baseUrl: url.toString().replace(/\/$/, ''),
-    sessionManager,
-    readMaxBytes,
-    ...(writeMaxBytes !== undefined ? { writeMaxBytes } : {}),
-    ...(options.gzip === true
-      ? { sendCompression: compressionGzip, acceptCompression: [compressionGzip] }
-      : { acceptCompression: [] }),
+  // Unary calls go through connect-es's typed client on the same HTTP/2 engine as the streams.
+  const transport = h2UnaryTransport({
+    sessions: streams,
+    url,
+    gzip: options.gzip === true,
+    maxReceiveBytes: readMaxBytes,
+    maxSendBytes: writeMaxBytes,
   });
   return {
     client: createClient(GRPCInferenceService, transport),
@@ -105,7 +96,6 @@ export function openConnection(options: GrpcTransportOptions): Connection {
     logger,
     stats: () => streams.stats(),
     close: () => {
-      sessionManager.abort();
       streams.close();
     },
   };
@@ -159,27 +149,4 @@ function tlsOptions(tls: GrpcTlsOptions): ConnectionOptions {
 
 function pem(value: string | Uint8Array): string | Buffer {
   return typeof value === 'string' ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
-}
-
-/**
- * connect-node's session manager, with an `'error'` listener that stays on every HTTP/2 session it
- * opens. Its own listeners come and go with its states, and an `'error'` emitted in between (a
- * peer that answers HTTP/1.1, called twice) reached the process as an uncaught exception. The
- * calls on such a session still fail through their streams; this listener only keeps the error
- * from being unhandled.
- */
-class GuardedSessionManager extends Http2SessionManager {
-  private readonly guarded = new WeakSet<object>();
-
-  override async request(
-    ...args: Parameters<Http2SessionManager['request']>
-  ): ReturnType<Http2SessionManager['request']> {
-    const stream = await super.request(...args);
-    const session = stream.session;
-    if (session !== undefined && !this.guarded.has(session)) {
-      this.guarded.add(session);
-      session.on('error', () => undefined);
-    }
-    return stream;
-  }
 }

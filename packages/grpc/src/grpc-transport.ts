@@ -9,7 +9,6 @@ import {
 } from '@trtllm/sdk';
 import { openConnection } from './connection.js';
 import { toTritonLlmError } from './errors.js';
-import { noAlpnH2 } from './h2/errors.js';
 import type { H2SessionStats } from './h2/sessions.js';
 import { H2Multiplexer } from './h2-multiplex.js';
 import { H2InferStream, type H2StreamConfig, streamHeaderBlock } from './h2-stream.js';
@@ -20,9 +19,6 @@ import { fromModelMetadata, fromModelStatistics } from './metadata.js';
 import { fromModelConfig } from './model-config.js';
 import type { GrpcReplicaTransportOptions, GrpcTransportOptions } from './options.js';
 import { grpcReplicaTransport, isReplicaOptions } from './replicas.js';
-
-// What connect-node's unary calls fail with when the peer is not an HTTP/2 server at all.
-const NOT_GRPC_SYMPTOMS = new Set(['internal', 'protocol', 'unknown']);
 
 /** The state of the streamed calls' connections: see {@link GrpcTransport.connectionStats}. */
 export type GrpcConnectionStats = H2SessionStats;
@@ -110,14 +106,7 @@ export function grpcTransport(
       if (call?.signal?.aborted === true) throw call.signal.reason;
       return await run(connectOptions(call, call?.signal));
     } catch (err) {
-      const error = toTritonLlmError(err, { method, ...context, signal: call?.signal });
-      // connect-node says only "Protocol error" when the peer is not HTTP/2 at all (a wrong
-      // port): find out what answers, and say that instead.
-      if (error.grpcStatus === undefined && (NOT_GRPC_SYMPTOMS.has(error.code) || noAlpnH2(error.cause))) {
-        const diagnosis = await connection.streams.diagnose();
-        if (diagnosis !== undefined) throw diagnosis.withContext(context);
-      }
-      throw error;
+      throw toTritonLlmError(err, { method, ...context, signal: call?.signal });
     }
   }
 

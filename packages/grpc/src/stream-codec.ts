@@ -14,7 +14,14 @@ export function encodeStreamRequest(
   request: InferRequest,
   settings: { readonly gzip: boolean; readonly maxSendBytes: number | undefined },
 ): Buffer {
-  const message = writeModelInferRequest(request, STREAM_PARAMETERS);
+  return encodeFramed(writeModelInferRequest(request, STREAM_PARAMETERS), settings);
+}
+
+/** A request message framed for the wire: compressed when worth it, checked against the limit. */
+export function encodeFramed(
+  message: Uint8Array,
+  settings: { readonly gzip: boolean; readonly maxSendBytes: number | undefined },
+): Buffer {
   const compress = settings.gzip && message.length >= COMPRESS_MIN_BYTES;
   const body = compress ? gzipSync(message) : message;
   if (settings.maxSendBytes !== undefined && body.length > settings.maxSendBytes) {

@@ -138,8 +138,6 @@ export class H2Connection implements H2StreamHost {
   private goaway = false;
   private dead = false;
   private failure: unknown;
-  /** Why the connection closed, once it has (undefined: cleanly, by us). */
-  closedWith: unknown;
   private closing = false;
   private startScheduled = false;
 
@@ -299,7 +297,6 @@ export class H2Connection implements H2StreamHost {
     this.closing = true;
     this.keepalive.stop();
     const err = this.closeError();
-    this.closedWith = err;
     this.events.gone(this);
     const streams = [...this.streams.values(), ...this.waiting];
     this.streams.clear();

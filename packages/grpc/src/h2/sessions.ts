@@ -1,5 +1,4 @@
 import type { ConnectionOptions } from 'node:tls';
-import { TritonLlmError } from '@trtllm/sdk';
 import { H2Connection, type H2ConnectionEvents } from './connection.js';
 import { H2Stream, type H2StreamHost, type H2StreamOwner } from './stream.js';
 
@@ -81,36 +80,6 @@ export class H2Sessions {
         this.learnedMaxStreams = Number.isFinite(max) ? max : undefined;
       },
     };
-  }
-
-  /**
-   * Whether the endpoint speaks HTTP/2 at all, found by a connection of its own: the error that
-   * says what answers instead (HTTP/1.x, TLS without h2, bytes that are not frames), or undefined
-   * when it speaks HTTP/2 or cannot be told within `timeoutMs`. For the messages of calls that
-   * failed elsewhere (connect-node's unary calls only say "Protocol error").
-   */
-  diagnose(timeoutMs = 2_000): Promise<TritonLlmError | undefined> {
-    return new Promise((resolve) => {
-      const done = (err: unknown) => {
-        clearTimeout(timer);
-        probe.destroy(undefined);
-        resolve(err instanceof TritonLlmError && !err.retryable ? err : undefined);
-      };
-      const quiet = () => undefined;
-      const probe = new H2Connection(
-        { ...this.options, keepaliveMs: 0 },
-        {
-          gone: (c) => done(c.closedWith),
-          unprocessed: quiet,
-          overflow: quiet,
-          tooManyPings: quiet,
-          refused: quiet,
-          ready: () => done(undefined),
-        },
-      );
-      const timer = setTimeout(() => done(undefined), timeoutMs);
-      timer.unref();
-    });
   }
 
   /** Opens a stream with the encoded request `headers` (see `encodeHeaderBlock`). */
