@@ -2,7 +2,7 @@ import type { ConnectionOptions } from 'node:tls';
 import { type Client, createClient } from '@connectrpc/connect';
 import { invalidArgument, TritonLlmError } from '@trtllm/sdk';
 import { GRPCInferenceService } from './gen/inference/grpc_service_pb.js';
-import { type H2SessionStats, H2Sessions } from './h2/sessions.js';
+import { type GrpcConnectionStats, H2Sessions } from './h2/sessions.js';
 import { h2UnaryTransport } from './h2-unary.js';
 import type { GrpcTlsOptions, GrpcTransportOptions } from './options.js';
 
@@ -30,7 +30,7 @@ export interface Connection {
   readonly maxReceiveBytes: number;
   readonly maxSendBytes: number | undefined;
   readonly logger: { warn(message: string): void };
-  stats(): H2SessionStats;
+  stats(): GrpcConnectionStats;
   close(): void;
 }
 

@@ -9,7 +9,7 @@ import {
 } from '@trtllm/sdk';
 import { openConnection } from './connection.js';
 import { toTritonLlmError } from './errors.js';
-import type { H2SessionStats } from './h2/sessions.js';
+import type { GrpcConnectionStats } from './h2/sessions.js';
 import { H2Multiplexer } from './h2-multiplex.js';
 import { H2InferStream, type H2StreamConfig, streamHeaderBlock } from './h2-stream.js';
 import { callHeaders, requestHeaders } from './headers.js';
@@ -19,9 +19,6 @@ import { fromModelMetadata, fromModelStatistics } from './metadata.js';
 import { fromModelConfig } from './model-config.js';
 import type { GrpcReplicaTransportOptions, GrpcTransportOptions } from './options.js';
 import { grpcReplicaTransport, isReplicaOptions } from './replicas.js';
-
-/** The state of the streamed calls' connections: see {@link GrpcTransport.connectionStats}. */
-export type GrpcConnectionStats = H2SessionStats;
 
 /** A {@link Transport} over gRPC, with the state of its connections. */
 export interface GrpcTransport extends Transport {

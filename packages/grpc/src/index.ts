@@ -1,5 +1,7 @@
-export { type GrpcConnectionStats, type GrpcTransport, grpcTransport } from './grpc-transport.js';
+export { type GrpcTransport, grpcTransport } from './grpc-transport.js';
+export type { GrpcConnectionStats } from './h2/sessions.js';
 export type {
+  GrpcLogger,
   GrpcReplicaDnsOptions,
   GrpcReplicaListOptions,
   GrpcReplicaTransportOptions,

@@ -72,7 +72,7 @@ export interface GrpcTransportOptions {
    */
   readonly maxConnections?: number;
   /** Where the transport's warnings go (keepalive back-off, a consumer that threw). Default `console`. */
-  readonly logger?: { warn(message: string): void };
+  readonly logger?: GrpcLogger;
 }
 
 interface GrpcReplicaCommonOptions extends Omit<GrpcTransportOptions, 'baseUrl'>, ReplicaOptions {
@@ -101,3 +101,9 @@ export interface GrpcReplicaDnsOptions extends GrpcReplicaCommonOptions {
 
 /** Options of {@link grpcTransport} with several endpoints. */
 export type GrpcReplicaTransportOptions = GrpcReplicaListOptions | GrpcReplicaDnsOptions;
+
+/** Where {@link GrpcTransportOptions.logger} sends the transport's warnings (`console` fits). */
+export interface GrpcLogger {
+  /** One warning, a sentence that says what happened and what to change. */
+  warn(message: string): void;
+}

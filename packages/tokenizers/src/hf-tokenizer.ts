@@ -19,13 +19,18 @@ export type SpecialTokenValue = string | { readonly content: string } | null;
  * consumer's strict NodeNext project (their relative imports have no file extensions).
  */
 export interface HfTokenizerEngine {
+  /** Token ids of `text`, with the model's special tokens when asked. */
   encode(text: string, options: { add_special_tokens: boolean }): { ids: number[] };
+  /** The text of `ids`. */
   decode(
     ids: number[],
     options: { skip_special_tokens: boolean; clean_up_tokenization_spaces: boolean },
   ): string;
+  /** The id of one token of the vocabulary, if it is one. */
   token_to_id(token: string): number | undefined;
+  /** The token of one id, if the vocabulary has it. */
   id_to_token(id: number): string | undefined;
+  /** The whole vocabulary, with the added tokens when asked. */
   get_vocab(withAddedTokens: boolean): Map<string, number>;
 }
 

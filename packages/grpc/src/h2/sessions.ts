@@ -21,7 +21,7 @@ export interface H2SessionOptions {
 }
 
 /** The state of a transport's streaming connections, for operators and tests. */
-export interface H2SessionStats {
+export interface GrpcConnectionStats {
   /** Connections open now (including those finishing their streams after GOAWAY). */
   readonly connections: number;
   /** Streams running on them. */
@@ -152,7 +152,7 @@ export class H2Sessions {
     );
   }
 
-  stats(): H2SessionStats {
+  stats(): GrpcConnectionStats {
     let openStreams = 0;
     let waitingStreams = 0;
     for (const connection of this.live) {
