@@ -1,5 +1,5 @@
 import { invalidArgument, TritonLlmError } from '@trtllm/sdk';
-import type { ErrorContext } from './errors.js';
+import { type ErrorContext, notHttpEndpoint } from './errors.js';
 
 /** Why a call's own AbortController fired. */
 type AbortReason = 'cancelled' | 'deadline' | 'closed';
@@ -111,16 +111,8 @@ export class Call {
           retryable: false,
         });
       default: {
-        if (notHttp1(err)) {
-          // Bytes that are not HTTP/1.x at all: an HTTP/2-only server, such as Triton's gRPC port.
-          return new TritonLlmError(
-            'unavailable',
-            `${what}: the server does not answer HTTP/1.1 (an HTTP/2-only server, such as Triton's gRPC port); ` +
-              "this is not Triton's HTTP endpoint (Triton listens for HTTP on 8000 and gRPC on 8001 by default; " +
-              'use grpcTransport for gRPC)',
-            { ...fields, retryable: false },
-          );
-        }
+        // Bytes that are not HTTP/1.x at all: an HTTP/2-only server, such as Triton's gRPC port.
+        if (notHttp1(err)) return notHttpEndpoint(this.context, err);
         const tls = tlsFailure(err);
         // A certificate the client refuses (or a server refusing ours) fails the same way again.
         if (tls !== undefined) {

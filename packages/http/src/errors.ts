@@ -52,6 +52,27 @@ export function errorFromHttp(status: number, body: string, context: ErrorContex
   });
 }
 
+/**
+ * A server that does not answer HTTP/1.1 at all: an HTTP/2-only port, such as Triton's gRPC port.
+ * Asking again cannot help, so it is not retryable.
+ */
+export function notHttpEndpoint(context: ErrorContext, cause?: unknown): TritonLlmError {
+  return new TritonLlmError(
+    'unavailable',
+    `${context.what}: the server does not answer HTTP/1.1 (an HTTP/2-only server, such as Triton's gRPC port); ` +
+      "this is not Triton's HTTP endpoint (Triton listens for HTTP on 8000 and gRPC on 8001 by default; " +
+      'use grpcTransport for gRPC)',
+    {
+      retryable: false,
+      ...(context.requestId !== undefined && context.requestId !== ''
+        ? { requestId: context.requestId }
+        : {}),
+      ...(context.model !== undefined ? { model: context.model } : {}),
+      ...(cause !== undefined ? { cause } : {}),
+    },
+  );
+}
+
 /** A server answer the transport cannot make sense of. */
 export function protocolError(message: string, context: ErrorContext, cause?: unknown): TritonLlmError {
   return new TritonLlmError('protocol', `${context.what}: ${message}`, {

@@ -9,13 +9,14 @@ import {
 } from '@trtllm/sdk';
 import type { Call } from '../call.js';
 import { ERROR_BODY_LIMIT, type HttpClient, type Send } from '../client.js';
-import { type ErrorContext, errorFromHttp, protocolError } from '../errors.js';
+import { type ErrorContext, errorFromHttp, notHttpEndpoint, protocolError } from '../errors.js';
 import { wantedOutputs } from '../generate-response.js';
 import { SseDecoder } from '../sse-decoder.js';
 import { eventResponse, finalResponse, isEventStream, notEventStream, streamSend } from '../stream.js';
 import type { Connection, ConnectionOwner, ConnectionPool, Origin } from './connection.js';
 import {
   MalformedResponse,
+  NotHttp1Response,
   type ResponseHead,
   ResponseParser,
   type ResponseSink,
@@ -115,9 +116,11 @@ export class NodeEventStream implements InferStream, ConnectionOwner, ResponseSi
       parser.push(bytes);
     } catch (err) {
       this.fail(
-        err instanceof MalformedResponse
-          ? protocolError(`the response is not valid HTTP/1.1: ${err.message}`, this.context, err)
-          : err,
+        err instanceof NotHttp1Response
+          ? notHttpEndpoint(this.context, err)
+          : err instanceof MalformedResponse
+            ? protocolError(`the response is not valid HTTP/1.1: ${err.message}`, this.context, err)
+            : err,
       );
       return;
     }

@@ -17,6 +17,9 @@ export interface ResponseHead {
 /** A response that breaks HTTP/1.1's framing; the connection cannot be trusted after it. */
 export class MalformedResponse extends Error {}
 
+/** The bytes are not HTTP/1.x at all (an HTTP/2-only server, such as Triton's gRPC port). */
+export class NotHttp1Response extends MalformedResponse {}
+
 // Status line and headers larger than this are not a Triton (or proxy) answer worth waiting for.
 const MAX_HEAD_BYTES = 64 * 1024;
 const MAX_LINE_BYTES = 4 * 1024;
@@ -215,7 +218,7 @@ function parseHead(text: string): ResponseHead {
 }
 
 function notHttp1(start: string): MalformedResponse {
-  return new MalformedResponse(
+  return new NotHttp1Response(
     `expected an HTTP/1.1 status line, got ${JSON.stringify(start.slice(0, 40))} (is this the gRPC port?)`,
   );
 }
