@@ -62,7 +62,7 @@ export function soakSvg(
     `<rect width="${W}" height="${H}" fill="#fff"/>`,
     `<text x="${W / 2}" y="20" text-anchor="middle" font-size="14">${esc(options.title)}</text>`,
     `<rect x="${f(x(0))}" y="${PAD.top}" width="${f(x(options.warmupSeconds) - x(0))}" height="${plotH}" fill="#eee"/>`,
-    `<text x="${f(x(0) + 4)}" y="${PAD.top + 14}" fill="#777">warm-up</text>`,
+    `<text x="${f(x(0) + 4)}" y="${PAD.top + plotH - 6}" fill="#777">warm-up</text>`,
   );
   for (let v = 0; v <= yTop + 1e-9; v += yStep) {
     parts.push(

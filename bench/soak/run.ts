@@ -41,8 +41,10 @@ function progressLine(s: SoakSample, last: SoakSample | undefined): string {
 }
 
 const here = (p: string) => fileURLToPath(new URL(p, import.meta.url));
-const RESULTS = here('../results/soak.json');
-const PLOT = here('../../docs/soak.svg');
+// BENCH_SOAK_OUTPUT=<dir> writes both there instead: a trial or a diagnostic run keeps the published ones.
+const OUTPUT = process.env.BENCH_SOAK_OUTPUT;
+const RESULTS = OUTPUT === undefined ? here('../results/soak.json') : join(OUTPUT, 'soak.json');
+const PLOT = OUTPUT === undefined ? here('../../docs/soak.svg') : join(OUTPUT, 'soak.svg');
 
 const config = readSoakConfig(process.argv.slice(2));
 const started = new Date();
