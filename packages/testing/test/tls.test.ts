@@ -25,7 +25,7 @@ describe('TLS', () => {
     try {
       expect(fake.grpcUrl).toMatch(/^https:\/\//);
       expect(fake.httpUrl).toMatch(/^https:\/\//);
-      const client = connect(fake.grpcUrl, credentials.createSsl(cert));
+      const client = connect(fake.grpcUrl.replace('127.0.0.1', 'localhost'), credentials.createSsl(cert));
       expect(await client.unary('ServerLive', {})).toEqual({ live: true });
       client.close();
       expect(await httpsStatus(fake.httpUrl, { ca: cert })).toBe(200);
@@ -39,10 +39,13 @@ describe('TLS', () => {
     try {
       await expect(httpsStatus(fake.httpUrl, { ca: cert })).rejects.toThrow();
       expect(await httpsStatus(fake.httpUrl, { ca: cert, cert, key })).toBe(200);
-      const anonymous = connect(fake.grpcUrl, credentials.createSsl(cert));
+      const anonymous = connect(fake.grpcUrl.replace('127.0.0.1', 'localhost'), credentials.createSsl(cert));
       await expect(anonymous.unary('ServerLive', {})).rejects.toBeDefined();
       anonymous.close();
-      const mutual = connect(fake.grpcUrl, credentials.createSsl(cert, key, cert));
+      const mutual = connect(
+        fake.grpcUrl.replace('127.0.0.1', 'localhost'),
+        credentials.createSsl(cert, key, cert),
+      );
       expect(await mutual.unary('ServerLive', {})).toEqual({ live: true });
       mutual.close();
     } finally {
