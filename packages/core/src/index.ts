@@ -1,5 +1,13 @@
 export type { ClientCallOptions, GenerationStream, TritonLlmOptions } from './client.js';
 export { TritonLlm } from './client.js';
+export type { DataType } from './data-types.js';
+export {
+  bytesPerElement,
+  DATA_TYPES,
+  dataTypeFromConfig,
+  elementCount,
+  isDataType,
+} from './data-types.js';
 export type { IncrementalDetokenizerOptions } from './detokenizer.js';
 export { IncrementalDetokenizer } from './detokenizer.js';
 export type { ErrorCode, TritonLlmErrorOptions } from './errors.js';
@@ -69,22 +77,16 @@ export type {
 } from './telemetry-api.js';
 export type { TraceContextInjector } from './telemetry-trace-context.js';
 export { injectW3cTraceContext } from './telemetry-trace-context.js';
-export type { DataType, Tensor, TensorData } from './tensor.js';
+export type { Tensor, TensorData } from './tensor.js';
+export { createTensor } from './tensor.js';
+export { decodeTensorData, encodeTensorData } from './tensor-codec.js';
 export {
-  bytesPerElement,
-  createTensor,
-  DATA_TYPES,
-  dataTypeFromConfig,
-  decodeTensorData,
-  elementCount,
-  encodeTensorData,
-  isDataType,
   tensorBigInts,
   tensorBooleans,
   tensorBytes,
   tensorNumbers,
   tensorStrings,
-} from './tensor.js';
+} from './tensor-readers.js';
 export type { TextDeltaDecoderOptions, TextDeltaMode } from './text-delta.js';
 export { TextDeltaDecoder } from './text-delta.js';
 export type { Tokenizer } from './tokenizer.js';

@@ -1,4 +1,5 @@
-import type { DataType, Tensor } from './tensor.js';
+import type { DataType } from './data-types.js';
+import type { Tensor } from './tensor.js';
 
 /** A request or response parameter value (gRPC `InferParameter`, HTTP `parameters`). */
 export type ParameterValue = boolean | number | bigint | string;

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { TritonLlmError } from '../src/errors.js';
 import { planBatches, splitBatchResponse } from '../src/models/batch.js';
 import type { EncodedRequest } from '../src/models/encode-request.js';
-import { createTensor, type Tensor, tensorNumbers, tensorStrings } from '../src/tensor.js';
+import { createTensor, type Tensor } from '../src/tensor.js';
+import { tensorNumbers, tensorStrings } from '../src/tensor-readers.js';
 import type { InferResponse } from '../src/transport.js';
 import { decodeWordList, encodeWordList } from '../src/word-list.js';
 

@@ -1,24 +1,23 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { TritonLlmError } from '../src/errors.js';
 import {
   bytesPerElement,
-  createTensor,
   DATA_TYPES,
   type DataType,
   dataTypeFromConfig,
-  decodeTensorData,
   elementCount,
-  encodeTensorData,
   isDataType,
-  type Tensor,
-  type TensorData,
+} from '../src/data-types.js';
+import { TritonLlmError } from '../src/errors.js';
+import { createTensor, type Tensor, type TensorData } from '../src/tensor.js';
+import { decodeTensorData, encodeTensorData } from '../src/tensor-codec.js';
+import {
   tensorBigInts,
   tensorBooleans,
   tensorBytes,
   tensorNumbers,
   tensorStrings,
-} from '../src/tensor.js';
+} from '../src/tensor-readers.js';
 
 function thrown(fn: () => unknown): TritonLlmError {
   try {

@@ -1,5 +1,6 @@
 import { TritonLlmError } from '../errors.js';
-import { type Tensor, type TensorData, tensorNumbers } from '../tensor.js';
+import type { Tensor, TensorData } from '../tensor.js';
+import { tensorNumbers } from '../tensor-readers.js';
 import type { InferRequest, InferResponse } from '../transport.js';
 import type { EncodedRequest } from './encode-request.js';
 

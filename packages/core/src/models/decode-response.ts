@@ -1,14 +1,9 @@
+import { elementCount } from '../data-types.js';
 import { TritonLlmError } from '../errors.js';
 import type { Logits, PerfMetrics } from '../result.js';
 import type { ModelSchema } from '../schema.js';
-import {
-  elementCount,
-  type Tensor,
-  tensorBigInts,
-  tensorBytes,
-  tensorNumbers,
-  tensorStrings,
-} from '../tensor.js';
+import type { Tensor } from '../tensor.js';
+import { tensorBigInts, tensorBytes, tensorNumbers, tensorStrings } from '../tensor-readers.js';
 import type { InferResponse } from '../transport.js';
 
 /** What one response says about one sequence. */
