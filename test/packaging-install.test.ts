@@ -15,7 +15,7 @@ const root = fileURLToPath(new URL('..', import.meta.url));
  */
 const PEERS = ['ai', '@langchain/core', 'zod', '@types/node'] as const;
 
-/** The Node majors every package's `engines` names (.ci/run runs this suite on each). */
+/** The Node majors every package's `engines` names (`pnpm test` runs this suite on each). */
 const SUPPORTED_MAJORS = [22, 24, 26];
 const supported = SUPPORTED_MAJORS.includes(Number(process.versions.node.split('.')[0]));
 
