@@ -214,15 +214,12 @@ export function checkRequest(
   try {
     validateRequest(request);
   } catch (err) {
-    if (!(err instanceof TritonLlmError)) throw err;
-    const colon = err.message.indexOf(':');
-    if (colon < 0) throw err;
-    throw new TritonLlmError(
-      'invalid_argument',
-      `${rename(err.message.slice(0, colon))}${err.message.slice(colon)}`,
-      {
-        cause: err,
-      },
-    );
+    if (!(err instanceof TritonLlmError) || err.field === undefined) throw err;
+    const field = rename(err.field);
+    if (field === err.field) throw err;
+    const message = err.message.startsWith(err.field)
+      ? `${field}${err.message.slice(err.field.length)}`
+      : err.message;
+    throw new TritonLlmError('invalid_argument', message, { field, cause: err });
   }
 }

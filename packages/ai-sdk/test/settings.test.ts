@@ -18,7 +18,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 (globalThis as { AI_SDK_LOG_WARNINGS?: unknown }).AI_SDK_LOG_WARNINGS = false;
 
 const isInvalid = (field: string) => (err: unknown) =>
-  err instanceof TritonLlmError && err.code === 'invalid_argument' && err.message.startsWith(`${field}:`);
+  err instanceof TritonLlmError &&
+  err.code === 'invalid_argument' &&
+  err.field === field &&
+  err.message.startsWith(`${field}:`);
 
 describe('AI SDK provider settings and warnings', () => {
   let fake: FakeTriton;
@@ -116,6 +119,7 @@ describe('AI SDK provider settings and warnings', () => {
     ).rejects.toSatisfy(
       (err: unknown) =>
         err instanceof TritonLlmError &&
+        err.field === 'badWords' &&
         err.message.includes('badWords') &&
         err.message.includes("model 'llmapi'"),
     );

@@ -107,6 +107,8 @@ export interface TritonLlmErrorOptions {
   readonly cause?: unknown;
   /** When the error ended a request early: whether and how the server was told. */
   readonly earlyStop?: EarlyStopReport;
+  /** The input the error is about, as the caller named it (`maxTokens`, `stopWords[2]`). */
+  readonly field?: string;
 }
 
 /**
@@ -136,6 +138,11 @@ export class TritonLlmError extends Error {
   readonly grpcStatus: number | undefined;
   /** When the error ended a request early: whether and how the server was told to stop. */
   readonly earlyStop: EarlyStopReport | undefined;
+  /**
+   * The input an `invalid_argument` error is about, as the caller wrote it (`maxTokens`,
+   * `stopWords[2]`, `lora.taskId`): the message names it too, for people; this is for code.
+   */
+  readonly field: string | undefined;
 
   constructor(code: ErrorCode, message: string, options: TritonLlmErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -147,6 +154,7 @@ export class TritonLlmError extends Error {
     this.httpStatus = options.httpStatus;
     this.grpcStatus = options.grpcStatus;
     this.earlyStop = options.earlyStop;
+    this.field = options.field;
   }
 
   /** Returns `err` when it already is a `TritonLlmError`, else wraps it with `code`. */
@@ -187,13 +195,14 @@ export class TritonLlmError extends Error {
       ...(this.grpcStatus !== undefined ? { grpcStatus: this.grpcStatus } : {}),
       ...(this.cause !== undefined ? { cause: this.cause } : {}),
       ...(this.earlyStop !== undefined ? { earlyStop: this.earlyStop } : {}),
+      ...(this.field !== undefined ? { field: this.field } : {}),
     };
   }
 }
 
 /** Shorthand for the validation error every bad input gets before anything is sent. */
 export function invalidArgument(field: string, value: unknown, why: string): TritonLlmError {
-  return new TritonLlmError('invalid_argument', `${field}: ${why} (got ${describe(value)})`);
+  return new TritonLlmError('invalid_argument', `${field}: ${why} (got ${describe(value)})`, { field });
 }
 
 function describe(value: unknown): string {

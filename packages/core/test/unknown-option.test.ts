@@ -21,6 +21,7 @@ describe('a misspelt option', () => {
   ])('%s is refused with a suggestion of %s', (key, known) => {
     const err = refusal({ [key]: 4 });
     expect(err.code).toBe('invalid_argument');
+    expect(err.field).toBe(key);
     expect(err.message).toBe(`${key}: unknown option; did you mean ${known}? (got 4)`);
   });
 

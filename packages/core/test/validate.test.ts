@@ -38,6 +38,7 @@ describe('validateRequest', () => {
   ])('refuses a bad value (case %#)', (request, field, shown) => {
     const err = errorOf(request);
     expect(err.code).toBe('invalid_argument');
+    expect(err.field).toBe(field);
     expect(err.message.startsWith(`${field}:`)).toBe(true);
     expect(err.message).toContain(shown);
   });
@@ -76,9 +77,27 @@ describe('validateRequest', () => {
         (maxTokens) => {
           const err = errorOf({ prompt: 'x', maxTokens });
           expect(err.code).toBe('invalid_argument');
+          expect(err.field).toBe('maxTokens');
           expect(err.message.startsWith('maxTokens:')).toBe(true);
         },
       ),
     );
+  });
+});
+
+describe('the field of a validation error', () => {
+  it('stays when the error gains its request id and model on the way up', () => {
+    const err = errorOf({ prompt: 'x', maxTokens: 4, stopWords: ['a', 'b', ''] });
+    const withContext = err.withContext({ requestId: '17', model: 'ensemble' });
+    expect(withContext).not.toBe(err);
+    expect([withContext.field, withContext.requestId, withContext.model]).toEqual([
+      'stopWords[2]',
+      '17',
+      'ensemble',
+    ]);
+  });
+
+  it('is absent from errors about no input of the caller', () => {
+    expect(new TritonLlmError('unavailable', 'connection refused').field).toBeUndefined();
   });
 });

@@ -95,7 +95,7 @@ export function encodeGenerateRequest(req: GenerateRequest, ctx: EncodeContext):
       throw new TritonLlmError(
         'invalid_argument',
         `inputIds: model '${schema.model}' (${flavor}) takes text; pass prompt, or use the raw tensorrt_llm model for token ids`,
-        { model: schema.model },
+        { model: schema.model, field: 'inputIds' },
       );
     }
     for (const option of ['stopWordIds', 'badWordIds'] as const) {
@@ -256,7 +256,7 @@ function requireTokenizer(ctx: EncodeContext, option: string): Tokenizer {
       'invalid_argument',
       `${option}: model '${ctx.schema.model}' is the raw tensorrt_llm model and takes token ids; ` +
         'pass inputIds (and stopWordIds/badWordIds), or create TritonLlm with a tokenizer to use text',
-      { model: ctx.schema.model },
+      { model: ctx.schema.model, field: option },
     );
   }
   return ctx.tokenizer;
@@ -285,6 +285,6 @@ function unsupported(schema: ModelSchema, option: string, candidates: readonly s
   throw new TritonLlmError(
     'invalid_argument',
     `${option}: model '${schema.model}' (${schema.flavor}, backend ${schema.backendVersion}) does not support this option${looked}`,
-    { model: schema.model },
+    { model: schema.model, field: option },
   );
 }
