@@ -10,6 +10,7 @@ const alias = {
   '@trtllm/grpc': src('grpc'),
   // Tests run on Node, so they get the package's Node entry (its `node` export condition).
   '@trtllm/http': fileURLToPath(new URL('./packages/http/src/node.ts', import.meta.url)),
+  '@trtllm/connect': src('connect'),
   '@trtllm/testing': src('testing'),
   '@trtllm/tokenizers': src('tokenizers'),
   '@trtllm/openai': src('openai'),

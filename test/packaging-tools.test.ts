@@ -13,6 +13,7 @@ const PACKAGES: readonly (readonly [string, string])[] = [
   ['core', '@trtllm/sdk'],
   ['grpc', '@trtllm/grpc'],
   ['http', '@trtllm/http'],
+  ['connect', '@trtllm/connect'],
   ['tokenizers', '@trtllm/tokenizers'],
   ['testing', '@trtllm/testing'],
   ['ai-sdk', '@trtllm/ai-sdk'],

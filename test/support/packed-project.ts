@@ -14,6 +14,7 @@ export const PUBLISHED_PACKAGES: readonly (readonly [string, string])[] = [
   ['core', '@trtllm/sdk'],
   ['grpc', '@trtllm/grpc'],
   ['http', '@trtllm/http'],
+  ['connect', '@trtllm/connect'],
   ['tokenizers', '@trtllm/tokenizers'],
   ['testing', '@trtllm/testing'],
   ['ai-sdk', '@trtllm/ai-sdk'],

@@ -1,0 +1,175 @@
+import { createServer, type IncomingHttpHeaders, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { transportFromUrl } from '@trtllm/connect';
+import { type Transport, TritonLlm, TritonLlmError } from '@trtllm/sdk';
+import { type FakeTriton, fakeScript, startFakeTriton } from '@trtllm/testing';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createTestPki } from '../../grpc/test/certificates.js';
+
+const TRACEPARENT = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+
+/** A gateway that serves Triton's HTTP API under `/triton`, and remembers what it forwarded. */
+async function startGateway(
+  target: string,
+): Promise<{ url: string; seen: string[]; close(): Promise<void> }> {
+  const seen: string[] = [];
+  const upstream = new URL(target);
+  const server: Server = createServer((req, res) => {
+    const path = req.url ?? '/';
+    seen.push(path);
+    if (!path.startsWith('/triton/')) {
+      res.writeHead(404).end('no such route');
+      return;
+    }
+    const headers: IncomingHttpHeaders = { ...req.headers, host: upstream.host };
+    const forward = request(
+      {
+        host: upstream.hostname,
+        port: upstream.port,
+        method: req.method,
+        path: path.slice('/triton'.length),
+        headers,
+      },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    forward.on('error', () => res.destroy());
+    req.pipe(forward);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/triton/`,
+    seen,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+describe('transportFromUrl against the fake Triton', () => {
+  let fake: FakeTriton;
+  const opened: Transport[] = [];
+  const llm = (transport: Transport): TritonLlm => {
+    opened.push(transport);
+    return new TritonLlm({ transport, model: 'ensemble' });
+  };
+  const lastReceived = () =>
+    fake
+      .events()
+      .filter((e) => e.event === 'received')
+      .at(-1);
+
+  beforeAll(async () => {
+    fake = await startFakeTriton();
+  });
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((t) => t.close()));
+  });
+  afterAll(() => fake.close());
+
+  const grpcAddress = () => fake.grpcUrl.replace(/^http:/, 'grpc:');
+  const hostPort = () => new URL(fake.grpcUrl).host;
+
+  it.each([
+    ['grpc://host:port', () => grpcAddress(), {}, 'grpc'],
+    ['http://host:port with protocol grpc', () => fake.grpcUrl, { protocol: 'grpc' } as const, 'grpc'],
+    ['dns:host:port', () => `dns:${hostPort()}`, {}, 'grpc'],
+    ['dns:///host:port', () => `dns:///${hostPort()}`, {}, 'grpc'],
+    ['http://host:port', () => fake.httpUrl, {}, 'http'],
+  ])('%s streams over %s, with the headers it was given', async (_, url, options, protocol) => {
+    const stream = llm(transportFromUrl(url(), { ...options, headers: { traceparent: TRACEPARENT } })).stream(
+      {
+        prompt: `Hi ${fakeScript('over the address')}`,
+        maxTokens: 16,
+      },
+    );
+    let text = '';
+    for await (const chunk of stream) if (!chunk.done) text += chunk.text;
+    expect(text).toBe('over the address');
+    expect(lastReceived()).toMatchObject({ protocol, traceparent: TRACEPARENT });
+  });
+
+  it('an http address keeps its path prefix: every request goes through the gateway under it', async () => {
+    const gateway = await startGateway(fake.httpUrl);
+    try {
+      const before = gateway.seen.length;
+      const result = await llm(transportFromUrl(gateway.url)).generate({
+        prompt: fakeScript('through the gateway'),
+        maxTokens: 16,
+      });
+      expect(result.text).toBe('through the gateway');
+      const paths = gateway.seen.slice(before);
+      expect(paths.length).toBeGreaterThan(0);
+      expect(paths.every((p) => p.startsWith('/triton/v2/'))).toBe(true);
+      expect(lastReceived()?.protocol).toBe('http');
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it('an unknown scheme is invalid_argument naming the address, before anything connects', () => {
+    const before = fake.events().length;
+    const err = (() => {
+      try {
+        transportFromUrl(`ftp://${hostPort()}`, { field: '--triton' });
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(err).toBeInstanceOf(TritonLlmError);
+    expect(err).toMatchObject({ code: 'invalid_argument' });
+    expect((err as Error).message).toContain(`--triton: `);
+    expect((err as Error).message).toContain(`"ftp://${hostPort()}"`);
+    expect(fake.events().length).toBe(before);
+  });
+
+  it('tls on a plaintext gRPC address, or on an HTTP address, is refused by name', () => {
+    expect(() => transportFromUrl(grpcAddress(), { tls: {} })).toThrow(
+      /url: is a plaintext address; tls options need grpcs:\/\//,
+    );
+    expect(() => transportFromUrl(fake.httpUrl, { tls: {} })).toThrow(/tls: applies to gRPC/);
+  });
+});
+
+describe('transportFromUrl over TLS', () => {
+  const pki = createTestPki();
+  let fake: FakeTriton;
+  beforeAll(async () => {
+    fake = await startFakeTriton({ tls: { cert: pki.serverCert, key: pki.serverKey } });
+  });
+  afterAll(() => fake.close());
+
+  it.each([
+    ['grpcs://', () => fake.grpcUrl.replace(/^https:/, 'grpcs:')],
+    ['dns: with tls', () => `dns:${new URL(fake.grpcUrl).host}`],
+  ])('%s passes the certificates through and streams', async (_, url) => {
+    // The certificate names localhost; the address is 127.0.0.1 (Node refuses an IP as a TLS server name).
+    const transport = transportFromUrl(url(), { tls: { ca: pki.ca, serverName: 'localhost' } });
+    try {
+      const result = await new TritonLlm({ transport, model: 'ensemble' }).generate({
+        prompt: fakeScript('sealed'),
+        maxTokens: 8,
+      });
+      expect(result.text).toBe('sealed');
+      expect(fake.events().at(-1)?.protocol).toBe('grpc');
+    } finally {
+      await transport.close();
+    }
+  });
+
+  it('grpcs:// without the private CA is refused by the certificate check', async () => {
+    const transport = transportFromUrl(fake.grpcUrl.replace(/^https:/, 'grpcs:'));
+    try {
+      await expect(new TritonLlm({ transport, model: 'ensemble' }).health()).rejects.toMatchObject({
+        code: 'unavailable',
+      });
+    } finally {
+      await transport.close();
+    }
+  });
+});
