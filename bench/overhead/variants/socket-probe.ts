@@ -36,7 +36,8 @@ interface Call {
  * per frame. It speaks only what this benchmark's exchange needs, and skips what a real client
  * must do: no HPACK decoding (response headers and trailers are recognised by their flags, never
  * read, so a gRPC error status goes unseen), no flow control (its windows are opened as wide as
- * the protocol allows, once), no TLS, no deadlines, no reconnection. Its figures bound what an
+ * the protocol allows, once), no stream limit (a server's MAX_CONCURRENT_STREAMS, as FAKE_MAX_STREAMS
+ * sets, refuses the streams past it), no TLS, no deadlines, no reconnection. Its figures bound what an
  * HTTP/2 client written on sockets could reach; they are not a bare client users could adopt, so
  * the benchmark does not count it among the bare variants.
  */
@@ -122,14 +123,14 @@ export function socketProbeVariant(endpoints: Endpoints): Variant {
       if (buf.length < 5 + length) break;
       const text = textOutput(buf, 5, 5 + length);
       buf = buf.subarray(5 + length);
-      if (text === undefined) {
-        // The empty final response: half-close, and the server ends the call with its trailers.
-        socket!.write(frameHeader(0, DATA, END_STREAM, streamId));
-        continue;
+      if (text !== undefined) {
+        if (call.tokens === 0) call.onFirstToken?.();
+        call.tokens += 1;
+        call.text += firstString(text);
       }
-      if (call.tokens === 0) call.onFirstToken?.();
-      call.tokens += 1;
-      call.text += firstString(text);
+      // The final flag rides on the last response with tensors (or on an empty one where none
+      // carries it): half-close, and the server ends the call with its trailers.
+      if (finalSeen) socket!.write(frameHeader(0, DATA, END_STREAM, streamId));
     }
     if (buf.length > 0) call.partial = buf;
   };
@@ -199,12 +200,18 @@ function headerBlock(host: string): Buffer {
 }
 
 const TEXT_OUTPUT = Buffer.from('text_output');
+const FINAL_KEY = Buffer.from('triton_final_response');
+
+/** Whether the response `textOutput` read last carried `triton_final_response: true`. */
+let finalSeen = false;
 
 /**
  * The `raw_output_contents` (field 6) of the output named `text_output` (field 5) in the
  * `infer_response` (field 2) of a `ModelStreamInferResponse`; undefined for a response without it.
+ * Sets `finalSeen` from the response's parameters (field 4).
  */
 function textOutput(buf: Buffer, start: number, end: number): Buffer | undefined {
+  finalSeen = false;
   let pos = start;
   let stop = end;
   let inside = false;
@@ -242,8 +249,27 @@ function textOutput(buf: Buffer, start: number, end: number): Buffer | undefined
         pos = at + length;
         continue;
       }
+      if (inside && field === 4) {
+        // A map entry { key = 1, value = 2: InferParameter { bool_param = 1 } }, written key first.
+        const keyLength = buf[pos + 1]!;
+        const value = pos + 2 + keyLength;
+        if (
+          buf[pos] === 0x0a &&
+          buf.subarray(pos + 2, value).equals(FINAL_KEY) &&
+          buf[value] === 0x12 &&
+          buf[value + 2] === 0x08 &&
+          buf[value + 3] === 1
+        ) {
+          finalSeen = true;
+        }
+        pos += length;
+        continue;
+      }
       if (inside && field === 6) {
-        if (raws === wanted) return buf.subarray(pos, pos + length);
+        if (raws === wanted) {
+          // The parameters come before the contents in what protobuf writers emit.
+          return buf.subarray(pos, pos + length);
+        }
         raws += 1;
       }
       pos += length;
