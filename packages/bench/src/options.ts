@@ -3,8 +3,12 @@ import type { PromptRecord } from './dataset.js';
 
 /** What {@link runBenchmark} measures. */
 export interface BenchOptions {
-  /** The server's base URL: the gRPC endpoint (`http://host:8001`) or the HTTP one (`http://host:8000`). */
+  /**
+   * The server's address, read by `transportFromUrl` of `@trtllm/connect`: the gRPC endpoint
+   * (`grpc://host:8001`, `http://host:8001`, `dns:host:8001`) or the HTTP one (`http://host:8000`).
+   */
   readonly url: string;
+  /** The protocol of an `http(s)://` address; `grpc://` and `dns:` addresses are gRPC and refuse `http`. */
   readonly protocol: 'grpc' | 'http';
   /** Model to call: `ensemble`, `tensorrt_llm_bls`, `tensorrt_llm` (needs `tokenizer`), ... */
   readonly model: string;

@@ -41,7 +41,10 @@ function command(io: CliIo): Command {
       'Measure time to first token, inter-token and end-to-end latency, throughput and accuracy of a ' +
         'TensorRT-LLM model served by Triton, at one or more concurrency levels.',
     )
-    .option('-u, --url <url>', 'server address (default: localhost:8001 for grpc, localhost:8000 for http)')
+    .option(
+      '-u, --url <url>',
+      'server address: host:port, grpc://, grpcs://, dns:host:port, http(s):// (default: localhost:8001 for grpc, localhost:8000 for http)',
+    )
     .addOption(
       new Option('-i, --protocol <protocol>', 'wire protocol').choices(['grpc', 'http']).default('grpc'),
     )
@@ -133,8 +136,9 @@ export async function main(argv: readonly string[], io: CliIo = process): Promis
   }
 }
 
+/** `host:port` as the CLI has always taken it; an address with a scheme (or a `dns:` target) as it is. */
 function withScheme(url: string): string {
-  return /^[a-z][a-z0-9+.-]*:\/\//i.test(url) ? url : `http://${url}`;
+  return /^(?:[a-z][a-z0-9+.-]*:\/\/|dns:)/i.test(url) ? url : `http://${url}`;
 }
 
 function integer(flag: string, value: string): number {

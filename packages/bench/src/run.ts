@@ -1,6 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { grpcTransport } from '@trtllm/grpc';
-import { httpTransport } from '@trtllm/http';
+import { transportFromUrl } from '@trtllm/connect';
 import { type Transport, TritonLlm } from '@trtllm/sdk';
 import { driveLoad } from './load.js';
 import { type BenchOptions, DEFAULT_MAX_TOKENS, defaultRequests, validateBenchOptions } from './options.js';
@@ -26,14 +25,11 @@ export interface BenchHooks {
 export async function runBenchmark(options: BenchOptions, hooks: BenchHooks = {}): Promise<BenchReport> {
   validateBenchOptions(options);
   const startedAt = new Date().toISOString();
-  const transport: Transport =
-    options.protocol === 'grpc'
-      ? // The default path, one ModelStreamInfer call per request: its time to first token is the
-        // shared call's (51.9 / 51.8 ms p50 at 50 ms injected, measured side by side) at a third
-        // of its client CPU per token (docs/PERFORMANCE.md), so the bench's own client takes less
-        // of a shared machine from the server it measures.
-        grpcTransport({ baseUrl: options.url })
-      : httpTransport({ baseUrl: options.url });
+  // The default gRPC path is one ModelStreamInfer call per request: its time to first token is the
+  // shared call's (51.9 / 51.8 ms p50 at 50 ms injected, measured side by side) at a third of its
+  // client CPU per token (docs/PERFORMANCE.md), so the bench's own client takes less of a shared
+  // machine from the server it measures.
+  const transport: Transport = transportFromUrl(options.url, { protocol: options.protocol, field: 'url' });
   const llm = new TritonLlm({
     transport,
     model: options.model,

@@ -126,6 +126,55 @@ describe('trtllm-bench CLI', () => {
     expect(cells.output_tokens).not.toBe('90');
   });
 
+  it.each([
+    ['grpc://host:port', () => triton.grpcUrl.replace(/^http:/, 'grpc:'), 'grpc'],
+    ['dns:host:port', () => `dns:${new URL(triton.grpcUrl).host}`, 'grpc'],
+    ['host:port (no scheme)', () => new URL(triton.grpcUrl).host, 'grpc'],
+    ['http://host:port with -i http', () => triton.httpUrl, 'http'],
+  ])('-u %s reaches the server over the protocol the address names', async (_, url, protocol) => {
+    await writeFile(data, '{"input":"ok"}\n');
+    const { io } = captureIo();
+    const before = triton.events().length;
+    const args = ['-u', url(), '-m', 'tensorrt_llm_bls', '--input-data', data, '--num-requests', '2'];
+    const code = await main(
+      [...args, ...(protocol === 'http' ? ['-i', 'http'] : []), '--no-progress', '--no-chart'],
+      io,
+    );
+    expect(code).toBe(0);
+    const received = triton
+      .events()
+      .slice(before)
+      .filter((e) => e.event === 'received' && e.model === 'tensorrt_llm_bls');
+    expect(received.length).toBe(2);
+    expect(received.every((e) => e.protocol === protocol)).toBe(true);
+  });
+
+  it.each([
+    [
+      'an unknown scheme',
+      () => `ftp://${new URL(triton.grpcUrl).host}`,
+      [],
+      /url: must start with grpc:\/\//,
+    ],
+    [
+      'a gRPC address with -i http',
+      () => triton.grpcUrl.replace(/^http:/, 'grpc:'),
+      ['-i', 'http'],
+      /protocol 'http'/,
+    ],
+    ['a path on a gRPC address', () => `${triton.grpcUrl}/v2`, [], /gRPC address has no path/],
+  ])('exits 2 for %s, naming the address, before sending anything', async (_, url, extra, why) => {
+    await writeFile(data, '{"input":"ok"}\n');
+    const { io, err } = captureIo();
+    const before = triton.events().length;
+    const code = await main(['-u', url(), ...extra, '--input-data', data, '--no-progress', '--no-chart'], io);
+    expect(code).toBe(2);
+    expect(err()).toContain('invalid_argument');
+    expect(err()).toMatch(why);
+    expect(err()).toContain(JSON.stringify(url()));
+    expect(triton.events().length).toBe(before);
+  });
+
   it('exits 2 naming the line of bad input data', async () => {
     await writeFile(data, '{"input":"ok"}\n{"input":\n');
     const { io, err } = captureIo();

@@ -2,6 +2,7 @@
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { transportFromUrl } from '@trtllm/connect';
 import { type Tokenizer, TritonLlm } from '@trtllm/sdk';
 import {
   CHAT_TEMPLATE_CHOICES,
@@ -11,14 +12,14 @@ import {
   type ToolCallParserChoice,
 } from '@trtllm/tokenizers';
 import { createOpenAiServer } from './server.js';
-import { transportFromUrl } from './transport-url.js';
 
 const USAGE = `Usage: trtllm-openai [options]
 
 An OpenAI-compatible API (/v1/models, /v1/completions, /v1/chat/completions) in front of Triton.
 
 Options:
-  --triton <url>           Triton address: grpc://host:port or http://host:port (default grpc://localhost:8001)
+  --triton <url>           Triton address: grpc://host:port (grpcs:// for TLS, or dns:host:port),
+                           or http(s)://host:port[/prefix] (default grpc://localhost:8001)
   --model <name>           Triton model to call (default ensemble)
   --served-model-name <n>  Model name clients use (default: --model)
   --port <port>            Port to listen on (default 3000)
@@ -69,7 +70,7 @@ async function main(): Promise<void> {
       `--tool-call-parser must be one of ${TOOL_CALL_PARSERS.join(', ')} (got ${JSON.stringify(toolCallParser)})`,
     );
   }
-  const transport = transportFromUrl(values.triton ?? 'grpc://localhost:8001');
+  const transport = transportFromUrl(values.triton ?? 'grpc://localhost:8001', { field: '--triton' });
   const tokenizer = await tokenizerIn(values['tokenizer-dir']);
   const llm = new TritonLlm({
     transport,

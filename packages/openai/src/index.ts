@@ -1,3 +1,5 @@
+export type { TransportFromUrlOptions } from '@trtllm/connect';
+export { transportFromUrl } from '@trtllm/connect';
 export type {
   ChatMessage,
   ChatTemplateChoice,
@@ -9,4 +11,3 @@ export type {
 export { CHAT_TEMPLATE_CHOICES, ChatTemplate, loadChatTemplate, TOOL_CALL_PARSERS } from '@trtllm/tokenizers';
 export type { OpenAiServer, OpenAiServerBackend, OpenAiServerOptions } from './server.js';
 export { createOpenAiServer } from './server.js';
-export { transportFromUrl } from './transport-url.js';

@@ -61,6 +61,41 @@ describe('trtllm-openai CLI', () => {
     }
   });
 
+  test('serves over --triton dns:host:port and over an http:// address', async () => {
+    for (const [triton, protocol] of [
+      [`dns:${new URL(fake.grpcUrl).host}`, 'grpc'],
+      [fake.httpUrl, 'http'],
+    ] as const) {
+      const child = runCli(['--triton', triton, '--port', '0']);
+      try {
+        const client = new OpenAI({ baseURL: await servingUrl(child), apiKey: 'unused', maxRetries: 0 });
+        const before = fake.events().length;
+        const r = await client.completions.create({ model: 'ensemble', prompt: 'Hello', max_tokens: 5 });
+        expect(r.choices[0]!.text).toBe(generated('Hello', { maxTokens: 5 })[0]!.text);
+        expect(fake.events().slice(before)[0]).toMatchObject({ event: 'received', protocol });
+      } finally {
+        child.kill('SIGKILL');
+      }
+    }
+  });
+
+  test('an unknown --triton scheme exits 1 naming the address, without serving', async () => {
+    const child = runCli(['--triton', 'ftp://triton:8001', '--port', '0']);
+    let err = '';
+    let out = '';
+    child.stderr!.on('data', (d) => {
+      err += String(d);
+    });
+    child.stdout!.on('data', (d) => {
+      out += String(d);
+    });
+    const [code] = await once(child, 'exit');
+    expect(code).toBe(1);
+    expect(err).toContain('--triton: must start with grpc://, grpcs://, http://, https:// or dns:');
+    expect(err).toContain('"ftp://triton:8001"');
+    expect(out).not.toContain('serving');
+  });
+
   test('refuses an unknown chat template with a usage message', async () => {
     const child = runCli(['--chat-template', 'vicuna']);
     let err = '';
