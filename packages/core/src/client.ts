@@ -1,20 +1,25 @@
 import { SharedBatchCall } from './batch-call.js';
-import { invalidArgument, TritonLlmError } from './errors.js';
 import {
-  type GenerateOptions,
-  Generation,
-  type GenerationContext,
-  type GenerationEvent,
-} from './generation.js';
+  type ClientCallOptions,
+  checkCallOptions,
+  type PreparedCall,
+  type TritonLlmOptions,
+} from './client-options.js';
+import { keepsGeneratingWarning, unmatchableStopWarning } from './client-warnings.js';
+import { invalidArgument, TritonLlmError } from './errors.js';
+import { Generation } from './generation.js';
+import type { GenerateOptions, GenerationContext } from './generation-options.js';
+import { collect, type GenerationStream, StartedStream } from './generation-stream.js';
 import { planBatches } from './models/batch.js';
 import { type EncodedRequest, encodeGenerateRequest } from './models/encode-request.js';
-import type { GenerateRequest, ModelFlavor } from './request.js';
-import type { GenerateResult, StreamChunk } from './result.js';
-import { type RetryOptions, type RetryPolicy, retryPolicy, withRetry } from './retry.js';
+import type { GenerateRequest } from './request.js';
+import { generateRequestId } from './request-id.js';
+import type { GenerateResult } from './result.js';
+import { type RetryPolicy, retryPolicy, withRetry } from './retry.js';
+import { runLimited } from './run-limited.js';
 import { detectSchema, type ModelSchema } from './schema.js';
-import { observer, Telemetry, type TelemetryOptions } from './telemetry.js';
+import { observer, Telemetry } from './telemetry.js';
 import type { RequestTelemetry } from './telemetry-request.js';
-import type { Tokenizer } from './tokenizer.js';
 import type {
   CallOptions,
   InferRequest,
@@ -26,60 +31,6 @@ import type {
   Transport,
 } from './transport.js';
 import { requestId as checkRequestId, validateRequest } from './validate.js';
-
-/** Options of {@link TritonLlm}. */
-export interface TritonLlmOptions {
-  /** `grpcTransport(...)` from `@trtllm/grpc` or `httpTransport(...)` from `@trtllm/http`. */
-  readonly transport: Transport;
-  /** The deployed model's name: `ensemble`, `tensorrt_llm_bls`, `tensorrt_llm`, ... */
-  readonly model: string;
-  /** Pin a model version; the server picks when absent. */
-  readonly modelVersion?: string;
-  /** Expected flavor; when given, a deployed model of another flavor is refused with a clear error. */
-  readonly flavor?: ModelFlavor;
-  /** Turns text into ids for the raw `tensorrt_llm` model (see `@trtllm/tokenizers`). */
-  readonly tokenizer?: Tokenizer;
-  /**
-   * Defaults for every call (per-call options win): `timeoutMs` and `headers` apply to every
-   * request of this client, `idleTimeoutMs` to generation.
-   */
-  readonly defaults?: Pick<GenerateOptions, 'timeoutMs' | 'idleTimeoutMs' | 'headers'>;
-  /**
-   * Retries of calls that fail before the server answers (see {@link RetryOptions}); on by
-   * default with 3 attempts. Calls can override it field by field.
-   */
-  readonly retry?: RetryOptions;
-  /** Where warnings go (one per client and model when an early end cannot stop the server). Default: console.warn. */
-  readonly logger?: {
-    /** Receives one human-readable warning; must not throw. */
-    warn(message: string): void;
-  };
-  /** Observes every request's lifecycle: a hook for logging, metrics and tracing. */
-  readonly onEvent?: (event: GenerationEvent) => void;
-  /** OpenTelemetry spans and GenAI metrics, off until a tracer or meter is given (see {@link TelemetryOptions}). */
-  readonly telemetry?: TelemetryOptions;
-}
-
-/** Options of the client's unary calls (health, metadata, config, statistics, infer). */
-export interface ClientCallOptions extends CallOptions {
-  /** Retries of this call, field by field over the client's `retry`. */
-  readonly retry?: RetryOptions;
-}
-
-/** A running streamed request: iterate it for chunks; `stop()` ends it gracefully. */
-export interface GenerationStream extends AsyncIterable<StreamChunk> {
-  readonly requestId: string;
-  /** Graceful early stop: the backend's in-band stop where the model has one (see the README table). */
-  stop(): Promise<void>;
-}
-
-let nextId = Math.floor(Math.random() * 1_000_000_000);
-
-/** Numeric ids: the TRT-LLM stop path historically required a numeric request id. */
-function generateRequestId(): string {
-  nextId = (nextId + 1) % Number.MAX_SAFE_INTEGER;
-  return String(nextId);
-}
 
 /**
  * The client for a TensorRT-LLM model served by Triton. It reads the deployed model's config once
@@ -95,12 +46,7 @@ export class TritonLlm {
   private readonly retry: RetryPolicy;
   // One function for every generation of this client, rather than a closure per request.
   private readonly warnKeepsGenerating = (model: string): void =>
-    this.warnOnce(
-      `keeps-generating:${model}`,
-      `[@trtllm/sdk] a request to '${model}' was ended early, but this model cannot stop its generation on the server: ` +
-        'Triton ensembles and the BLS model keep generating to max_tokens after a cancel. To free the GPU, call the raw ' +
-        'tensorrt_llm model with a tokenizer (TritonLlm({ model: "tensorrt_llm", tokenizer })), which honours the in-band stop.',
-    );
+    this.warnOnce(`keeps-generating:${model}`, keepsGeneratingWarning(model));
   private readonly telemetry: Telemetry | undefined;
 
   constructor(private readonly options: TritonLlmOptions) {
@@ -448,123 +394,9 @@ export class TritonLlm {
     (this.options.logger ?? console).warn(message);
   }
 
-  /**
-   * A text model that streams one token per response decodes each token alone: a character split
-   * over several tokens arrives as U+FFFD, so a stop string holding one can be neither matched nor
-   * trimmed on the client (issue 28). Said once per client and model.
-   */
+  /** Said once per client and model (see {@link unmatchableStopWarning}). */
   private warnUnmatchableStops(schema: ModelSchema, request: GenerateRequest, streaming: boolean): void {
-    if (!streaming || schema.cumulativeText || (schema.flavor !== 'ensemble' && schema.flavor !== 'bls'))
-      return;
-    const stop = request.stopWords?.find((s) => NON_ASCII.test(s));
-    if (stop === undefined) return;
-    this.warnOnce(
-      `per-token-stops:${schema.model}`,
-      `[@trtllm/sdk] stop string ${JSON.stringify(stop)} may never match on '${schema.model}': it streams one token per ` +
-        'response, decoded alone, so a character split over several tokens arrives as U+FFFD and is neither matched nor ' +
-        'trimmed on the client. For exact streamed text use tensorrt_llm_bls with accumulate_tokens: true, or the raw ' +
-        'tensorrt_llm model with a tokenizer (TritonLlm({ model: "tensorrt_llm", tokenizer })).',
-    );
-  }
-}
-
-// Any character outside ASCII: byte-level tokenizers may split it over several tokens.
-const NON_ASCII = /[\u0080-\uffff]/;
-
-/** Deadlines must be positive milliseconds: a zero or negative one would fail every call at once. */
-function checkCallOptions(options: { timeoutMs?: number; idleTimeoutMs?: number }, prefix: string): void {
-  for (const field of ['timeoutMs', 'idleTimeoutMs'] as const) {
-    const value = options[field];
-    if (value !== undefined && !(typeof value === 'number' && Number.isFinite(value) && value > 0)) {
-      throw invalidArgument(`${prefix}${field}`, value, 'must be a positive number of milliseconds');
-    }
-  }
-}
-
-/** The options of one call, resolved against the client's, and the schema they apply to. */
-interface PreparedCall {
-  readonly schema: ModelSchema;
-  readonly options: GenerateOptions;
-  readonly retry: RetryPolicy;
-}
-
-/** Iterates a generation to its end and returns its result. */
-async function collect(generation: Generation, model: string): Promise<GenerateResult> {
-  let result: GenerateResult | undefined;
-  for await (const chunk of generation) if (chunk.done) result = chunk.result;
-  if (result === undefined) {
-    throw new TritonLlmError('protocol', 'the request ended without a result', {
-      requestId: generation.requestId,
-      model,
-    });
-  }
-  return result;
-}
-
-/** Runs `task(0..count-1)` with at most `limit` running at once. */
-async function runLimited(count: number, limit: number, task: (i: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < count) await task(next++);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, count) }, worker));
-}
-
-/**
- * What `stream()` returns: the request starts at once (schema, encoding), and iteration hands out
- * the generation's chunks. A class rather than closures: an idle stream costs one small object.
- */
-class StartedStream implements GenerationStream, AsyncIterator<StreamChunk> {
-  private generation: Generation | undefined;
-  private inner: AsyncIterator<StreamChunk> | undefined;
-  private stopRequested = false;
-  private readonly starting: Promise<Generation>;
-
-  constructor(
-    readonly requestId: string,
-    started: Promise<Generation>,
-    private readonly telemetry: RequestTelemetry | undefined,
-  ) {
-    this.starting = started.then((g) => {
-      this.generation = g;
-      if (this.stopRequested) void g.stop();
-      return g;
-    });
-    // Keep an unconsumed failure from becoming an unhandled rejection; iteration rethrows it.
-    this.starting.catch((err: unknown) => telemetry?.fail(err));
-  }
-
-  async stop(): Promise<void> {
-    this.stopRequested = true;
-    await this.generation?.stop();
-  }
-
-  [Symbol.asyncIterator](): AsyncIterator<StreamChunk> {
-    return this;
-  }
-
-  next(): Promise<IteratorResult<StreamChunk>> {
-    const inner = this.inner;
-    if (inner !== undefined) return inner.next();
-    return this.starting.then((g) => {
-      const first = g[Symbol.asyncIterator]();
-      this.inner = first;
-      // A failure before the request is sent (an already aborted signal) has no error event.
-      return this.telemetry !== undefined ? this.telemetry.track(first.next()) : first.next();
-    });
-  }
-
-  async return(): Promise<IteratorResult<StreamChunk>> {
-    const inner = this.inner;
-    if (inner === undefined) {
-      // Left before the first chunk: the request may already be on its way.
-      const g = await this.starting.catch(() => undefined);
-      if (g !== undefined) await g[Symbol.asyncIterator]().return?.();
-      this.telemetry?.abandon();
-      return { done: true, value: undefined };
-    }
-    const done = (await inner.return?.()) ?? { done: true as const, value: undefined };
-    this.telemetry?.abandon();
-    return done;
+    const warning = unmatchableStopWarning(schema, request, streaming);
+    if (warning !== undefined) this.warnOnce(`per-token-stops:${schema.model}`, warning);
   }
 }

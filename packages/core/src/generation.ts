@@ -1,125 +1,17 @@
 import { TritonLlmError } from './errors.js';
+import type { GenerationContext } from './generation-options.js';
+import { generationResult } from './generation-result.js';
+import { GenerationWire } from './generation-wire.js';
+import { withIdleTimeout } from './idle-timeout.js';
 import { type DecodeWants, decodeResponse } from './models/decode-response.js';
-import { type EncodedRequest, encodeStopRequest } from './models/encode-request.js';
-import type { GenerateRequest } from './request.js';
-import type {
-  DeltaChunk,
-  EarlyStopReport,
-  FinalChunk,
-  FinishReason,
-  GenerateResult,
-  Logits,
-  PerfMetrics,
-  SequenceResult,
-  StopMeans,
-  StreamChunk,
-} from './result.js';
-import { backoff, exhausted, type RetryOptions, type RetryPolicy, RetrySchedule } from './retry.js';
-import type { ModelSchema } from './schema.js';
+import type { DeltaChunk, FinalChunk, GenerateResult, Logits, PerfMetrics, StreamChunk } from './result.js';
+import { backoff, exhausted, RetrySchedule } from './retry.js';
 import { SequenceTracker } from './sequences.js';
-import type { Tokenizer } from './tokenizer.js';
-import type {
-  CallOptions,
-  InferRequest,
-  InferResponse,
-  InferSink,
-  InferStream,
-  Transport,
-} from './transport.js';
-
-/** Per-call options of `generate()` and `stream()`. */
-export interface GenerateOptions {
-  /** Aborting cancels the request; the result (or final chunk) reports `cancelled` and how the server was told. */
-  readonly signal?: AbortSignal;
-  /** Total deadline in milliseconds, shared by all attempts (each sent as a gRPC deadline). */
-  readonly timeoutMs?: number;
-  /** Longest wait for the next response in milliseconds before the request is ended with `deadline_exceeded`. */
-  readonly idleTimeoutMs?: number;
-  /** Extra headers (gRPC metadata) for this call. */
-  readonly headers?: Readonly<Record<string, string>>;
-  /**
-   * Retries of a request that failed before its first response (field by field over the client's
-   * `retry`). Once a response has arrived the request is never retried: its error is thrown
-   * after the chunks already delivered.
-   */
-  readonly retry?: RetryOptions;
-}
-
-/** What a generation needs from its client. */
-export interface GenerationContext {
-  readonly transport: Transport;
-  readonly schema: ModelSchema;
-  readonly request: GenerateRequest;
-  readonly encoded: EncodedRequest;
-  readonly streaming: boolean;
-  readonly tokenizer: Tokenizer | undefined;
-  readonly options: GenerateOptions;
-  /** The resolved retry policy of this request. */
-  readonly retry: RetryPolicy;
-  /** Called once per client when an early end cannot stop the server's generation. */
-  readonly warnServerKeepsGenerating: (model: string) => void;
-  readonly observe?: (event: GenerationEvent) => void;
-  /**
-   * Where a non-decoupled request gets its one response, instead of its own `infer` call: a
-   * member of a batched request reads its row of the shared answer.
-   */
-  readonly unary?: (options: CallOptions) => Promise<InferResponse>;
-}
-
-/** Lifecycle events for logging, metrics and tracing hooks. */
-export type GenerationEvent =
-  | {
-      readonly type: 'request';
-      readonly requestId: string;
-      readonly model: string;
-      readonly streaming: boolean;
-    }
-  | {
-      /** An attempt failed before any response and another starts after `delayMs`. */
-      readonly type: 'retry';
-      readonly requestId: string;
-      readonly model: string;
-      /** The attempt about to start, from 2. */
-      readonly attempt: number;
-      readonly delayMs: number;
-      readonly error: TritonLlmError;
-    }
-  | {
-      readonly type: 'response';
-      readonly requestId: string;
-      readonly model: string;
-      readonly elapsedMs: number;
-    }
-  | {
-      readonly type: 'end';
-      readonly requestId: string;
-      readonly model: string;
-      readonly result: GenerateResult;
-    }
-  | {
-      readonly type: 'error';
-      readonly requestId: string;
-      readonly model: string;
-      readonly error: TritonLlmError;
-    };
+import type { InferResponse, InferSink } from './transport.js';
 
 const now = (): number => performance.now();
 
-// How long an early end waits for the in-band stop to be answered before it cancels instead: a
-// server that accepted the connection but stopped answering (frozen, overloaded) must not hold
-// an abort, a stop() or an idle timeout forever.
-const STOP_GRACE_MS = 2000;
-
 const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
-
-/** `pending`, or a rejection once `ms` have passed without it settling. */
-function withinGrace<T>(pending: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([pending, expired]).finally(() => clearTimeout(timer));
-}
 
 /**
  * One running request. Iterating it yields the chunks; `stop()` asks the backend for a graceful
@@ -130,31 +22,19 @@ function withinGrace<T>(pending: Promise<T>, ms: number): Promise<T> {
  * delivered chunk costs the transport's promise and one reaction, and the chunks of one response
  * wait in a queue that `next()` hands out without reading again.
  */
-export class Generation implements AsyncIterable<StreamChunk>, AsyncIterator<StreamChunk>, InferSink {
-  readonly requestId: string;
-  /** Made on first need: a stream of a transport with `cancellableStreams` is ended without one. */
-  private controller: AbortController | undefined;
-  /** The wire was told to end this request (signal aborted or stream cancelled). */
-  private wireCancelled = false;
+export class Generation
+  extends GenerationWire
+  implements AsyncIterable<StreamChunk>, AsyncIterator<StreamChunk>, InferSink
+{
   private readonly sequences: SequenceTracker;
   private readonly wants: DecodeWants;
-  private transportStream: InferStream | undefined;
-  private source: AsyncIterator<InferResponse> | undefined;
   private schedule: RetrySchedule | undefined;
-  private early: { trigger: EarlyStopReport['trigger']; via: StopMeans[] } | undefined;
-  /** The early end in progress or done (its in-band stop may take a round trip). */
-  private endingEarly: Promise<void> | undefined;
   /** new: not iterated yet; running: reading responses; done: nothing more to read. */
   private phase: 'new' | 'running' | 'done' = 'new';
   private iterated = false;
-  /** The result was built (the final chunk is queued or delivered). */
-  private finished = false;
-  /** The transport said the request ended (its last response, or an error): nothing to cancel. */
-  private sourceEnded = false;
   private responded = false;
   private readonly out: StreamChunk[] = [];
   private outHead = 0;
-  private stopGrace: ReturnType<typeof setTimeout> | undefined;
   private numInputTokens: number | undefined;
   private contextLogits: Logits | undefined;
   private perfMetrics: PerfMetrics | undefined;
@@ -162,13 +42,7 @@ export class Generation implements AsyncIterable<StreamChunk>, AsyncIterator<Str
   private firstAt: number | undefined;
   private lastAt: number | undefined;
   private gaps: number[] | undefined;
-  private onAbort: (() => void) | undefined;
-  /** The request on the wire, kept until the first response: only a retry sends it again. */
-  private inferRequest: InferRequest | undefined;
   private readonly promptTokens: number | undefined;
-  /** The model was sent the stop strings and ends the request at them itself. */
-  private readonly serverMatchesStops: boolean;
-  private readonly ctx: Omit<GenerationContext, 'encoded'>;
   private readonly onResult = (
     r: IteratorResult<InferResponse>,
   ): Promise<IteratorResult<StreamChunk>> | IteratorResult<StreamChunk> =>
@@ -179,14 +53,14 @@ export class Generation implements AsyncIterable<StreamChunk>, AsyncIterator<Str
   private readonly onReadError = (
     err: unknown,
   ): Promise<IteratorResult<StreamChunk>> | IteratorResult<StreamChunk> => this.readFailed(err);
+  /** Ends the request at its idle timeout; made on first need, then shared by every read. */
+  private expireIdle: (() => Promise<void>) | undefined;
 
   constructor(context: GenerationContext) {
-    const { encoded, ...ctx } = context;
-    this.ctx = ctx;
-    this.requestId = encoded.request.id;
-    this.inferRequest = encoded.request;
+    super(context);
+    const { ctx } = this;
+    const { encoded } = context;
     this.promptTokens = encoded.promptIds?.length;
-    this.serverMatchesStops = encoded.serverMatchesStops;
     const { request } = ctx;
     this.sequences = new SequenceTracker(
       ctx.schema,
@@ -264,10 +138,7 @@ export class Generation implements AsyncIterable<StreamChunk>, AsyncIterator<Str
         model: schema.model,
       });
     }
-    if (options.signal !== undefined) {
-      this.onAbort = () => void this.endEarly('abort');
-      options.signal.addEventListener('abort', this.onAbort, { once: true });
-    }
+    if (options.signal !== undefined) this.endOnAbort(options.signal);
     ctx.observe?.({
       type: 'request',
       requestId: this.requestId,
@@ -301,8 +172,18 @@ export class Generation implements AsyncIterable<StreamChunk>, AsyncIterator<Str
       });
     }
     const pending = source.next();
-    const guarded = this.ctx.options.idleTimeoutMs === undefined ? pending : this.withIdleTimeout(pending);
+    const idleMs = this.ctx.options.idleTimeoutMs;
+    const guarded =
+      idleMs === undefined
+        ? pending
+        : withIdleTimeout(pending, idleMs, this.idleExpiry(), this.requestId, this.ctx.schema.model);
     return guarded.then(this.onResult, this.onReadError);
+  }
+
+  /** What ends the request at its idle timeout, made once for all its reads. */
+  private idleExpiry(): () => Promise<void> {
+    this.expireIdle ??= () => this.endEarly('idle_timeout');
+    return this.expireIdle;
   }
 
   /** @internal The pulled stream's next response (see {@link InferSink}). */
@@ -368,7 +249,11 @@ export class Generation implements AsyncIterable<StreamChunk>, AsyncIterator<Str
         }
         this.lastAt = at;
       }
-      if (this.sequences.allMatchedStop && this.early === undefined && this.mustEndAtMatch(response)) {
+      if (
+        this.sequences.allMatchedStop &&
+        this.early === undefined &&
+        this.mustEndAtMatch(response, this.sequences.outputAfterMatch)
+      ) {
         return this.endEarly('stop_sequence').then(() => {
           // With an in-band stop the stream still delivers its final response; without one the call is gone.
           if (!this.stoppedInBand() && this.phase !== 'done') this.ending();
@@ -469,30 +354,6 @@ export class Generation implements AsyncIterable<StreamChunk>, AsyncIterator<Str
     });
   }
 
-  /** Starts one attempt of the request on the wire, with what is left of the deadline. */
-  private open(timeoutMs: number | undefined): AsyncIterator<InferResponse> {
-    const { ctx } = this;
-    // A transport whose streams can be cancelled directly gets no signal: an idle stream then
-    // costs no AbortController, listener or event machinery.
-    const direct = ctx.schema.decoupled && ctx.transport.cancellableStreams === true;
-    const callOptions: CallOptions = {
-      ...(direct ? {} : { signal: this.signal() }),
-      ...(timeoutMs !== undefined ? { timeoutMs: Math.max(1, timeoutMs) } : {}),
-      ...(ctx.options.headers !== undefined ? { headers: ctx.options.headers } : {}),
-    };
-    let source: AsyncIterator<InferResponse>;
-    const request = this.inferRequest!;
-    if (!ctx.schema.decoupled) {
-      const { unary, transport } = ctx;
-      source = once(() => (unary !== undefined ? unary(callOptions) : transport.infer(request, callOptions)));
-    } else {
-      this.transportStream = ctx.transport.stream(request, callOptions);
-      source = this.transportStream[Symbol.asyncIterator]();
-    }
-    this.source = source;
-    return source;
-  }
-
   /** Queues the held-back text, then the final chunk with the whole result; nothing is read after. */
   private ending(): void {
     this.sequences.flush(this.out as DeltaChunk[]);
@@ -514,149 +375,6 @@ export class Generation implements AsyncIterable<StreamChunk>, AsyncIterator<Str
     this.cancelOnWire();
   }
 
-  /** Drops the listeners and timers of a request that is over. */
-  private release(): void {
-    if (this.onAbort !== undefined) this.ctx.options.signal?.removeEventListener('abort', this.onAbort);
-    if (this.stopGrace !== undefined) clearTimeout(this.stopGrace);
-  }
-
-  /** The signal of this request's calls (and retry waits), made on first need. */
-  private signal(): AbortSignal {
-    this.controller ??= new AbortController();
-    if (this.wireCancelled) this.controller.abort();
-    return this.controller.signal;
-  }
-
-  /** Tells the wire to end this request: the stream's own cancel, and the signal where there is one. */
-  private cancelWire(): void {
-    if (this.wireCancelled) return;
-    this.wireCancelled = true;
-    this.transportStream?.cancel?.();
-    this.controller?.abort();
-  }
-
-  /** Whatever is still open on the wire is cancelled (nothing is when the transport already ended). */
-  private cancelOnWire(): void {
-    if (!this.sourceEnded) this.cancelWire();
-  }
-
-  private withIdleTimeout<T>(pending: Promise<T>): Promise<T> {
-    const idle = this.ctx.options.idleTimeoutMs!;
-    return new Promise<T>((resolve, reject) => {
-      let expired = false;
-      const timer = setTimeout(() => {
-        // From here the idle timeout is the answer: the cancellation it causes may end the pending
-        // read first, and must not be reported instead.
-        expired = true;
-        void this.endEarly('idle_timeout').finally(() =>
-          reject(
-            new TritonLlmError(
-              'deadline_exceeded',
-              `no response from the server for ${idle} ms (idle timeout)`,
-              {
-                requestId: this.requestId,
-                model: this.ctx.schema.model,
-              },
-            ),
-          ),
-        );
-      }, idle);
-      pending.then(
-        (v) => {
-          clearTimeout(timer);
-          if (!expired) resolve(v);
-        },
-        (e: unknown) => {
-          clearTimeout(timer);
-          if (!expired) reject(e);
-        },
-      );
-    });
-  }
-
-  /**
-   * Whether a client stop-sequence match has to end the request. Not when nothing more is being
-   * generated for it (the server's last response, or text that came whole), and not while the
-   * server, sent the same stop strings, may end it itself: cancelling then only adds a cancel to a
-   * request that is finishing (and on Triton 2.51 leaves a cancelled ensemble request counted in
-   * flight, issue 28). Only output after the match shows the server did not stop there.
-   */
-  private mustEndAtMatch(response: InferResponse): boolean {
-    if (response.final || !this.ctx.streaming) return false;
-    return !this.serverMatchesStops || this.sequences.outputAfterMatch;
-  }
-
-  private stoppedInBand(): boolean {
-    return this.early?.via.includes('in_band_stop') === true;
-  }
-
-  private cancelMeans(): StopMeans {
-    if (this.transportStream?.cancelsOnServer === false) return 'none';
-    return this.ctx.transport.protocol === 'grpc' ? 'grpc_cancel' : 'http_disconnect';
-  }
-
-  /** Ends the request early by the best means the model and transport offer. */
-  private endEarly(trigger: EarlyStopReport['trigger']): Promise<void> {
-    if (this.early !== undefined || this.finished) return this.endingEarly ?? Promise.resolve();
-    // Set before anything is awaited: a consumer that leaves meanwhile waits for it (see return()).
-    this.endingEarly = this.tellServer(trigger);
-    return this.endingEarly;
-  }
-
-  private async tellServer(trigger: EarlyStopReport['trigger']): Promise<void> {
-    const { schema, transport } = this.ctx;
-    const via: StopMeans[] = [];
-    this.early = { trigger, via };
-    const stream = this.transportStream;
-    const graceful = trigger === 'stop' || trigger === 'stop_sequence';
-    // The in-band stop is the only way to end a raw/LLM-API request gracefully, and over HTTP it is
-    // also the only reliable cancel: Triton notices a closed connection only at its next write.
-    // So it is on a multiplexed gRPC call, where ending one request cannot cancel the shared call.
-    const sendInBand =
-      stream !== undefined &&
-      schema.supportsStop &&
-      (graceful || transport.protocol === 'http' || stream.cancelsOnServer === false);
-    const cancel = !graceful || !sendInBand;
-    // The means are recorded before anything is awaited: the stream may reach its final response
-    // while the stop is in flight, and its report must already say how the server was told.
-    if (sendInBand) via.push('in_band_stop');
-    if (cancel) via.push(this.cancelMeans());
-    if (sendInBand) {
-      try {
-        await withinGrace(stream.sendStop(encodeStopRequest(schema, this.requestId)), STOP_GRACE_MS);
-      } catch {
-        via.splice(via.indexOf('in_band_stop'), 1);
-        if (!cancel) via.push(this.cancelMeans());
-        this.cancelWire();
-      }
-    }
-    if (cancel) this.cancelWire();
-    else if (!this.wireCancelled) {
-      // A graceful stop waits for the final response, but not forever: a server that stopped
-      // answering gets the call cancelled instead.
-      this.stopGrace = setTimeout(() => {
-        if (this.finished) return;
-        via.push(this.cancelMeans());
-        this.cancelWire();
-      }, STOP_GRACE_MS);
-    }
-    if (!this.report()?.serverStopsGenerating) this.ctx.warnServerKeepsGenerating(schema.model);
-  }
-
-  private report(): EarlyStopReport | undefined {
-    if (this.early === undefined) return undefined;
-    const { via, trigger } = this.early;
-    const flavor = this.ctx.schema.flavor;
-    const stopsOnCancel = flavor === 'tensorrt_llm' || flavor === 'llmapi';
-    const told = via.filter((m) => m !== 'none');
-    return {
-      trigger,
-      via: [...via],
-      serverTold: told.length > 0,
-      serverStopsGenerating: via.includes('in_band_stop') || (stopsOnCancel && told.length > 0),
-    };
-  }
-
   private absorb(response: InferResponse): void {
     const decoded = decodeResponse(response, this.ctx.schema, this.wants);
     if (decoded.numInputTokens !== undefined) this.numInputTokens = decoded.numInputTokens;
@@ -666,49 +384,23 @@ export class Generation implements AsyncIterable<StreamChunk>, AsyncIterator<Str
   }
 
   private buildResult(): GenerateResult {
-    const sequences = this.sequences.results(this.earlyFinish());
-    const first = sequences[0];
-    const promptTokens = this.numInputTokens ?? this.promptTokens;
-    const completionTokens = totalTokens(sequences);
-    const report = this.report();
-    return {
+    const earlyFinish = this.earlyFinish();
+    return generationResult({
       requestId: this.requestId,
       model: this.ctx.schema.model,
-      text: first?.text ?? '',
-      finishReason: first?.finishReason ?? this.earlyFinish() ?? 'stop',
-      sequences,
-      usage: {
-        ...(promptTokens !== undefined ? { promptTokens } : {}),
-        ...(completionTokens !== undefined ? { completionTokens } : {}),
-      },
+      sequences: this.sequences.results(earlyFinish),
+      earlyFinish,
+      promptTokens: this.numInputTokens ?? this.promptTokens,
       timings: {
         ...(this.firstAt !== undefined ? { timeToFirstTokenMs: this.firstAt - this.started } : {}),
         interTokenMs: this.gaps ?? [],
         totalMs: now() - this.started,
       },
-      ...(this.contextLogits !== undefined ? { contextLogits: this.contextLogits } : {}),
-      ...(this.perfMetrics !== undefined ? { perfMetrics: this.perfMetrics } : {}),
-      ...(report !== undefined ? { earlyStop: report } : {}),
-    };
+      contextLogits: this.contextLogits,
+      perfMetrics: this.perfMetrics,
+      earlyStop: this.report(),
+    });
   }
-
-  /** The finish reason an early end gives every sequence that did not match a stop sequence itself. */
-  private earlyFinish(): FinishReason | undefined {
-    const trigger = this.early?.trigger;
-    if (trigger === 'stop' || trigger === 'stop_sequence') return 'stopped';
-    if (trigger === 'abort' || trigger === 'break') return 'cancelled';
-    return undefined;
-  }
-}
-
-/** The tokens of all sequences (0 when none arrived), when every one of them has a known count. */
-function totalTokens(sequences: readonly SequenceResult[]): number | undefined {
-  let total = 0;
-  for (const s of sequences) {
-    if (s.tokenCount === undefined) return undefined;
-    total += s.tokenCount;
-  }
-  return total;
 }
 
 /** Hands a read's outcome, a value or a promise of one, to the consumer's pending `next()`. */
@@ -720,16 +412,4 @@ function settle(
   if (resolve === undefined || reject === undefined) return;
   if (out instanceof Promise) out.then(resolve, reject);
   else resolve(out);
-}
-
-/** An iterator over the single response of a unary call. */
-function once(call: () => Promise<InferResponse>): AsyncIterator<InferResponse> {
-  let done = false;
-  return {
-    async next(): Promise<IteratorResult<InferResponse>> {
-      if (done) return { done: true, value: undefined };
-      done = true;
-      return { done: false, value: await call() };
-    },
-  };
 }

@@ -1,5 +1,5 @@
-export type { ClientCallOptions, GenerationStream, TritonLlmOptions } from './client.js';
 export { TritonLlm } from './client.js';
+export type { ClientCallOptions, TritonLlmOptions } from './client-options.js';
 export type { DataType } from './data-types.js';
 export {
   bytesPerElement,
@@ -18,7 +18,9 @@ export {
   invalidArgument,
   TritonLlmError,
 } from './errors.js';
-export type { GenerateOptions, GenerationEvent } from './generation.js';
+export type { GenerationEvent } from './generation-events.js';
+export type { GenerateOptions } from './generation-options.js';
+export type { GenerationStream } from './generation-stream.js';
 export {
   bfloat16BitsToFloat32,
   float16BitsToFloat32,

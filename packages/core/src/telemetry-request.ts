@@ -1,5 +1,5 @@
 import { TritonLlmError } from './errors.js';
-import type { GenerationEvent } from './generation.js';
+import type { GenerationEvent } from './generation-events.js';
 import type { GenerateResult } from './result.js';
 import type { TelemetryAttributes, TelemetrySpan } from './telemetry-api.js';
 import type { GenAiMetrics } from './telemetry-metrics.js';

@@ -1,5 +1,5 @@
 import { invalidArgument } from './errors.js';
-import type { GenerationEvent } from './generation.js';
+import type { GenerationEvent } from './generation-events.js';
 import type { GenerateRequest } from './request.js';
 import type { TelemetryAttributes, TelemetryMeter, TelemetryTracer } from './telemetry-api.js';
 import { baseAttributes, requestAttributes } from './telemetry-attributes.js';
