@@ -1,4 +1,6 @@
 import { Code, ConnectError } from '@connectrpc/connect';
+// The gRPC spec's table of HTTP statuses (the answer of something that is not a gRPC server).
+import { codeFromHttpStatus } from '@connectrpc/connect/protocol-grpc';
 import {
   H2_CANCEL,
   H2_ENHANCE_YOUR_CALM,
@@ -59,7 +61,7 @@ export function responseHeaderError(headers: H2Headers): ConnectError | undefine
   if (status !== 200) {
     return new ConnectError(
       `the server (or a proxy in front of it) answered HTTP ${status}${type === '' ? '' : ` (${type})`}`,
-      httpStatusCode(status),
+      codeFromHttpStatus(status),
     );
   }
   if (!type.startsWith('application/grpc'))
@@ -86,27 +88,6 @@ export function statusError(headers: H2Headers | undefined): ConnectError | unde
   // Marks it as the server's answer, as connect-es does for statuses read from trailers.
   (error as { isWireError: boolean }).isWireError = true;
   return error;
-}
-
-/** HTTP statuses of a response that is not gRPC at all, as the gRPC spec maps them. */
-export function httpStatusCode(status: number): Code {
-  switch (status) {
-    case 400:
-      return Code.Internal;
-    case 401:
-      return Code.Unauthenticated;
-    case 403:
-      return Code.PermissionDenied;
-    case 404:
-      return Code.Unimplemented;
-    case 429:
-    case 502:
-    case 503:
-    case 504:
-      return Code.Unavailable;
-    default:
-      return Code.Unknown;
-  }
 }
 
 /** A stream reset by the peer (a server, or a proxy in front of it) before any status arrived. */

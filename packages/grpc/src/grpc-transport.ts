@@ -11,7 +11,7 @@ import { openConnection } from './connection.js';
 import { toTritonLlmError } from './errors.js';
 import type { GrpcConnectionStats } from './h2/sessions.js';
 import { H2Multiplexer } from './h2-multiplex.js';
-import { H2InferStream, type H2StreamConfig, streamHeaderBlock } from './h2-stream.js';
+import { H2InferStream } from './h2-stream.js';
 import { callHeaders, requestHeaders } from './headers.js';
 import { toModelInferRequest } from './infer-request.js';
 import { fromModelInferResponse } from './infer-response.js';
@@ -19,6 +19,7 @@ import { fromModelMetadata, fromModelStatistics } from './metadata.js';
 import { fromModelConfig } from './model-config.js';
 import type { GrpcReplicaTransportOptions, GrpcTransportOptions } from './options.js';
 import { grpcReplicaTransport, isReplicaOptions } from './replicas.js';
+import { type H2StreamConfig, streamHeaderBlock } from './stream-config.js';
 
 /** A {@link Transport} over gRPC, with the state of its connections. */
 export interface GrpcTransport extends Transport {

@@ -11,12 +11,11 @@ import { toTritonLlmError } from './errors.js';
 import { ModelStreamInferResponseSchema } from './gen/inference/grpc_service_pb.js';
 import { FrameReader, type MessageSink } from './grpc-frames.js';
 import type { H2Headers, H2Stream, H2StreamOwner } from './h2/stream.js';
-import type { H2StreamConfig } from './h2-stream.js';
+import { consumerThrew, DONE, ResponseQueue } from './response-queue.js';
 import { encodeStreamRequest, FinalResponses, inflate } from './stream-codec.js';
+import type { H2StreamConfig } from './stream-config.js';
 import { streamErrorFromMessage } from './stream-error.js';
 import { readStreamResponse, type WireResponse } from './wire-reader.js';
-
-const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
 
 /**
  * `multiplex: true`: many requests on one `ModelStreamInfer` call, as Triton's own clients do, on
@@ -61,9 +60,7 @@ export class H2Multiplexer {
 
   /** A consumer threw while told of a failure, from a timer or a signal: only the log can hear it. */
   warn(err: unknown): void {
-    this.config.logger.warn(
-      `@trtllm/grpc: a stream's consumer threw while it was told of a failure: ${String(err)}`,
-    );
+    this.config.logger.warn(consumerThrew(err));
   }
 
   /** The call ended: the next request opens a new one. */
@@ -180,33 +177,19 @@ class SharedCall implements H2StreamOwner, MessageSink {
 }
 
 /** One request on the shared call; iterates and pulls like a request on a call of its own. */
-class MultiplexedStream implements InferStream, AsyncIterator<InferResponse> {
+class MultiplexedStream extends ResponseQueue implements InferStream {
   readonly cancelsOnServer = false;
   private call: SharedCall | undefined;
   private started = false;
-  private iterated = false;
   private readonly finals = new FinalResponses();
-  private readonly queue: InferResponse[] = [];
-  private head = 0;
-  private waiter: InferSink | undefined;
-  private failure: TritonLlmError | undefined;
   private finished = false;
 
   constructor(
     private readonly mux: H2Multiplexer,
     private readonly request: InferRequest,
     private readonly signal: AbortSignal | undefined,
-  ) {}
-
-  [Symbol.asyncIterator](): AsyncIterator<InferResponse> {
-    if (this.iterated) {
-      throw new TritonLlmError('failed_precondition', 'an InferStream can be iterated only once', {
-        model: this.request.model,
-        requestId: this.request.id,
-      });
-    }
-    this.iterated = true;
-    return this;
+  ) {
+    super(request.model, request.id);
   }
 
   pull(sink: InferSink): void {
@@ -218,27 +201,10 @@ class MultiplexedStream implements InferStream, AsyncIterator<InferResponse> {
         return;
       }
     }
-    if (this.head < this.queue.length) {
-      const value = this.queue[this.head]!;
-      this.queue[this.head++] = undefined as unknown as InferResponse;
-      if (this.head === this.queue.length) {
-        this.queue.length = 0;
-        this.head = 0;
-      }
-      sink.onResponse(value);
-    } else if (this.failure !== undefined) sink.onError(this.failure);
+    if (this.queued > 0) sink.onResponse(this.dequeue());
+    else if (this.failure !== undefined) sink.onError(this.failure);
     else if (this.finished) sink.onEnd();
     else this.waiter = sink;
-  }
-
-  next(): Promise<IteratorResult<InferResponse>> {
-    return new Promise((resolve, reject) =>
-      this.pull({
-        onResponse: (value) => resolve({ done: false, value }),
-        onEnd: () => resolve(DONE),
-        onError: reject,
-      }),
-    );
   }
 
   async return(): Promise<IteratorResult<InferResponse>> {
@@ -261,14 +227,10 @@ class MultiplexedStream implements InferStream, AsyncIterator<InferResponse> {
   /** Stops listening at once; a read in progress fails with `cancelled`. */
   cancel(): void {
     this.fail(
-      new TritonLlmError(
-        'cancelled',
-        `ModelStreamInfer '${this.request.model}' was cancelled by the client`,
-        {
-          model: this.request.model,
-          requestId: this.request.id,
-        },
-      ),
+      new TritonLlmError('cancelled', `ModelStreamInfer '${this.model}' was cancelled by the client`, {
+        model: this.model,
+        requestId: this.id,
+      }),
     );
   }
 
@@ -289,48 +251,37 @@ class MultiplexedStream implements InferStream, AsyncIterator<InferResponse> {
     if (this.finished) return;
     const response = this.finals.accept(r);
     if (response === undefined) return;
-    const waiter = this.waiter;
-    if (waiter !== undefined && this.head === this.queue.length) {
-      this.waiter = undefined;
-      if (this.finals.complete) this.finish();
-      waiter.onResponse(response);
-      return;
-    }
-    this.queue.push(response);
+    // Finished first: a consumer that pulls again from inside onResponse must find the end.
     if (this.finals.complete) this.finish();
+    this.handOn(response);
   }
 
   /** @internal The server's in-stream error for this request. */
   failWith(message: string): void {
-    this.fail(streamErrorFromMessage(message, { model: this.request.model, requestId: this.request.id }));
+    this.fail(streamErrorFromMessage(message, { model: this.model, requestId: this.id }));
   }
 
   /** @internal Ends the request with an error; responses that came before it are handed out first. */
   fail(err: unknown): void {
     if (this.finished) return;
-    this.failure = this.toError(err);
+    const error = this.toError(err);
+    this.failure = error;
     this.finish();
-    const waiter = this.waiter;
-    this.waiter = undefined;
-    try {
-      waiter?.onError(this.failure);
-    } catch (thrown) {
-      this.mux.warn(thrown);
-    }
+    this.tellError(error, (thrown) => this.mux.warn(thrown));
   }
 
   private finish(): void {
     if (this.finished) return;
     this.finished = true;
     this.signal?.removeEventListener('abort', this);
-    this.call?.leave(this, this.request.id);
+    this.call?.leave(this, this.id);
   }
 
   private toError(err: unknown): TritonLlmError {
     return toTritonLlmError(err, {
       method: 'ModelStreamInfer',
-      model: this.request.model,
-      requestId: this.request.id,
+      model: this.model,
+      requestId: this.id,
       signal: this.signal,
     });
   }

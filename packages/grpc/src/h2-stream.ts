@@ -1,4 +1,3 @@
-import type { OutgoingHttpHeaders } from 'node:http2';
 import { Code, ConnectError } from '@connectrpc/connect';
 import {
   type InferRequest,
@@ -10,67 +9,19 @@ import {
 import { CallStatus, resetError } from './call-status.js';
 import { toTritonLlmError } from './errors.js';
 import { FrameReader } from './grpc-frames.js';
-import { encodeHeaderBlock, H2_NO_ERROR } from './h2/frames.js';
-import type { H2Sessions } from './h2/sessions.js';
+import { H2_NO_ERROR } from './h2/frames.js';
 import type { H2Headers, H2Stream, H2StreamOwner } from './h2/stream.js';
+import { consumerThrew, DONE, ResponseQueue } from './response-queue.js';
 import { encodeStreamRequest, FinalResponses, inflate } from './stream-codec.js';
+import { type H2StreamConfig, streamHeaderBlock } from './stream-config.js';
 import { streamErrorFromMessage } from './stream-error.js';
 import { readStreamResponse, type WireResponse } from './wire-reader.js';
 
-const PATH = '/inference.GRPCInferenceService/ModelStreamInfer';
 // Responses read ahead of the consumer before the HTTP/2 stream is paused; flow control then
 // holds the server back (a slow reader must not make the client buffer without bound).
 const HIGH_WATER = 32;
 // How much of a body that is not gRPC (a proxy's error page) is kept to quote in the error.
 const QUOTE_BYTES = 200;
-
-/** What the lean stream needs from its transport: the connection and the per-call settings. */
-export interface H2StreamConfig {
-  readonly sessions: H2Sessions;
-  /** Where the calls go (`:scheme` and `:authority`). */
-  readonly url: URL;
-  /** The call's request headers, without the deadline. */
-  readonly headers: OutgoingHttpHeaders;
-  /** `headers` encoded once, for the calls without a deadline. */
-  readonly headerBlock: Buffer;
-  readonly timeoutMs: number | undefined;
-  readonly maxReceiveBytes: number;
-  readonly maxSendBytes: number | undefined;
-  readonly gzip: boolean;
-  readonly logger: { warn(message: string): void };
-}
-
-const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
-
-/** The request header block of a config (the deadline header added for a call with one). */
-export function streamHeaderBlock(
-  url: URL,
-  headers: OutgoingHttpHeaders,
-  timeoutMs: number | undefined,
-): Buffer {
-  return encodeHeaderBlock(
-    url,
-    PATH,
-    timeoutMs === undefined ? headers : { ...headers, 'grpc-timeout': grpcTimeout(timeoutMs) },
-  );
-}
-
-// grpc-timeout carries at most 8 digits (gRPC over HTTP/2, "Timeout"): the finest unit that fits.
-const TIMEOUT_UNITS: ReadonlyArray<readonly [string, number]> = [
-  ['m', 1],
-  ['S', 1_000],
-  ['M', 60_000],
-  ['H', 3_600_000],
-];
-
-/** A deadline in milliseconds as a `grpc-timeout` value (rounded up, so it never comes early). */
-export function grpcTimeout(timeoutMs: number): string {
-  for (const [unit, ms] of TIMEOUT_UNITS) {
-    const value = Math.ceil(timeoutMs / ms);
-    if (value <= 99_999_999) return `${value}${unit}`;
-  }
-  return '99999999H';
-}
 
 /**
  * One streamed request on its own HTTP/2 stream of the transport's socket-level connection
@@ -83,17 +34,11 @@ export function grpcTimeout(timeoutMs: number): string {
  * A stop request shares the main request's id and gets its own empty final response, so after
  * `sendStop` the stream waits for two final-flagged responses and reports only the last as final.
  */
-export class H2InferStream implements InferStream, AsyncIterator<InferResponse>, H2StreamOwner {
+export class H2InferStream extends ResponseQueue implements InferStream, H2StreamOwner {
   readonly cancelsOnServer = true;
   private h2: H2Stream | undefined;
   private phase: 'idle' | 'open' | 'draining' | 'done' = 'idle';
-  private iterated = false;
-  private readonly queue: InferResponse[] = [];
-  private head = 0;
   private paused = false;
-  /** Who waits for the next event: the client's generation (pull) or an adapter of `next()`. */
-  private waiter: InferSink | undefined;
-  private failure: TritonLlmError | undefined;
   private stopSent = false;
   private readonly finals = new FinalResponses();
   private readonly status = new CallStatus();
@@ -101,9 +46,6 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse>,
   /** The start of a body that is not gRPC, to quote. */
   private quoted: Buffer | undefined;
   private deadline: ReturnType<typeof setTimeout> | undefined;
-
-  private readonly model: string;
-  private readonly id: string;
   /** The request until it is encoded; an idle stream keeps none of its inputs. */
   private request: InferRequest | undefined;
 
@@ -112,23 +54,10 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse>,
     private readonly signal: AbortSignal | undefined,
     private readonly config: H2StreamConfig,
   ) {
+    super(request.model, request.id);
     this.request = request;
-    this.model = request.model;
-    this.id = request.id;
   }
 
-  [Symbol.asyncIterator](): AsyncIterator<InferResponse> {
-    if (this.iterated) {
-      throw new TritonLlmError('failed_precondition', 'an InferStream can be iterated only once', {
-        model: this.model,
-        requestId: this.id,
-      });
-    }
-    this.iterated = true;
-    return this;
-  }
-
-  /** Hands the next event to `sink`: at once when it is known, else when it arrives. */
   pull(sink: InferSink): void {
     if (this.phase === 'idle') {
       try {
@@ -138,14 +67,9 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse>,
         return;
       }
     }
-    if (this.head < this.queue.length) {
-      const value = this.queue[this.head]!;
-      this.queue[this.head++] = undefined as unknown as InferResponse;
-      if (this.head === this.queue.length) {
-        this.queue.length = 0;
-        this.head = 0;
-      }
-      if (this.paused && this.queue.length - this.head < HIGH_WATER / 2) {
+    if (this.queued > 0) {
+      const value = this.dequeue();
+      if (this.paused && this.queued < HIGH_WATER / 2) {
         this.paused = false;
         this.h2?.resume();
       }
@@ -155,16 +79,6 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse>,
     if (this.failure !== undefined) sink.onError(this.failure);
     else if (this.phase === 'done') sink.onEnd();
     else this.waiter = sink;
-  }
-
-  next(): Promise<IteratorResult<InferResponse>> {
-    return new Promise((resolve, reject) =>
-      this.pull({
-        onResponse: (value) => resolve({ done: false, value }),
-        onEnd: () => resolve(DONE),
-        onError: reject,
-      }),
-    );
   }
 
   async return(): Promise<IteratorResult<InferResponse>> {
@@ -277,14 +191,8 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse>,
   }
 
   private deliver(response: InferResponse): void {
-    const waiter = this.waiter;
-    if (waiter !== undefined && this.head === this.queue.length) {
-      this.waiter = undefined;
-      waiter.onResponse(response);
-      return;
-    }
-    this.queue.push(response);
-    if (!this.paused && this.queue.length - this.head >= HIGH_WATER) {
+    this.handOn(response);
+    if (!this.paused && this.queued >= HIGH_WATER) {
       this.paused = true;
       this.h2?.pause();
     }
@@ -375,18 +283,10 @@ export class H2InferStream implements InferStream, AsyncIterator<InferResponse>,
     this.failure = error;
     this.finish();
     if (reset) this.h2?.cancel();
-    // Responses that arrived before the failure are still delivered first (see next()).
-    const waiter = this.waiter;
-    this.waiter = undefined;
-    try {
-      waiter?.onError(error);
-    } catch (err) {
-      // Called from a timer or the signal's event: a throw would reach the process. The stream has
-      // failed already; the throw has nowhere else to go but the log.
-      this.config.logger.warn(
-        `@trtllm/grpc: a stream's consumer threw while it was told of a failure: ${String(err)}`,
-      );
-    }
+    // Responses that arrived before the failure are still delivered first (see pull()). Called
+    // from a timer or the signal's event, a consumer's throw would reach the process: the stream
+    // has failed already, so it goes to the log.
+    this.tellError(error, (err) => this.config.logger.warn(consumerThrew(err)));
   }
 
   private finish(): void {

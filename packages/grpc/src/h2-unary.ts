@@ -17,8 +17,7 @@ import { FrameReader, type MessageSink } from './grpc-frames.js';
 import { encodeHeaderBlock } from './h2/frames.js';
 import type { H2Sessions } from './h2/sessions.js';
 import type { H2Headers, H2Stream, H2StreamOwner } from './h2/stream.js';
-import { grpcTimeout } from './h2-stream.js';
-import { requestHeaders } from './headers.js';
+import { grpcTimeout, requestHeaders } from './headers.js';
 import { encodeFramed, inflate } from './stream-codec.js';
 
 /** What the unary calls share with the streamed ones: the connections and the limits. */

@@ -65,3 +65,20 @@ export function requestHeaders(metadata: Headers, gzip: boolean): OutgoingHttpHe
 }
 
 const USER_AGENT = 'trtllm-sdk-grpc';
+
+// grpc-timeout carries at most 8 digits (gRPC over HTTP/2, "Timeout"): the finest unit that fits.
+const TIMEOUT_UNITS: ReadonlyArray<readonly [string, number]> = [
+  ['m', 1],
+  ['S', 1_000],
+  ['M', 60_000],
+  ['H', 3_600_000],
+];
+
+/** A deadline in milliseconds as a `grpc-timeout` value (rounded up, so it never comes early). */
+export function grpcTimeout(timeoutMs: number): string {
+  for (const [unit, ms] of TIMEOUT_UNITS) {
+    const value = Math.ceil(timeoutMs / ms);
+    if (value <= 99_999_999) return `${value}${unit}`;
+  }
+  return '99999999H';
+}

@@ -1,29 +1,26 @@
-import type { Socket } from 'node:net';
-import type { ConnectionOptions } from 'node:tls';
 import { TritonLlmError } from '@trtllm/sdk';
 import {
-  connectionLost,
-  goawayError,
-  H2Violation,
-  NO_ALPN_H2,
-  noAlpnH2,
-  notGrpcEndpoint,
-  violation,
-  violationError,
-} from './errors.js';
+  CONNECTION_UPDATE_AT,
+  type H2ConnectionEvents,
+  type H2ConnectionOptions,
+  HEADER_TABLE,
+  MAX_FRAME_IN,
+  MAX_HEADER_LIST,
+  MAX_RESTARTS,
+  REFUSED_RETRY_MS,
+  STREAM_UPDATE_AT,
+} from './connection-options.js';
+import { goawayError, H2Violation, violation, violationError } from './errors.js';
 import { H2FrameReader, unpad } from './frame-reader.js';
 import {
   ACK,
   CONTINUATION,
   DATA,
   DEFAULT_MAX_FRAME,
-  DEFAULT_WINDOW,
   END_HEADERS,
   END_STREAM,
   frame,
   GOAWAY,
-  goawayFrame,
-  H2_CANCEL,
   H2_ENHANCE_YOUR_CALM,
   H2_FLOW_CONTROL_ERROR,
   H2_FRAME_SIZE_ERROR,
@@ -31,11 +28,9 @@ import {
   H2_NO_ERROR,
   H2_REFUSED_STREAM,
   HEADERS,
-  headerFrames,
   MAX_STREAM_ID,
   MAX_WINDOW,
   PING,
-  PREFACE,
   PRIORITY_FLAG,
   PRIORITY_FRAME,
   PUSH_PROMISE,
@@ -45,304 +40,32 @@ import {
   SETTINGS_INITIAL_WINDOW_SIZE,
   SETTINGS_MAX_CONCURRENT_STREAMS,
   SETTINGS_MAX_FRAME_SIZE,
-  SETTINGS_MAX_HEADER_LIST_SIZE,
-  settingsFrame,
   uint32,
   WINDOW_UPDATE,
 } from './frames.js';
 import { type HeaderBlock, HeaderBlocks } from './header-blocks.js';
-import { Keepalive } from './keepalive.js';
-import { openSocket } from './socket.js';
-import type { H2Stream, H2StreamHost } from './stream.js';
+import type { H2Stream } from './stream.js';
+import { H2StreamTable } from './stream-table.js';
 
-// What we advertise, and so what bounds the memory a peer can make us hold:
-// - frames up to the protocol's minimum size (a larger one is refused on its 9-byte header);
-const MAX_FRAME_IN = DEFAULT_MAX_FRAME;
-// - each stream may run 64 KiB ahead of its reader (HTTP/2's default, as with node:http2), so a
-//   paused stream holds the server back; windows are topped up once half is used;
-const STREAM_WINDOW = DEFAULT_WINDOW;
-const STREAM_UPDATE_AT = STREAM_WINDOW >>> 1;
-// - the connection window only bounds the sum of the stream windows, which bound memory already:
-//   it is opened wide once and topped up as data arrives;
-const CONNECTION_UPDATE_AT = 1 << 30;
-// - a header block (compressed while it arrives, and decoded) of at most 64 KiB: Triton's are a
-//   few hundred bytes; grpc-message of a long error fits many times over;
-export const MAX_HEADER_LIST = 64 * 1024;
-// - the HPACK table of our decoder: the protocol's default, so nothing needs to be sent for it.
-const HEADER_TABLE = 4096;
-// Until the peer's SETTINGS say otherwise (see H2ConnectionOptions.assumedMaxStreams).
-const ASSUMED_MAX_STREAMS = 100;
-// Control frames we answer (PING and SETTINGS acknowledgements) while the peer reads nothing back
-// pile up in the socket: past this, the peer is flooding us.
-const MAX_UNSENT_BYTES = 16 * 1024 * 1024;
-// A refused stream starts again at most this often before the refusal is the caller's to see.
-const MAX_RESTARTS = 8;
-// How long a refused stream waits when no other stream of its connection can end first.
-const REFUSED_RETRY_MS = 10;
+export type { H2ConnectionEvents, H2ConnectionOptions } from './connection-options.js';
 
-/** Where and how to connect. */
-export interface H2ConnectionOptions {
-  readonly url: URL;
-  /** Options of `tls.connect` for an `https://` URL (certificates, server name). */
-  readonly tls?: ConnectionOptions;
-  /** PING after this long without a frame from the peer while streams are open, in ms; 0 for none. */
-  readonly keepaliveMs: number;
-  /** How long a PING may go unanswered before the connection is given up, in milliseconds. */
-  readonly keepaliveTimeoutMs: number;
-  /**
-   * Streams started before the server's SETTINGS say how many it takes: what an earlier
-   * connection to the endpoint learned, else 100, as grpc clients assume (a burst on a fresh
-   * connection stays under common limits: HAProxy 100, nginx 128, instead of being refused).
-   */
-  readonly assumedMaxStreams?: number;
-}
-
-/** What the connection tells the pool that owns it. */
-export interface H2ConnectionEvents {
-  /** The connection closed: it takes no streams and is forgotten. */
-  gone(connection: H2Connection): void;
-  /** Streams the server never processed (past a GOAWAY's last stream id): start them elsewhere. */
-  unprocessed(streams: H2Stream[]): void;
-  /**
-   * Streams that waited here for the server's SETTINGS and found no room under its
-   * MAX_CONCURRENT_STREAMS: the pool may start them on another connection.
-   */
-  overflow(streams: H2Stream[]): void;
-  /** GOAWAY ENHANCE_YOUR_CALM "too_many_pings": our PINGs came faster than the server allows. */
-  tooManyPings(): void;
-  /** A stream was refused (it waits to start again): for the stats. */
-  refused(): void;
-  /** The peer's first SETTINGS came: it speaks HTTP/2. */
-  ready(connection: H2Connection): void;
-}
-
-/** One HTTP/2 connection: the socket, the frames both ways, flow control, keepalive, GOAWAY. */
-export class H2Connection implements H2StreamHost {
-  private readonly socket: Socket;
-  private readonly streams = new Map<number, H2Stream>();
+/**
+ * One HTTP/2 connection: on the stream table (`stream-table.ts`: streams, their writes, the end of
+ * the connection), the frames the peer sends, each checked as RFC 9113 says, flow control of what
+ * it sends us, SETTINGS, PING, GOAWAY and refused streams.
+ */
+export class H2Connection extends H2StreamTable {
   private readonly blocks = new HeaderBlocks(MAX_HEADER_LIST, HEADER_TABLE);
   private readonly reader: H2FrameReader;
-  private readonly keepalive: Keepalive;
-  private nextStreamId = 1;
-  /** Streams waiting for the server's MAX_CONCURRENT_STREAMS to allow them, in order. */
-  private readonly waiting: H2Stream[] = [];
-  private peerInitialWindow = DEFAULT_WINDOW;
-  private peerMaxFrame = DEFAULT_MAX_FRAME;
-  /** @internal */
-  peerMaxStreams: number;
-  /** @internal Whether the peer's first SETTINGS came. */
-  settingsSeen = false;
-  private sendWindow = DEFAULT_WINDOW;
   private recvWindow = MAX_WINDOW;
   private unackedBytes = 0;
-  private goaway = false;
-  private dead = false;
-  private failure: unknown;
-  private closing = false;
-  private startScheduled = false;
 
-  constructor(
-    private readonly options: H2ConnectionOptions,
-    private readonly events: H2ConnectionEvents,
-  ) {
-    const { url } = options;
-    this.peerMaxStreams = options.assumedMaxStreams ?? ASSUMED_MAX_STREAMS;
-    this.reader = new H2FrameReader(url, MAX_FRAME_IN);
-    this.keepalive = new Keepalive(
-      options.keepaliveMs,
-      options.keepaliveTimeoutMs,
-      () => this.socket.write(frame(PING, 0, 0, Buffer.alloc(8))),
-      (timeoutMs) =>
-        this.destroy(connectionLost(url, `no answer to a keepalive PING within ${timeoutMs} ms`)),
-    );
-    this.socket = openSocket(url, options.tls, (err) => this.destroy(err));
-    const socket = this.socket;
-    socket.setNoDelay(true);
-    socket.on('data', (chunk: Buffer) => this.onData(chunk));
-    socket.on('error', (err) => {
-      this.failure ??= noAlpnH2(err) ? notGrpcEndpoint(url, NO_ALPN_H2) : err;
-    });
-    socket.on('close', () => this.onClose());
-    // Writes before the connection is up wait in the socket, in order.
-    socket.write(
-      Buffer.concat([
-        PREFACE,
-        settingsFrame([
-          [SETTINGS_ENABLE_PUSH, 0],
-          [SETTINGS_INITIAL_WINDOW_SIZE, STREAM_WINDOW],
-          [SETTINGS_MAX_HEADER_LIST_SIZE, MAX_HEADER_LIST],
-        ]),
-        frame(WINDOW_UPDATE, 0, 0, uint32(MAX_WINDOW - DEFAULT_WINDOW)),
-      ]),
-    );
+  constructor(options: H2ConnectionOptions, events: H2ConnectionEvents) {
+    super(options, events);
+    this.reader = new H2FrameReader(options.url, MAX_FRAME_IN);
   }
 
-  /** Whether new streams may start here. */
-  get usable(): boolean {
-    return !this.dead && !this.goaway && this.nextStreamId <= MAX_STREAM_ID;
-  }
-
-  /** Streams running, and waiting for a slot. */
-  get load(): number {
-    return this.streams.size + this.waiting.length;
-  }
-
-  get openStreams(): number {
-    return this.streams.size;
-  }
-
-  get waitingStreams(): number {
-    return this.waiting.length;
-  }
-
-  /** Whether a new stream would start at once rather than wait. */
-  get hasRoom(): boolean {
-    return this.usable && this.waiting.length === 0 && this.streams.size < this.peerMaxStreams;
-  }
-
-  /** Starts `stream` here (or queues it behind the ones waiting for MAX_CONCURRENT_STREAMS). */
-  open(stream: H2Stream, headers: Buffer): void {
-    stream.host = this;
-    stream.headerBlock = headers;
-    if (this.streams.size >= this.peerMaxStreams || this.waiting.length > 0) {
-      this.waiting.push(stream);
-      return;
-    }
-    this.start(stream);
-  }
-
-  private start(stream: H2Stream): void {
-    const id = this.nextStreamId;
-    this.nextStreamId += 2;
-    stream.id = id;
-    stream.sendWindow = this.peerInitialWindow;
-    stream.recvWindow = STREAM_WINDOW;
-    this.streams.set(id, stream);
-    this.socket.write(headerFrames(id, stream.headerBlock, this.peerMaxFrame));
-    if (this.streams.size === 1) this.keepalive.start();
-    if (stream.blocked) this.flush(stream);
-  }
-
-  /** Sends what `stream` has queued, as far as both windows allow. */
-  flush(stream: H2Stream): void {
-    // A stream still waiting to start is sent when it does; a dead connection sends nothing.
-    if (this.dead || stream.id === 0 || this.streams.get(stream.id) !== stream) return;
-    for (;;) {
-      const room = Math.min(stream.sendWindow, this.sendWindow, this.peerMaxFrame);
-      const piece = stream.take(room);
-      if (piece === undefined) return;
-      const n = piece.bytes.length;
-      stream.sendWindow -= n;
-      this.sendWindow -= n;
-      this.socket.write(frame(DATA, piece.last ? END_STREAM : 0, stream.id, piece.bytes));
-      if (piece.last) return;
-    }
-  }
-
-  windowUpdate(stream: H2Stream, increment: number): void {
-    if (this.dead || this.streams.get(stream.id) !== stream) return;
-    stream.recvWindow += increment;
-    this.socket.write(frame(WINDOW_UPDATE, 0, stream.id, uint32(increment)));
-  }
-
-  reset(stream: H2Stream, code: number): void {
-    const started = stream.id !== 0 && this.streams.get(stream.id) === stream;
-    this.forget(stream);
-    // A stream still waiting for MAX_CONCURRENT_STREAMS was never sent: resetting it would be an error.
-    if (started && !this.dead) this.socket.write(frame(RST_STREAM, 0, stream.id, uint32(code)));
-  }
-
-  /** Ends the connection; open streams hear `err` (a failure) or a lost connection (undefined). */
-  destroy(err: unknown, goaway?: number): void {
-    if (err !== undefined) this.failure ??= err;
-    if (this.dead) return;
-    this.dead = true;
-    if (goaway === undefined) this.socket.destroy();
-    else {
-      // GOAWAY must leave before the socket closes (we may be inside a corked read); a peer that
-      // does not read it is not waited for long.
-      this.socket.uncork();
-      this.socket.end(goawayFrame(0, goaway));
-      setTimeout(() => this.socket.destroy(), 1_000).unref();
-    }
-    // The streams fail now, not when the peer closes its side too.
-    this.closeStreams();
-  }
-
-  private forget(stream: H2Stream): void {
-    if (stream.done) return;
-    stream.done = true;
-    if (stream.id === 0 || this.streams.get(stream.id) !== stream) {
-      const at = this.waiting.indexOf(stream);
-      if (at >= 0) this.waiting.splice(at, 1);
-      return;
-    }
-    this.streams.delete(stream.id);
-    if (this.waiting.length > 0) this.startWaitingSoon();
-    if (this.streams.size === 0 && this.waiting.length === 0) {
-      this.keepalive.stop();
-      // After GOAWAY the connection only serves the streams it had; the last one closes it.
-      if (this.goaway) this.destroy(undefined);
-    }
-  }
-
-  private onClose(): void {
-    this.dead = true;
-    this.closeStreams();
-  }
-
-  /** Once, when the connection ends: the pool forgets it, and its streams hear why. */
-  private closeStreams(): void {
-    if (this.closing) return;
-    this.closing = true;
-    this.keepalive.stop();
-    const err = this.closeError();
-    this.events.gone(this);
-    const streams = [...this.streams.values(), ...this.waiting];
-    this.streams.clear();
-    this.waiting.length = 0;
-    for (const stream of streams) {
-      if (stream.done) continue;
-      stream.done = true;
-      if (err !== undefined)
-        try {
-          stream.owner.streamFailed(err);
-        } catch (err) {
-          this.ownerThrew(stream, err);
-        }
-      else
-        try {
-          stream.owner.closed(undefined);
-        } catch (err) {
-          this.ownerThrew(stream, err);
-        }
-    }
-  }
-
-  /** Why the streams still open when the socket closed failed (undefined: closed by us, cleanly). */
-  private closeError(): unknown {
-    const err = this.failure;
-    if (err !== undefined || this.settingsSeen) return err;
-    // Closed before the server said anything in HTTP/2: name that, not only the socket's error.
-    if (err === undefined && this.goaway) return undefined;
-    return connectionLost(this.options.url, 'it closed before the server sent its HTTP/2 SETTINGS');
-  }
-
-  /**
-   * What a stream owner's callback threw (a bug, or a user's hook further up) ends that stream
-   * alone, never the connection or the process.
-   */
-  // Each call sits in its own try (no closure per call: data arrives once per token).
-  private ownerThrew(stream: H2Stream, err: unknown): void {
-    if (!stream.done) this.reset(stream, H2_CANCEL);
-    try {
-      stream.owner.streamFailed(err);
-    } catch {
-      // The owner failed twice over; the stream is gone either way and others must go on.
-    }
-  }
-
-  private onData(chunk: Buffer): void {
+  protected onData(chunk: Buffer): void {
     this.keepalive.received(Date.now());
     // What the frames of this read make us write (window updates, the owners' half-closes and
     // resets) leaves in one write.
@@ -414,22 +137,6 @@ export class H2Connection implements H2StreamHost {
       // Unknown frame types are ignored (RFC 9113, 4.1 and 5.5).
     }
   };
-
-  /**
-   * The stream a stream-level frame is for: undefined for one that is closed (reset by us, or
-   * ended), a violation for stream 0 and for streams we never opened.
-   */
-  private streamFrame(streamId: number, what: string): H2Stream | undefined {
-    if (streamId === 0) throw violation(`${what} on stream 0`);
-    if (streamId % 2 === 0 || streamId >= this.nextStreamId) {
-      throw violation(`${what} on stream ${streamId}, which this client never opened`);
-    }
-    return this.streams.get(streamId);
-  }
-
-  private connectionFrame(streamId: number, what: string): void {
-    if (streamId !== 0) throw violation(`${what} on stream ${streamId} (it belongs to stream 0)`);
-  }
 
   private onDataFrame(flags: number, streamId: number, buf: Buffer, start: number, end: number): void {
     const stream = this.streamFrame(streamId, 'DATA');
@@ -602,40 +309,6 @@ export class H2Connection implements H2StreamHost {
     if (end - start !== 8) throw violation('a PING frame is not 8 bytes long', H2_FRAME_SIZE_ERROR);
     if ((flags & ACK) !== 0) this.keepalive.answered();
     else this.control(frame(PING, ACK, 0, buf.subarray(start, end)));
-  }
-
-  /** Writes an answer the peer asked for; a peer that asks without reading is flooding us. */
-  private control(bytes: Buffer): void {
-    if (this.socket.writableLength > MAX_UNSENT_BYTES) {
-      throw new H2Violation(
-        H2_ENHANCE_YOUR_CALM,
-        `it sent control frames faster than it read our answers (more than ${MAX_UNSENT_BYTES} bytes unsent)`,
-        'resource_exhausted',
-      );
-    }
-    this.socket.write(bytes);
-  }
-
-  /**
-   * Starts waiting streams once the current read is handled, not in it: the server learns that
-   * the stream that freed the slot is gone first (and a server that frees a slot late, as Node's
-   * own does, has a moment to do so).
-   */
-  private startWaitingSoon(): void {
-    if (this.startScheduled) return;
-    this.startScheduled = true;
-    setImmediate(() => {
-      this.startScheduled = false;
-      this.startWaiting();
-    });
-  }
-
-  /** Starts waiting streams, in order, as far as MAX_CONCURRENT_STREAMS allows. */
-  private startWaiting(): void {
-    while (!this.goaway && !this.dead && this.waiting.length > 0 && this.streams.size < this.peerMaxStreams) {
-      const next = this.waiting.shift()!;
-      if (!next.done) this.start(next);
-    }
   }
 
   private onWindowUpdate(streamId: number, buf: Buffer, start: number, end: number): void {

@@ -1,6 +1,7 @@
 import type { ConnectionOptions } from 'node:tls';
 import { H2Connection, type H2ConnectionEvents } from './connection.js';
 import { H2Stream, type H2StreamHost, type H2StreamOwner } from './stream.js';
+import type { H2StreamTable } from './stream-table.js';
 
 /** How the streaming calls of one transport connect. */
 export interface H2SessionOptions {
@@ -43,9 +44,9 @@ export interface GrpcConnectionStats {
  * already running there finish there).
  */
 export class H2Sessions {
-  private readonly connections: H2Connection[] = [];
+  private readonly connections: H2StreamTable[] = [];
   /** Every connection not closed yet: the usable ones and those finishing after GOAWAY. */
-  private readonly live = new Set<H2Connection>();
+  private readonly live = new Set<H2StreamTable>();
   private closed = false;
   private refusedStreams = 0;
   private keepaliveMs: number;
@@ -105,8 +106,8 @@ export class H2Sessions {
    * The connection for a new stream: the first with room; else a new one while fewer than
    * `maxConnections` are usable; else the least loaded (the stream waits there for a slot).
    */
-  private pick(): H2Connection {
-    let least: H2Connection | undefined;
+  private pick(): H2StreamTable {
+    let least: H2StreamTable | undefined;
     let usable = 0;
     for (const connection of this.connections) {
       if (!connection.usable) continue;
@@ -132,7 +133,7 @@ export class H2Sessions {
     return created;
   }
 
-  private forget(connection: H2Connection): void {
+  private forget(connection: H2StreamTable): void {
     this.live.delete(connection);
     const at = this.connections.indexOf(connection);
     if (at >= 0) this.connections.splice(at, 1);

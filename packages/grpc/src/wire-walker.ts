@@ -1,0 +1,177 @@
+import { TritonLlmError } from '@trtllm/sdk';
+
+// Protobuf wire types.
+export const VARINT = 0;
+export const FIXED64 = 1;
+export const LENGTH_DELIMITED = 2;
+export const FIXED32 = 5;
+
+/** A field that runs past the end of its message. */
+export class Truncated extends Error {}
+
+/** A position in a message and the reads the walker needs; every read checks the bounds. */
+export class Walker {
+  pos = 0;
+  end = 0;
+  buf: Buffer = Buffer.alloc(0);
+  private expectedId: string | undefined;
+
+  /** Points the walker at the start of `buf`. */
+  reset(buf: Buffer, expectedId: string | undefined): this {
+    this.buf = buf;
+    this.end = buf.length;
+    this.pos = 0;
+    this.expectedId = expectedId;
+    return this;
+  }
+
+  /** A short name that recurs in every response (model, output, data type, parameter key). */
+  name(): string {
+    const stop = this.take(this.varint());
+    const out = NAMES.get(this.buf, this.pos, stop);
+    this.pos = stop;
+    return out;
+  }
+
+  /** The response's id: the request's own in every response of a stream, so its string is reused. */
+  id(): string {
+    const stop = this.take(this.varint());
+    const expected = this.expectedId;
+    const out =
+      expected !== undefined && sameAscii(expected, this.buf, this.pos, stop)
+        ? expected
+        : this.buf.toString('utf8', this.pos, stop);
+    this.pos = stop;
+    return out;
+  }
+
+  /** A varint as a number: exact up to 2^53, which every tag and length is. */
+  varint(): number {
+    const buf = this.buf;
+    let b = buf[this.pos++];
+    if (b === undefined) throw new Truncated();
+    if (b < 0x80) return b;
+    let value = b & 0x7f;
+    let scale = 128;
+    for (let i = 1; i < 10; i++) {
+      b = buf[this.pos++];
+      if (b === undefined) throw new Truncated();
+      value += (b & 0x7f) * scale;
+      if (b < 0x80) return value;
+      scale *= 128;
+    }
+    throw new Error('a varint longer than 10 bytes');
+  }
+
+  /** A 64-bit integer parameter: a number when it fits exactly, else a bigint (signed for int64). */
+  int64(signed: boolean): number | bigint {
+    const start = this.pos;
+    const value = this.varint();
+    if (value <= Number.MAX_SAFE_INTEGER) return value;
+    let big = 0n;
+    for (let i = this.pos - 1; i >= start; i--) big = (big << 7n) | BigInt(this.buf[i]! & 0x7f);
+    big = BigInt.asUintN(64, big);
+    const exact = signed ? BigInt.asIntN(64, big) : big;
+    return exact >= BigInt(Number.MIN_SAFE_INTEGER) && exact <= BigInt(Number.MAX_SAFE_INTEGER)
+      ? Number(exact)
+      : exact;
+  }
+
+  /** A shape dimension: a whole number a JavaScript array can index. */
+  dimension(): number {
+    const value = this.varint();
+    if (value > Number.MAX_SAFE_INTEGER)
+      throw new TritonLlmError('protocol', `a tensor dimension of ${value}`);
+    return value;
+  }
+
+  double(): number {
+    if (this.pos + 8 > this.end) throw new Truncated();
+    const value = this.buf.readDoubleLE(this.pos);
+    this.pos += 8;
+    return value;
+  }
+
+  /** Checks that `length` bytes follow and returns where they end. */
+  take(length: number): number {
+    const stop = this.pos + length;
+    if (stop > this.end) throw new Truncated();
+    return stop;
+  }
+
+  string(): string {
+    const stop = this.take(this.varint());
+    const out = this.buf.toString('utf8', this.pos, stop);
+    this.pos = stop;
+    return out;
+  }
+
+  skip(type: number): void {
+    switch (type) {
+      case VARINT:
+        this.varint();
+        return;
+      case FIXED64:
+        this.pos = this.take(8);
+        return;
+      case LENGTH_DELIMITED:
+        this.pos = this.take(this.varint());
+        return;
+      case FIXED32:
+        this.pos = this.take(4);
+        return;
+      default:
+        throw new Error(`wire type ${type} (groups are not used by this protocol)`);
+    }
+  }
+}
+
+function sameAscii(text: string, buf: Buffer, start: number, end: number): boolean {
+  if (text.length !== end - start) return false;
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) !== buf[start + i]) return false;
+  return true;
+}
+
+/**
+ * The few short strings every response repeats (model name and version, output names, data
+ * types, parameter keys), decoded once: a lookup compares bytes instead of decoding UTF-8 and
+ * allocating a string for each of them in every streamed token.
+ */
+class NameCache {
+  // By length, so that a lookup compares bytes with the few names of that length only.
+  private readonly bytes: Uint8Array[][] = [];
+  private readonly strings: string[][] = [];
+
+  constructor(private readonly perLength: number) {}
+
+  get(buf: Buffer, start: number, end: number): string {
+    const length = end - start;
+    if (length > MAX_NAME_BYTES) return buf.toString('utf8', start, end);
+    let bytes = this.bytes[length];
+    let strings = this.strings[length];
+    if (bytes === undefined || strings === undefined) {
+      bytes = [];
+      strings = [];
+      this.bytes[length] = bytes;
+      this.strings[length] = strings;
+    }
+    for (let i = 0; i < bytes.length; i++) {
+      const b = bytes[i]!;
+      let j = 0;
+      while (j < length && b[j] === buf[start + j]) j++;
+      if (j === length) return strings[i]!;
+    }
+    const text = buf.toString('utf8', start, end);
+    // A full bucket drops its oldest name.
+    if (bytes.length >= this.perLength) {
+      bytes.shift();
+      strings.shift();
+    }
+    bytes.push(Uint8Array.prototype.slice.call(buf, start, end));
+    strings.push(text);
+    return text;
+  }
+}
+
+const MAX_NAME_BYTES = 64;
+const NAMES = new NameCache(4);
