@@ -1,7 +1,6 @@
 import { type LanguageModelV4, NoSuchModelError, type ProviderV4 } from '@ai-sdk/provider';
-import { loadOptionalSetting, withoutTrailingSlash } from '@ai-sdk/provider-utils';
-import { grpcTransport } from '@trtllm/grpc';
-import { httpTransport } from '@trtllm/http';
+import { loadOptionalSetting } from '@ai-sdk/provider-utils';
+import { transportFromUrl } from '@trtllm/connect';
 import {
   type GenerationEvent,
   invalidArgument,
@@ -69,11 +68,13 @@ export interface TritonModelSettings {
 /** Options of {@link createTriton}. */
 export interface TritonProviderSettings extends TritonModelSettings {
   /**
-   * Triton's gRPC endpoint, e.g. `http://localhost:8001`. When no server is given at all, the
-   * `TRITON_GRPC_URL` environment variable is read, then `TRITON_HTTP_URL`.
+   * Triton's gRPC endpoint: `http://localhost:8001` or `grpc://localhost:8001` (`https://` or
+   * `grpcs://` for TLS), or `dns:host:8001` for every address of a name; no path. When no server is
+   * given at all, the `TRITON_GRPC_URL` environment variable is read, then `TRITON_HTTP_URL`. Both
+   * settings follow `transportFromUrl` of `@trtllm/connect`.
    */
   readonly grpcUrl?: string;
-  /** Triton's HTTP endpoint, e.g. `http://localhost:8000`. */
+  /** Triton's HTTP endpoint, e.g. `http://localhost:8000`; a path is kept (`https://gateway/triton`). */
   readonly httpUrl?: string;
   /**
    * A transport you made (`grpcTransport(...)`, `httpTransport(...)`, replicas, TLS): the provider
@@ -290,33 +291,29 @@ function checkModelSettings(settings: TritonModelSettings, where: string) {
   return parseTritonOptions(settings.defaults, `${where}: defaults`);
 }
 
-/** The transport for the URL the settings, or else the environment, name. */
+/**
+ * The transport for the URL the settings, or else the environment, name; the setting names the
+ * protocol (`grpcUrl: 'http://host:8001'` is gRPC), `transportFromUrl` the rest of the rules.
+ */
 function connect(settings: TritonProviderSettings): Transport {
-  if (settings.grpcUrl !== undefined) return grpcTransport({ baseUrl: url(settings.grpcUrl, 'grpcUrl') });
-  if (settings.httpUrl !== undefined) return httpTransport({ baseUrl: url(settings.httpUrl, 'httpUrl') });
+  const open = (url: string, protocol: 'grpc' | 'http', field: string): Transport =>
+    transportFromUrl(url, { protocol, field });
+  if (settings.grpcUrl !== undefined) return open(settings.grpcUrl, 'grpc', 'grpcUrl');
+  if (settings.httpUrl !== undefined) return open(settings.httpUrl, 'http', 'httpUrl');
   const grpcUrl = loadOptionalSetting({
     settingValue: undefined,
     environmentVariableName: 'TRITON_GRPC_URL',
   });
-  if (grpcUrl !== undefined && grpcUrl !== '')
-    return grpcTransport({ baseUrl: url(grpcUrl, 'TRITON_GRPC_URL') });
+  if (grpcUrl !== undefined && grpcUrl !== '') return open(grpcUrl, 'grpc', 'TRITON_GRPC_URL');
   const httpUrl = loadOptionalSetting({
     settingValue: undefined,
     environmentVariableName: 'TRITON_HTTP_URL',
   });
-  if (httpUrl !== undefined && httpUrl !== '')
-    return httpTransport({ baseUrl: url(httpUrl, 'TRITON_HTTP_URL') });
+  if (httpUrl !== undefined && httpUrl !== '') return open(httpUrl, 'http', 'TRITON_HTTP_URL');
   throw new TritonLlmError(
     'invalid_argument',
     'no Triton server: give createTriton({ grpcUrl }), ({ httpUrl }) or ({ transport }), or set TRITON_GRPC_URL or TRITON_HTTP_URL',
   );
-}
-
-function url(value: string, field: string): string {
-  if (typeof value !== 'string' || value.length === 0) {
-    throw invalidArgument(field, value, 'must be a URL, e.g. http://localhost:8001');
-  }
-  return withoutTrailingSlash(value) ?? value;
 }
 
 /**

@@ -1,55 +1,11 @@
-import { createServer, type IncomingHttpHeaders, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { transportFromUrl } from '@trtllm/connect';
 import { type Transport, TritonLlm, TritonLlmError } from '@trtllm/sdk';
 import { type FakeTriton, fakeScript, startFakeTriton } from '@trtllm/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestPki } from '../../grpc/test/certificates.js';
+import { startGateway } from './gateway.js';
 
 const TRACEPARENT = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
-
-/** A gateway that serves Triton's HTTP API under `/triton`, and remembers what it forwarded. */
-async function startGateway(
-  target: string,
-): Promise<{ url: string; seen: string[]; close(): Promise<void> }> {
-  const seen: string[] = [];
-  const upstream = new URL(target);
-  const server: Server = createServer((req, res) => {
-    const path = req.url ?? '/';
-    seen.push(path);
-    if (!path.startsWith('/triton/')) {
-      res.writeHead(404).end('no such route');
-      return;
-    }
-    const headers: IncomingHttpHeaders = { ...req.headers, host: upstream.host };
-    const forward = request(
-      {
-        host: upstream.hostname,
-        port: upstream.port,
-        method: req.method,
-        path: path.slice('/triton'.length),
-        headers,
-      },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    forward.on('error', () => res.destroy());
-    req.pipe(forward);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/triton/`,
-    seen,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
 
 describe('transportFromUrl against the fake Triton', () => {
   let fake: FakeTriton;
@@ -76,12 +32,12 @@ describe('transportFromUrl against the fake Triton', () => {
   const hostPort = () => new URL(fake.grpcUrl).host;
 
   it.each([
-    ['grpc://host:port', () => grpcAddress(), {}, 'grpc'],
-    ['http://host:port with protocol grpc', () => fake.grpcUrl, { protocol: 'grpc' } as const, 'grpc'],
-    ['dns:host:port', () => `dns:${hostPort()}`, {}, 'grpc'],
-    ['dns:///host:port', () => `dns:///${hostPort()}`, {}, 'grpc'],
-    ['http://host:port', () => fake.httpUrl, {}, 'http'],
-  ])('%s streams over %s, with the headers it was given', async (_, url, options, protocol) => {
+    ['grpc://host:port', 'grpc', () => grpcAddress(), {}],
+    ['http://host:port with protocol grpc', 'grpc', () => fake.grpcUrl, { protocol: 'grpc' } as const],
+    ['dns:host:port', 'grpc', () => `dns:${hostPort()}`, {}],
+    ['dns:///host:port', 'grpc', () => `dns:///${hostPort()}`, {}],
+    ['http://host:port', 'http', () => fake.httpUrl, {}],
+  ])('%s streams over %s, with the headers it was given', async (_, protocol, url, options) => {
     const stream = llm(transportFromUrl(url(), { ...options, headers: { traceparent: TRACEPARENT } })).stream(
       {
         prompt: `Hi ${fakeScript('over the address')}`,

@@ -116,7 +116,7 @@ describe('parseTritonUrl refuses, naming the setting and the address', () => {
           expect((err as TritonLlmError).code).toBe('invalid_argument');
         }
       }),
-      { numRuns: 500 },
+      { numRuns: 200 },
     );
   });
 });

@@ -1,11 +1,12 @@
-import { grpcTransport } from '@trtllm/grpc';
-import { httpTransport } from '@trtllm/http';
+import { transportFromUrl } from '@trtllm/connect';
 import { invalidArgument, type Transport } from '@trtllm/sdk';
 
 /**
- * Where the Triton server is: exactly one of a gRPC address (`http://host:8001`, or `grpc://host:8001`;
- * `https://` / `grpcs://` for TLS), an HTTP address (`http://host:8000`), or a transport you built
- * with `grpcTransport()` / `httpTransport()` (for TLS certificates, replicas, multiplexing).
+ * Where the Triton server is: exactly one of a gRPC address (`http://host:8001` or `grpc://host:8001`;
+ * `https://` / `grpcs://` for TLS; `dns:host:8001` for every address of a name), an HTTP address
+ * (`http://host:8000`, or `https://gateway/triton` behind a gateway), or a transport you built with
+ * `grpcTransport()` / `httpTransport()` (for TLS certificates, replicas, multiplexing). The addresses
+ * follow the rules of `transportFromUrl` of `@trtllm/connect`: a gRPC address has no path.
  */
 export type TritonConnection =
   | { readonly grpcUrl: string; readonly httpUrl?: undefined; readonly transport?: undefined }
@@ -37,29 +38,15 @@ export function transportOf(connection: Partial<Record<'grpcUrl' | 'httpUrl' | '
     }
     return { transport: transport as Transport, owned: false };
   }
+  // The protocol is the setting's: `grpcUrl: 'http://host:8001'` is gRPC, as Triton's docs write it.
   if (grpcUrl !== undefined) {
-    const url = parseUrl('grpcUrl', grpcUrl, ['http:', 'https:', 'grpc:', 'grpcs:']);
-    const scheme = url.protocol === 'grpc:' ? 'http:' : url.protocol === 'grpcs:' ? 'https:' : url.protocol;
-    return { transport: grpcTransport({ baseUrl: `${scheme}//${url.host}` }), owned: true };
+    return {
+      transport: transportFromUrl(grpcUrl as string, { protocol: 'grpc', field: 'grpcUrl' }),
+      owned: true,
+    };
   }
-  const url = parseUrl('httpUrl', httpUrl, ['http:', 'https:']);
-  return { transport: httpTransport({ baseUrl: url.href.replace(/\/+$/, '') }), owned: true };
-}
-
-function parseUrl(field: string, value: unknown, schemes: readonly string[]): URL {
-  if (typeof value !== 'string') throw invalidArgument(field, value, 'must be a URL string');
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw invalidArgument(
-      field,
-      value,
-      `must be a URL such as ${schemes[0]}//localhost:800${field === 'grpcUrl' ? 1 : 0}`,
-    );
-  }
-  if (!schemes.includes(url.protocol)) {
-    throw invalidArgument(field, value, `must start with ${schemes.map((s) => `${s}//`).join(', ')}`);
-  }
-  return url;
+  return {
+    transport: transportFromUrl(httpUrl as string, { protocol: 'http', field: 'httpUrl' }),
+    owned: true,
+  };
 }
