@@ -15,7 +15,7 @@ import {
   ChatTemplate,
   type ChatTemplateChoice,
   loadChatTemplate,
-  loadTokenizer,
+  loadTokenizerDir,
   TOOL_CALL_PARSERS,
   type ToolCallParserChoice,
 } from '@trtllm/tokenizers';
@@ -49,8 +49,9 @@ export interface TritonModelSettings {
    */
   readonly chatTemplate?: ChatTemplateChoice | ChatTemplate;
   /**
-   * The model's Hugging Face tokenizer directory: its `tokenizer.json` (unless `tokenizer` is
-   * given) and the chat template `auto` finds in its `tokenizer_config.json`.
+   * The model's Hugging Face tokenizer directory: its `tokenizer.json` when it has one (unless
+   * `tokenizer` is given) and the chat template `auto` finds in its `tokenizer_config.json`; read by
+   * `loadTokenizerDir` of `@trtllm/tokenizers` before the first request.
    */
   readonly tokenizerDir?: string;
   /** TensorRT-LLM options of every call, under each call's own `providerOptions.trtllm`. */
@@ -176,12 +177,7 @@ export function createTriton(settings: TritonProviderSettings = {}): TritonProvi
   const tokenizerOf = (dir: string): Promise<Tokenizer | undefined> => {
     let loading = tokenizers.get(dir);
     if (loading === undefined) {
-      // A directory without tokenizer.json still gives its chat template; only the raw model
-      // needs the tokenizer, and the SDK says so when it is missing.
-      loading = loadTokenizer(dir).catch((err: unknown) => {
-        if (err instanceof TritonLlmError && err.code === 'not_found') return undefined;
-        throw err;
-      });
+      loading = loadTokenizerDir(dir);
       // A failed load (unreadable file) is tried again on the next call.
       loading.catch(() => tokenizers.delete(dir));
       tokenizers.set(dir, loading);

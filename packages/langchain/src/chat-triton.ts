@@ -33,7 +33,7 @@ import {
   type ChatTemplateChoice,
   type ChatTool,
   loadChatTemplate,
-  loadTokenizer,
+  loadTokenizerDir,
   TOOL_CALL_PARSERS,
   type ToolCallParserChoice,
   type ToolCallPlan,
@@ -82,7 +82,10 @@ export interface ChatTritonOptions {
   readonly modelVersion?: string;
   /** Turns text into ids for the raw `tensorrt_llm` model, and counts prompt tokens where the server does not. */
   readonly tokenizer?: Tokenizer;
-  /** A Hugging Face tokenizer directory: its tokenizer (unless `tokenizer` is given) and its chat template. */
+  /**
+   * A Hugging Face tokenizer directory: its `tokenizer.json` when it has one (unless `tokenizer` is
+   * given) and its chat template, read by `loadTokenizerDir` of `@trtllm/tokenizers` before the first request.
+   */
   readonly tokenizerDir?: string;
   /**
    * How messages become the prompt: `auto` (default: the chat template of `tokenizerDir`, else
@@ -233,7 +236,7 @@ export class ChatTriton extends BaseChatModel<ChatTritonCallOptions, AIMessageCh
     const loadsTokenizer = fields.tokenizer === undefined && tokenizerDir !== undefined;
     this.init = async () => {
       const [tokenizer, template] = await Promise.all([
-        loadsTokenizer ? loadTokenizer(tokenizerDir) : fields.tokenizer,
+        loadsTokenizer ? loadTokenizerDir(tokenizerDir) : fields.tokenizer,
         choice instanceof ChatTemplate
           ? choice
           : loadChatTemplate({ choice, ...(tokenizerDir !== undefined ? { tokenizerDir } : {}) }),

@@ -1,13 +1,11 @@
 #!/usr/bin/env node
-import { access } from 'node:fs/promises';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { transportFromUrl } from '@trtllm/connect';
-import { type Tokenizer, TritonLlm } from '@trtllm/sdk';
+import { TritonLlm } from '@trtllm/sdk';
 import {
   CHAT_TEMPLATE_CHOICES,
   type ChatTemplateChoice,
-  loadTokenizer,
+  loadTokenizerDir,
   TOOL_CALL_PARSERS,
   type ToolCallParserChoice,
 } from '@trtllm/tokenizers';
@@ -26,8 +24,9 @@ Options:
   --host <host>            Address to listen on (default 127.0.0.1)
   --api-key <key>          Require "Authorization: Bearer <key>" (or set TRTLLM_OPENAI_API_KEY)
   --chat-template <name>   auto | chatml | llama2 | llama3 (default auto: the model's own, else chatml)
-  --tokenizer-dir <dir>    Hugging Face tokenizer directory: its chat template, and its tokenizer.json
-                           (needed for the raw tensorrt_llm model; counts prompt tokens for older ensembles)
+  --tokenizer-dir <dir>    Hugging Face tokenizer directory: its chat template, and its tokenizer.json when
+                           it has one (needed for the raw tensorrt_llm model; counts prompt tokens for older
+                           ensembles); a path without either fails at start
   --default-max-tokens <n> max_tokens of chat requests that give none (default 1024)
   --tool-call-parser <p>   auto | hermes | llama3_json: how tool calls are read from the model's text
                            (default auto: the format the chat template teaches)
@@ -71,7 +70,11 @@ async function main(): Promise<void> {
     );
   }
   const transport = transportFromUrl(values.triton ?? 'grpc://localhost:8001', { field: '--triton' });
-  const tokenizer = await tokenizerIn(values['tokenizer-dir']);
+  const tokenizerDir = values['tokenizer-dir'];
+  const tokenizer =
+    tokenizerDir !== undefined
+      ? await loadTokenizerDir(tokenizerDir, { field: '--tokenizer-dir' })
+      : undefined;
   const llm = new TritonLlm({
     transport,
     model: values.model ?? 'ensemble',
@@ -98,16 +101,6 @@ async function main(): Promise<void> {
   };
   process.once('SIGINT', shutdown);
   process.once('SIGTERM', shutdown);
-}
-
-/** The directory's tokenizer, when it has a tokenizer.json (a directory may hold only a chat template). */
-async function tokenizerIn(dir: string | undefined): Promise<Tokenizer | undefined> {
-  if (dir === undefined) return undefined;
-  const found = await access(join(dir, 'tokenizer.json')).then(
-    () => true,
-    () => false,
-  );
-  return found ? loadTokenizer(dir) : undefined;
 }
 
 function parse() {

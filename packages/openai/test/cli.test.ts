@@ -1,5 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type FakeTriton, fakeScript, startFakeTriton } from '@trtllm/testing';
 import OpenAI from 'openai';
@@ -94,6 +97,29 @@ describe('trtllm-openai CLI', () => {
     expect(err).toContain('--triton: must start with grpc://, grpcs://, http://, https:// or dns:');
     expect(err).toContain('"ftp://triton:8001"');
     expect(out).not.toContain('serving');
+  });
+
+  test('a --tokenizer-dir with neither tokenizer.json nor a chat template exits 1 naming it, without serving', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'trtllm-openai-cli-'));
+    try {
+      const child = runCli([
+        '--triton',
+        fake.grpcUrl.replace(/^http:/, 'grpc:'),
+        '--port',
+        '0',
+        '--tokenizer-dir',
+        dir,
+      ]);
+      let err = '';
+      child.stderr!.on('data', (d) => {
+        err += String(d);
+      });
+      const [code] = await once(child, 'exit');
+      expect(code).toBe(1);
+      expect(err).toContain(`--tokenizer-dir: ${dir} has no tokenizer.json`);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   test('refuses an unknown chat template with a usage message', async () => {

@@ -9,6 +9,8 @@ export { CHAT_TEMPLATE_CHOICES, ChatTemplate, loadChatTemplate } from './chat-te
 export type { HfTokenizerEngine, SpecialTokenValue, TokenizerConfig } from './hf-tokenizer.js';
 export { HfTokenizer, tokenizerFromJson } from './hf-tokenizer.js';
 export { loadTokenizer } from './load.js';
+export type { TokenizerDirOptions } from './tokenizer-dir.js';
+export { loadTokenizerDir } from './tokenizer-dir.js';
 export type { GuidedFunction } from './tools/guided.js';
 export {
   namedCallParser,
