@@ -15,7 +15,7 @@ import { type EncodedRequest, encodeGenerateRequest } from './models/encode-requ
 import type { GenerateRequest } from './request.js';
 import { generateRequestId } from './request-id.js';
 import type { GenerateResult } from './result.js';
-import { type RetryPolicy, retryPolicy, withRetry } from './retry.js';
+import { RetryPlan, type RetryPolicy, retryPolicy, withRetry } from './retry.js';
 import { runLimited } from './run-limited.js';
 import { detectSchema, type ModelSchema } from './schema.js';
 import { observer, Telemetry } from './telemetry.js';
@@ -259,12 +259,12 @@ export class TritonLlm {
     };
     checkCallOptions(merged, '');
     const policy = retry === undefined ? this.retry : retryPolicy(this.options.retry, retry);
-    const { signal, timeoutMs } = merged;
-    return withRetry((left) => run(left === undefined ? merged : { ...merged, timeoutMs: left }), policy, {
-      idempotent,
-      ...(timeoutMs !== undefined ? { timeoutMs } : {}),
-      ...(signal !== undefined ? { signal } : {}),
-    });
+    const plan = new RetryPlan(policy, { idempotent, timeoutMs: merged.timeoutMs });
+    return withRetry(
+      (left) => run({ ...merged, ...(left !== undefined ? { timeoutMs: left } : {}), retryPlan: plan }),
+      plan,
+      merged.signal,
+    );
   }
 
   private async loadSchema(options?: ClientCallOptions): Promise<ModelSchema> {
@@ -376,15 +376,17 @@ export class TritonLlm {
   /** A batched request under the call's retry policy and deadline. */
   private sendBatch(request: InferRequest, call: PreparedCall, signal: AbortSignal): Promise<InferResponse> {
     const { timeoutMs, headers } = call.options;
+    const plan = new RetryPlan(call.retry, { idempotent: true, timeoutMs });
     return withRetry(
       (left) =>
         this.transport.infer(request, {
           signal,
           ...(left !== undefined ? { timeoutMs: left } : {}),
           ...(headers !== undefined ? { headers } : {}),
+          retryPlan: plan,
         }),
-      call.retry,
-      { idempotent: true, signal, ...(timeoutMs !== undefined ? { timeoutMs } : {}) },
+      plan,
+      signal,
     );
   }
 

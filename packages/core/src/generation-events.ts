@@ -10,13 +10,18 @@ export type GenerationEvent =
       readonly streaming: boolean;
     }
   | {
-      /** An attempt failed before any response and another starts after `delayMs`. */
+      /**
+       * An attempt failed before any response and another starts after `delayMs`: on the same
+       * target, or at once on another replica (`moved`).
+       */
       readonly type: 'retry';
       readonly requestId: string;
       readonly model: string;
-      /** The attempt about to start, from 2. */
+      /** The attempt about to start, from 2; moves to another replica count too. */
       readonly attempt: number;
       readonly delayMs: number;
+      /** The attempt goes to another replica of a replica transport. */
+      readonly moved: boolean;
       readonly error: TritonLlmError;
     }
   | {

@@ -30,6 +30,7 @@ export async function collect(generation: Generation, model: string): Promise<Ge
 export class StartedStream implements GenerationStream, AsyncIterator<StreamChunk> {
   private generation: Generation | undefined;
   private inner: AsyncIterator<StreamChunk> | undefined;
+  private opening: Promise<AsyncIterator<StreamChunk>> | undefined;
   private stopRequested = false;
   private readonly starting: Promise<Generation>;
 
@@ -59,25 +60,35 @@ export class StartedStream implements GenerationStream, AsyncIterator<StreamChun
   next(): Promise<IteratorResult<StreamChunk>> {
     const inner = this.inner;
     if (inner !== undefined) return inner.next();
-    return this.starting.then((g) => {
-      const first = g[Symbol.asyncIterator]();
-      this.inner = first;
+    const first = this.opening === undefined;
+    return this.iterator().then((it) =>
       // A failure before the request is sent (an already aborted signal) has no error event.
-      return this.telemetry !== undefined ? this.telemetry.track(first.next()) : first.next();
-    });
+      first && this.telemetry !== undefined ? this.telemetry.track(it.next()) : it.next(),
+    );
   }
 
   async return(): Promise<IteratorResult<StreamChunk>> {
-    const inner = this.inner;
-    if (inner === undefined) {
+    if (this.inner === undefined) {
       // Left before the first chunk: the request may already be on its way.
-      const g = await this.starting.catch(() => undefined);
-      if (g !== undefined) await g[Symbol.asyncIterator]().return?.();
+      const it = await this.iterator().catch(() => undefined);
+      if (it !== undefined) await it.return?.();
       this.telemetry?.abandon();
       return { done: true, value: undefined };
     }
-    const done = (await inner.return?.()) ?? { done: true as const, value: undefined };
+    const done = (await this.inner.return?.()) ?? { done: true as const, value: undefined };
     this.telemetry?.abandon();
     return done;
+  }
+
+  /**
+   * The generation's iterator, asked for once: calls that come before the request has started
+   * (two next() at once, a return() then a next()) all get the same one, in order.
+   */
+  private iterator(): Promise<AsyncIterator<StreamChunk>> {
+    this.opening ??= this.starting.then((g) => {
+      this.inner = g[Symbol.asyncIterator]();
+      return this.inner;
+    });
+    return this.opening;
   }
 }

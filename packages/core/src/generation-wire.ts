@@ -1,6 +1,7 @@
 import type { GenerationContext } from './generation-options.js';
 import { encodeStopRequest } from './models/encode-request.js';
 import type { EarlyStopReport, FinishReason, StopMeans } from './result.js';
+import type { RetryPlan } from './retry.js';
 import type { CallOptions, InferRequest, InferResponse, InferStream } from './transport.js';
 
 // How long an early end waits for the in-band stop to be answered before it cancels instead: a
@@ -41,6 +42,8 @@ export abstract class GenerationWire {
   /** The request on the wire, kept until the first response: only a retry sends it again. */
   protected inferRequest: InferRequest | undefined;
   protected readonly ctx: Omit<GenerationContext, 'encoded'>;
+  /** Whether and where a failed attempt starts again; made when the request starts. */
+  protected plan: RetryPlan | undefined;
   /** The model was sent the stop strings and ends the request at them itself. */
   private readonly serverMatchesStops: boolean;
   private onAbort: (() => void) | undefined;
@@ -75,6 +78,7 @@ export abstract class GenerationWire {
       ...(direct ? {} : { signal: this.signal() }),
       ...(timeoutMs !== undefined ? { timeoutMs: Math.max(1, timeoutMs) } : {}),
       ...(ctx.options.headers !== undefined ? { headers: ctx.options.headers } : {}),
+      ...(this.plan !== undefined ? { retryPlan: this.plan } : {}),
     };
     let source: AsyncIterator<InferResponse>;
     const request = this.inferRequest!;

@@ -5,7 +5,7 @@ import { GenerationWire } from './generation-wire.js';
 import { withIdleTimeout } from './idle-timeout.js';
 import { type DecodeWants, decodeResponse } from './models/decode-response.js';
 import type { DeltaChunk, FinalChunk, GenerateResult, Logits, PerfMetrics, StreamChunk } from './result.js';
-import { backoff, exhausted, RetrySchedule } from './retry.js';
+import { backoff, exhausted, RetryPlan } from './retry.js';
 import { SequenceTracker } from './sequences.js';
 import type { InferResponse, InferSink } from './transport.js';
 
@@ -28,7 +28,6 @@ export class Generation
 {
   private readonly sequences: SequenceTracker;
   private readonly wants: DecodeWants;
-  private schedule: RetrySchedule | undefined;
   /** new: not iterated yet; running: reading responses; done: nothing more to read. */
   private phase: 'new' | 'running' | 'done' = 'new';
   private iterated = false;
@@ -49,6 +48,8 @@ export class Generation
     this.result(r.done === true ? undefined : r.value);
   /** The consumer's pending `next()`, while a pulled stream (`InferStream.pull`) has not answered. */
   private resolveRead: ((r: IteratorResult<StreamChunk>) => void) | undefined;
+  /** The promise `resolveRead` settles. */
+  private pushed: Promise<IteratorResult<StreamChunk>> | undefined;
   private rejectRead: ((e: unknown) => void) | undefined;
   private readonly onReadError = (
     err: unknown,
@@ -96,6 +97,12 @@ export class Generation
   }
 
   next(): Promise<IteratorResult<StreamChunk>> {
+    // A next() while a pushed read is unanswered (the protocol allows it) waits for that one: the
+    // stream has a single sink slot.
+    if (this.resolveRead !== undefined) {
+      const again = (): Promise<IteratorResult<StreamChunk>> => this.next();
+      return this.pushed!.then(again, again);
+    }
     if (this.outHead < this.out.length) return Promise.resolve(this.take());
     if (this.phase === 'done') return Promise.resolve(DONE);
     if (this.phase === 'new') {
@@ -146,8 +153,27 @@ export class Generation
       streaming: ctx.streaming,
     });
     // Generation is idempotent until something was delivered: only failures before the first
-    // response are retried.
-    this.schedule = new RetrySchedule(ctx.retry, { idempotent: true, timeoutMs: options.timeoutMs });
+    // response are retried. The plan goes down with every attempt, so that a replica transport
+    // moves the request only as this plan allows, and within its attempts and deadline.
+    const observe = ctx.observe;
+    this.plan = new RetryPlan(ctx.retry, {
+      idempotent: true,
+      timeoutMs: options.timeoutMs,
+      ended: () => this.early !== undefined,
+      onRetry:
+        observe === undefined
+          ? undefined
+          : (attempt, delayMs, error, moved) =>
+              observe({
+                type: 'retry',
+                requestId: this.requestId,
+                model: schema.model,
+                attempt,
+                delayMs,
+                moved,
+                error: error.withContext({ requestId: this.requestId, model: schema.model }),
+              }),
+    });
     return undefined;
   }
 
@@ -156,7 +182,7 @@ export class Generation
     let source = this.source;
     if (source === undefined) {
       try {
-        source = this.open(this.schedule!.remainingMs());
+        source = this.open(this.plan!.remainingMs());
       } catch (err) {
         return Promise.resolve(this.failed(err));
       }
@@ -165,11 +191,12 @@ export class Generation
     if (stream?.pull !== undefined && this.ctx.options.idleTimeoutMs === undefined) {
       // Push mode: the stream hands the next response to this generation's sink methods, and the
       // consumer's promise is settled from there (one promise per chunk).
-      return new Promise((resolve, reject) => {
+      this.pushed = new Promise((resolve, reject) => {
         this.resolveRead = resolve;
         this.rejectRead = reject;
         stream.pull!(this);
       });
+      return this.pushed;
     }
     const pending = source.next();
     const idleMs = this.ctx.options.idleTimeoutMs;
@@ -288,24 +315,16 @@ export class Generation
   private readFailed(err: unknown): Promise<IteratorResult<StreamChunk>> | IteratorResult<StreamChunk> {
     this.sourceEnded = true;
     if (this.responded || this.phase === 'done') return this.failed(err);
-    const schedule = this.schedule!;
-    const delay = this.early === undefined ? schedule.nextDelay(err) : undefined;
-    if (delay === undefined) {
-      return this.failed(err instanceof TritonLlmError ? exhausted(err, schedule.attempts) : err);
+    const plan = this.plan!;
+    const decision = plan.decide(err);
+    if (decision.action !== 'wait') {
+      return this.failed(err instanceof TritonLlmError ? exhausted(err, plan.attempts) : err);
     }
     const { schema } = this.ctx;
-    this.ctx.observe?.({
-      type: 'retry',
-      requestId: this.requestId,
-      model: schema.model,
-      attempt: schedule.attempts,
-      delayMs: delay,
-      error: TritonLlmError.from(err).withContext({ requestId: this.requestId, model: schema.model }),
-    });
     // The failed call has ended; a stop() or abort during the wait has nothing to tell it.
     this.transportStream = undefined;
     this.source = undefined;
-    return backoff(delay, this.signal()).then(
+    return backoff(decision.delayMs, this.signal()).then(
       () => {
         if (this.early !== undefined) {
           return this.failed(

@@ -60,7 +60,7 @@ export type {
   Timings,
   Usage,
 } from './result.js';
-export type { RetryOptions } from './retry.js';
+export type { AttemptSituation, RetryCall, RetryDecision, RetryOptions, RetryPlan } from './retry.js';
 export { DEFAULT_RETRY, isConnectionFailure } from './retry.js';
 export type { ModelSchema } from './schema.js';
 export { detectSchema } from './schema.js';

@@ -1,5 +1,6 @@
 import { TritonLlmError } from './errors.js';
 import { type EndpointStats, ReplicaEndpoint } from './replica-endpoint.js';
+import { DEFAULT_RETRY, RetryPlan } from './retry.js';
 import type { CallOptions, Transport } from './transport.js';
 
 /** Where the endpoints come from: a fixed list, or addresses discovered again and again. */
@@ -25,26 +26,46 @@ export interface PoolPolicy {
 }
 
 const now = (): number => performance.now();
+const NOTHING_YET = { delivered: false, stopSent: false } as const;
 
-/** One request's way through the endpoints: which it tried, and what is left of its deadline. */
+/**
+ * One request's way through the endpoints: which it tried, and the retry plan that decides
+ * whether it may move on (the client's, passed down in the call options, or one of its own for a
+ * caller that uses this transport directly).
+ */
 export class Attempts {
   readonly tried = new Set<ReplicaEndpoint>();
-  private readonly deadline: number | undefined;
+  readonly plan: RetryPlan;
 
-  constructor(readonly options: CallOptions | undefined) {
-    const t = options?.timeoutMs;
-    this.deadline = t !== undefined && Number.isFinite(t) && t > 0 ? now() + t : undefined;
+  constructor(
+    readonly options: CallOptions | undefined,
+    failoverAttempts: number,
+  ) {
+    this.plan =
+      options?.retryPlan ??
+      // Used directly, the transport knows nothing of the request: it moves any request that
+      // failed retryably before its answer, `failoverAttempts` times, within its deadline only.
+      new RetryPlan(
+        {
+          ...DEFAULT_RETRY,
+          attempts: failoverAttempts + 1,
+          budgetMs: Number.POSITIVE_INFINITY,
+          retryNonIdempotent: true,
+        },
+        { idempotent: true, timeoutMs: positive(options?.timeoutMs) },
+      );
   }
 
-  /** The first attempt gets the caller's options as given; a failover gets what remains of the deadline. */
+  /** The first attempt gets the caller's options as given; a move gets what remains of the deadline. */
   callOptions(): CallOptions | undefined {
-    if (this.tried.size <= 1 || this.deadline === undefined) return this.options;
-    return { ...this.options, timeoutMs: Math.max(1, this.deadline - now()) };
+    const remaining = this.plan.remainingMs();
+    if (this.tried.size <= 1 || remaining === undefined) return this.options;
+    return { ...this.options, timeoutMs: Math.max(1, remaining) };
   }
+}
 
-  expired(): boolean {
-    return this.deadline !== undefined && now() >= this.deadline;
-  }
+function positive(ms: number | undefined): number | undefined {
+  return ms !== undefined && Number.isFinite(ms) && ms > 0 ? ms : undefined;
 }
 
 /**
@@ -107,10 +128,19 @@ export class ReplicaPool {
    * is not retryable, the failover budget or the deadline is spent, the caller aborted, or every
    * endpoint was tried.
    */
-  failover(attempts: Attempts, err: TritonLlmError): ReplicaEndpoint | undefined {
-    if (this.closed || !err.retryable || attempts.options?.signal?.aborted === true) return undefined;
-    if (attempts.tried.size > this.policy.failoverAttempts || attempts.expired()) return undefined;
-    return this.pick(attempts);
+  failover(
+    attempts: Attempts,
+    err: TritonLlmError,
+    situation: { readonly delivered: boolean; readonly stopSent: boolean },
+  ): ReplicaEndpoint | undefined {
+    if (this.closed || attempts.tried.size > this.policy.failoverAttempts) return undefined;
+    if (!this.endpoints.some((e) => e.state !== 'draining' && !attempts.tried.has(e))) return undefined;
+    const decision = attempts.plan.decide(err, {
+      ...situation,
+      ended: attempts.options?.signal?.aborted === true,
+      elsewhere: true,
+    });
+    return decision.action === 'move' ? this.pick(attempts) : undefined;
   }
 
   /** Runs a unary call with failover; inference calls count in the endpoints' statistics. */
@@ -119,7 +149,7 @@ export class ReplicaPool {
     inference: boolean,
     run: (transport: Transport, options: CallOptions | undefined) => Promise<T>,
   ): Promise<T> {
-    const attempts = new Attempts(options);
+    const attempts = new Attempts(options, this.policy.failoverAttempts);
     const picked = this.first(attempts);
     let endpoint = picked instanceof Promise ? await picked : picked;
     for (;;) {
@@ -134,7 +164,7 @@ export class ReplicaPool {
       } catch (err) {
         const error = TritonLlmError.from(err);
         current.fail(error, inference);
-        const next = this.failover(attempts, error);
+        const next = this.failover(attempts, error, NOTHING_YET);
         if (next === undefined) throw error;
         endpoint = next;
       } finally {

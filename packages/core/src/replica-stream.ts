@@ -36,7 +36,7 @@ export class ReplicaStream implements InferStream {
     private readonly request: InferRequest,
     private readonly options: CallOptions | undefined,
   ) {
-    this.attempts = new Attempts(options);
+    this.attempts = new Attempts(options, pool.policy.failoverAttempts);
     options?.signal?.addEventListener('abort', this.onAbort, { once: true });
   }
 
@@ -97,7 +97,10 @@ export class ReplicaStream implements InferStream {
         const error = TritonLlmError.from(err);
         leg.endpoint.fail(error, true);
         this.end(leg);
-        const next = this.delivered || this.stopSent ? undefined : this.pool.failover(this.attempts, error);
+        const next = this.pool.failover(this.attempts, error, {
+          delivered: this.delivered,
+          stopSent: this.stopSent,
+        });
         if (next === undefined) {
           this.finish();
           throw error;

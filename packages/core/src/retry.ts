@@ -111,20 +111,79 @@ export function isConnectionFailure(err: unknown): boolean {
   );
 }
 
-// Shared, so a schedule (one per request) adds no closure of its own.
+// Shared, so a plan (one per request) adds no closure of its own.
 const performanceClock = (): number => performance.now();
 
+/** What the caller of {@link RetryPlan.decide} knows about the failed attempt beyond its error. */
+export interface AttemptSituation {
+  /** A response of this request reached the caller: trying again could repeat or lose output. */
+  readonly delivered?: boolean;
+  /** The in-band stop was sent: the request is ending on purpose and must not start over. */
+  readonly stopSent?: boolean;
+  /** The caller gave up (abort, break, stop, idle timeout). */
+  readonly ended?: boolean;
+  /**
+   * Another endpoint (a replica this request has not tried) can take the request at once. Only the
+   * replica transport passes true; it asks before moving, and does not ask when it cannot move.
+   */
+  readonly elsewhere?: boolean;
+}
+
 /**
- * The retry state of one call: how many attempts were made, how long they took, and whether
- * another one may start. `timeoutMs` is the call's whole deadline, shared by its attempts.
+ * The verdict on a failed attempt: `fail` ends the call with the error; `move` starts the next
+ * attempt at once on another endpoint; `wait` starts it after `delayMs` on the same target (a
+ * replica transport picks its endpoint again).
  */
-export class RetrySchedule {
+export type RetryDecision =
+  | { readonly action: 'fail' }
+  | { readonly action: 'move'; readonly attempt: number }
+  | { readonly action: 'wait'; readonly attempt: number; readonly delayMs: number };
+
+const FAIL: RetryDecision = Object.freeze({ action: 'fail' });
+
+/** What one call tells its plan: how safe a repeat is, its deadline, and who hears of retries. */
+export interface RetryCall {
+  /**
+   * Whether running the request twice is harmless. Generation is, while nothing was delivered;
+   * reads are; `infer()` on an arbitrary model is not (unless `retryNonIdempotent`).
+   */
+  readonly idempotent: boolean;
+  /** The call's whole deadline in milliseconds, shared by all of its attempts. */
+  readonly timeoutMs?: number | undefined;
+  /**
+   * Told of every attempt about to start: its number (from 2), the wait before it, the error of
+   * the attempt before, and whether it moves to another endpoint.
+   */
+  readonly onRetry?:
+    | ((attempt: number, delayMs: number, error: TritonLlmError, moved: boolean) => void)
+    | undefined;
+  /** True once the caller ended the call (abort, break, stop): no attempt starts after that. */
+  readonly ended?: (() => boolean) | undefined;
+}
+
+/**
+ * The one place that decides whether, when and where a failed attempt is tried again, for unary
+ * calls, streams before their first response and replica failover alike. One plan serves one call
+ * across every layer (the client passes it down in {@link CallOptions.retryPlan}), so its
+ * attempts, budget and deadline are counted once however many endpoints it visits.
+ *
+ * The rules, in order (docs/RELIABILITY.md has the table and the tests of each):
+ * 1. Never after output was delivered, a stop was sent or the caller ended the call.
+ * 2. Only a `TritonLlmError` marked `retryable`.
+ * 3. Never past `attempts` (moves count), `budgetMs` from the first attempt, or the deadline.
+ * 4. A failure with no answer from the server (the request may have run) only when the call is
+ *    idempotent or `retryNonIdempotent` is set; then on another endpoint at once if there is
+ *    one, else after a backoff wait.
+ * 5. An answer of the server (a status such as 503 or gRPC UNAVAILABLE: it did not run the
+ *    request) only on another endpoint: the same server's refusal is the caller's to handle.
+ */
+export class RetryPlan {
   private attempt = 1;
   private readonly started: number;
 
   constructor(
     private readonly policy: RetryPolicy,
-    private readonly call: { readonly idempotent: boolean; readonly timeoutMs?: number | undefined },
+    private readonly call: RetryCall,
     private readonly clock: () => number = performanceClock,
   ) {
     this.started = clock();
@@ -142,22 +201,40 @@ export class RetrySchedule {
   }
 
   /**
-   * The milliseconds to wait before the next attempt after `err`, or undefined when the call
-   * should fail with `err`: not a connection failure, not idempotent, out of attempts, or the
-   * wait would end past the budget or the deadline.
+   * The verdict on the attempt that just failed with `err`. Any verdict but `fail` counts the next
+   * attempt as started and is reported to `onRetry`.
    */
-  nextDelay(err: unknown, random: number = Math.random()): number | undefined {
+  decide(err: unknown, situation: AttemptSituation = {}, random: number = Math.random()): RetryDecision {
+    if (situation.delivered === true || situation.stopSent === true || situation.ended === true) return FAIL;
+    if (this.call.ended?.() === true) return FAIL;
+    if (!(err instanceof TritonLlmError) || !err.retryable) return FAIL;
     const { policy } = this;
-    if (!isConnectionFailure(err)) return undefined;
-    if (!this.call.idempotent && !policy.retryNonIdempotent) return undefined;
-    if (this.attempt >= policy.attempts) return undefined;
-    const delay = backoffDelay(policy, this.attempt - 1, random);
+    if (this.attempt >= policy.attempts) return FAIL;
     const elapsed = this.clock() - this.started;
-    if (elapsed + delay > policy.budgetMs) return undefined;
     const remaining = this.remainingMs();
-    if (remaining !== undefined && delay >= remaining) return undefined;
+    const answered = !isConnectionFailure(err);
+    if (!answered && !this.call.idempotent && !policy.retryNonIdempotent) return FAIL;
+    let decision: RetryDecision;
+    if (situation.elsewhere === true) {
+      if (elapsed > policy.budgetMs || (remaining !== undefined && remaining <= 0)) return FAIL;
+      decision = { action: 'move', attempt: this.attempt + 1 };
+    } else {
+      if (answered) return FAIL;
+      const delayMs = backoffDelay(policy, this.attempt - 1, random);
+      if (elapsed + delayMs > policy.budgetMs) return FAIL;
+      if (remaining !== undefined && delayMs >= remaining) return FAIL;
+      decision = { action: 'wait', attempt: this.attempt + 1, delayMs };
+    }
     this.attempt += 1;
-    return delay;
+    if (decision.action === 'move') this.call.onRetry?.(this.attempt, 0, err, true);
+    else this.call.onRetry?.(this.attempt, decision.delayMs, err, false);
+    return decision;
+  }
+
+  /** The wait before the next attempt on the same target, or undefined to fail (see {@link decide}). */
+  nextDelay(err: unknown, random: number = Math.random()): number | undefined {
+    const decision = this.decide(err, {}, random);
+    return decision.action === 'wait' ? decision.delayMs : undefined;
   }
 }
 
@@ -196,26 +273,25 @@ export function backoff(ms: number, signal: AbortSignal | undefined): Promise<vo
 }
 
 /**
- * Runs a unary call under a retry policy. `run` receives the deadline left for its attempt;
- * the caller's `signal` ends the waits between attempts, and an aborted call is never retried.
+ * Runs a unary call under `plan`. `run` receives the deadline left for its attempt; the caller's
+ * `signal` ends the waits between attempts, and an aborted call is never retried.
  */
 export async function withRetry<T>(
   run: (timeoutMs: number | undefined) => Promise<T>,
-  policy: RetryPolicy,
-  call: { readonly idempotent: boolean; readonly timeoutMs?: number; readonly signal?: AbortSignal },
+  plan: RetryPlan,
+  signal: AbortSignal | undefined,
 ): Promise<T> {
-  const schedule = new RetrySchedule(policy, call);
   for (;;) {
     try {
-      const remaining = schedule.remainingMs();
+      const remaining = plan.remainingMs();
       return await run(remaining === undefined ? undefined : Math.max(1, remaining));
     } catch (err) {
-      const delay = call.signal?.aborted === true ? undefined : schedule.nextDelay(err);
-      if (delay === undefined) {
-        throw err instanceof TritonLlmError ? exhausted(err, schedule.attempts) : err;
+      const decision = plan.decide(err, { ended: signal?.aborted === true });
+      if (decision.action === 'fail') {
+        throw err instanceof TritonLlmError ? exhausted(err, plan.attempts) : err;
       }
       // An abort during the wait is reported by the next attempt's transport call, as `cancelled`.
-      await backoff(delay, call.signal);
+      if (decision.action === 'wait') await backoff(decision.delayMs, signal);
     }
   }
 }

@@ -1,4 +1,5 @@
 import type { DataType } from './data-types.js';
+import type { RetryPlan } from './retry.js';
 import type { Tensor } from './tensor.js';
 
 /** A request or response parameter value (gRPC `InferParameter`, HTTP `parameters`). */
@@ -49,6 +50,12 @@ export interface CallOptions {
   readonly timeoutMs?: number;
   /** Extra headers (gRPC metadata) for this call only. */
   readonly headers?: Readonly<Record<string, string>>;
+  /**
+   * The retry plan of the client call this transport call is an attempt of. A transport that can
+   * try the request elsewhere (the replica transport) asks it before moving, so that one policy,
+   * one attempt budget and one deadline govern every attempt; other transports ignore it.
+   */
+  readonly retryPlan?: RetryPlan;
 }
 
 /**

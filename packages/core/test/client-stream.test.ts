@@ -97,9 +97,9 @@ describe('TritonLlm.stream()', () => {
   });
 });
 
-// Failing until fixed: both come from the stream asking its generation for an iterator a second
-// time, which the generation refuses with "a generation can be iterated only once".
-describe('BUG (reported with issue 30 item 6): async iteration protocol of a stream', () => {
+// Both once failed: the stream asked its generation for an iterator a second time, which the
+// generation refuses ("a generation can be iterated only once").
+describe('the async iteration protocol of a stream', () => {
   it('next() after return() before the first chunk reports the end instead of failing', async () => {
     const { llm } = client({ steps: [text('a'), 'silence'] });
     const iterator = llm.stream({ prompt: 'Hi', maxTokens: 8 })[Symbol.asyncIterator]();

@@ -6,8 +6,8 @@ import {
   DEFAULT_RETRY,
   exhausted,
   isConnectionFailure,
+  RetryPlan,
   type RetryPolicy,
-  RetrySchedule,
   retryPolicy,
 } from '../src/retry.js';
 
@@ -125,12 +125,12 @@ describe('isConnectionFailure', () => {
   });
 });
 
-describe('RetrySchedule', () => {
+describe('RetryPlan: waits on the same target', () => {
   it('allows attempts - 1 retries, then gives up', () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 30 }), (attempts) => {
         const clock = manualClock();
-        const schedule = new RetrySchedule(
+        const schedule = new RetryPlan(
           retryPolicy({ attempts, budgetMs: 1e9, initialDelayMs: 10, maxDelayMs: 10 }),
           { idempotent: true },
           clock.now,
@@ -153,7 +153,7 @@ describe('RetrySchedule', () => {
         (p, steps) => {
           const policy = policyFrom(p);
           const clock = manualClock();
-          const schedule = new RetrySchedule(policy, { idempotent: true }, clock.now);
+          const schedule = new RetryPlan(policy, { idempotent: true }, clock.now);
           for (const [elapsed, random] of steps) {
             clock.advance(elapsed);
             const delay = schedule.nextDelay(refused(), random);
@@ -169,7 +169,7 @@ describe('RetrySchedule', () => {
 
   it('shares the deadline among attempts and never waits past it', () => {
     const clock = manualClock();
-    const schedule = new RetrySchedule(
+    const schedule = new RetryPlan(
       retryPolicy({ attempts: 10, initialDelayMs: 100, maxDelayMs: 100 }),
       { idempotent: true, timeoutMs: 250 },
       clock.now,
@@ -186,18 +186,108 @@ describe('RetrySchedule', () => {
   });
 
   it('retries non-idempotent calls only when asked', () => {
-    const off = new RetrySchedule(retryPolicy(), { idempotent: false });
+    const off = new RetryPlan(retryPolicy(), { idempotent: false });
     expect(off.nextDelay(refused())).toBeUndefined();
-    const on = new RetrySchedule(retryPolicy({ retryNonIdempotent: true }), { idempotent: false });
+    const on = new RetryPlan(retryPolicy({ retryNonIdempotent: true }), { idempotent: false });
     expect(on.nextDelay(refused())).toBeTypeOf('number');
   });
 
   it('does not retry an answer of the server', () => {
-    const schedule = new RetrySchedule(retryPolicy(), { idempotent: true });
+    const schedule = new RetryPlan(retryPolicy(), { idempotent: true });
     expect(
       schedule.nextDelay(new TritonLlmError('unavailable', 'draining', { grpcStatus: 14 })),
     ).toBeUndefined();
     expect(schedule.attempts).toBe(1);
+  });
+});
+
+describe('RetryPlan: the decision for every case', () => {
+  const answered = (): TritonLlmError => new TritonLlmError('unavailable', 'draining', { grpcStatus: 14 });
+  const plan = (call: { idempotent: boolean; timeoutMs?: number }, options = {}) =>
+    new RetryPlan(retryPolicy({ attempts: 5, ...options }), call);
+
+  it.each<[string, { delivered?: boolean; stopSent?: boolean; ended?: boolean }]>([
+    ['output was delivered', { delivered: true }],
+    ['a stop was sent', { stopSent: true }],
+    ['the caller ended the call', { ended: true }],
+  ])('never retries once %s, here or elsewhere', (_, situation) => {
+    for (const elsewhere of [false, true]) {
+      const p = plan({ idempotent: true });
+      expect(p.decide(refused(), { ...situation, elsewhere })).toEqual({ action: 'fail' });
+      expect(p.attempts).toBe(1);
+    }
+  });
+
+  it('never retries an error that is not retryable, nor a foreign error', () => {
+    for (const err of [
+      new TritonLlmError('invalid_argument', 'bad'),
+      new TritonLlmError('unavailable', 'TLS', { retryable: false }),
+      new Error('ECONNREFUSED'),
+    ]) {
+      expect(plan({ idempotent: true }).decide(err, { elsewhere: true })).toEqual({ action: 'fail' });
+    }
+  });
+
+  it('moves a connection failure to another endpoint at once, and waits when there is none', () => {
+    const p = plan({ idempotent: true });
+    expect(p.decide(refused(), { elsewhere: true })).toEqual({ action: 'move', attempt: 2 });
+    const wait = p.decide(refused(), { elsewhere: false }, 0.5);
+    expect(wait).toMatchObject({ action: 'wait', attempt: 3 });
+    expect(p.attempts).toBe(3);
+  });
+
+  it('moves an answer of the server (it did not run the request) but never repeats it on the same server', () => {
+    const p = plan({ idempotent: false });
+    expect(p.decide(answered(), { elsewhere: false })).toEqual({ action: 'fail' });
+    expect(p.decide(answered(), { elsewhere: true })).toEqual({ action: 'move', attempt: 2 });
+  });
+
+  it('keeps a non-idempotent call where it failed without an answer, here and elsewhere, unless asked', () => {
+    for (const elsewhere of [false, true]) {
+      expect(plan({ idempotent: false }).decide(refused(), { elsewhere }).action).toBe('fail');
+      expect(
+        plan({ idempotent: false }, { retryNonIdempotent: true }).decide(refused(), { elsewhere }).action,
+      ).not.toBe('fail');
+    }
+  });
+
+  it('counts moves and waits in one attempt budget', () => {
+    const p = new RetryPlan(retryPolicy({ attempts: 3, initialDelayMs: 0, maxDelayMs: 0 }), {
+      idempotent: true,
+    });
+    expect(p.decide(refused(), { elsewhere: true }).action).toBe('move');
+    expect(p.decide(refused(), { elsewhere: false }).action).toBe('wait');
+    expect(p.decide(refused(), { elsewhere: true }).action).toBe('fail');
+    expect(p.attempts).toBe(3);
+  });
+
+  it('does not move past the deadline or the budget', () => {
+    const clock = manualClock();
+    const p = new RetryPlan(
+      retryPolicy({ attempts: 10, budgetMs: 1000 }),
+      { idempotent: true, timeoutMs: 500 },
+      clock.now,
+    );
+    clock.advance(500);
+    expect(p.decide(refused(), { elsewhere: true }).action).toBe('fail');
+    const q = new RetryPlan(retryPolicy({ attempts: 10, budgetMs: 1000 }), { idempotent: true }, clock.now);
+    clock.advance(1001);
+    expect(q.decide(refused(), { elsewhere: true }).action).toBe('fail');
+  });
+
+  it('tells onRetry of every attempt it starts, with the wait and the error', () => {
+    const seen: [number, number, string, boolean][] = [];
+    const p = new RetryPlan(retryPolicy({ attempts: 3, initialDelayMs: 100, maxDelayMs: 100 }), {
+      idempotent: true,
+      onRetry: (attempt, delayMs, error, moved) => seen.push([attempt, delayMs, error.code, moved]),
+    });
+    p.decide(refused(), { elsewhere: true });
+    p.decide(refused(), {}, 0.5);
+    p.decide(refused(), {});
+    expect(seen).toEqual([
+      [2, 0, 'unavailable', true],
+      [3, 50, 'unavailable', false],
+    ]);
   });
 });
 
