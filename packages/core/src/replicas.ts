@@ -27,7 +27,8 @@ export interface ReplicaOptions {
   readonly ejectAfterFailures?: number;
   /**
    * How many other endpoints a request may move to when it fails with a retryable error before
-   * anything was delivered (a stream's first response). `0` turns failover off. Default 2.
+   * anything was delivered (a stream's first response). `0` turns failover off. Default 2. Under
+   * `TritonLlm`, each move also counts as one of the call's `retry.attempts`.
    */
   readonly failoverAttempts?: number;
   /** With discovered endpoints: how often to discover again, in milliseconds; `0`: never. Default 30 000. */
@@ -85,10 +86,11 @@ const DEFAULTS = {
  * its in-band stop goes to the endpoint that carries it. Metadata, config and health calls go to
  * any healthy endpoint. `close()` closes every endpoint's transport.
  *
- * A request whose connection broke after it was sent may have run on the first endpoint as well:
- * harmless for generation, which delivered nothing, but set `failoverAttempts: 0` for a model whose
- * requests must not run twice. `TritonLlm`'s own retries (with backoff) come on top, and each of
- * them picks again.
+ * Under `TritonLlm`, the client's retry plan (`CallOptions.retryPlan`) decides every move, with
+ * the same rules as its own retries: `infer()` on an arbitrary model, whose connection broke after
+ * it was sent, moves only with `retry.retryNonIdempotent`, and moves and backoff waits share the
+ * call's `retry.attempts` and deadline (docs/RELIABILITY.md). Used directly, the transport moves
+ * any request that failed retryably before its answer, up to `failoverAttempts` times.
  *
  * ```ts
  * const transport = replicaTransport({
