@@ -1,20 +1,69 @@
-import { type GenerateRequest, invalidArgument, TritonLlmError, validateRequest } from '@trtllm/sdk';
+import {
+  type GenerateRequest,
+  invalidArgument,
+  type Matrix,
+  REQUEST_OPTIONS,
+  TritonLlmError,
+  unknownOption,
+  validateRequest,
+} from '@trtllm/sdk';
+
+/** A request option's value as JSON carries it: numbers for bigints, arrays for typed arrays. */
+type Json<T> = T extends bigint | Float32Array
+  ? never
+  : T extends object
+    ? { readonly [K in keyof T]: Json<T[K]> }
+    : T;
 
 /** A 2-D tensor as JSON: row-major values and `[rows, columns]`. */
-export type TritonJsonMatrix = {
-  readonly data: readonly number[];
-  readonly shape: readonly [number, number];
+export type TritonJsonMatrix = Json<Matrix>;
+
+/**
+ * `GenerateRequest` options that are not provider options, and why: the AI SDK gives them through
+ * its own call settings, or its result has no place for what they ask.
+ */
+const NOT_PROVIDER_OPTIONS = {
+  prompt: 'the prompt comes from the messages',
+  inputIds: 'the prompt comes from the messages',
+  maxTokens: "set the AI SDK's maxOutputTokens instead",
+  temperature: "set the AI SDK's temperature instead",
+  topP: "set the AI SDK's topP instead",
+  topK: "set the AI SDK's topK instead",
+  presencePenalty: "set the AI SDK's presencePenalty instead",
+  frequencyPenalty: "set the AI SDK's frequencyPenalty instead",
+  seed: "set the AI SDK's seed instead",
+  returnContextLogits: 'the AI SDK result has no place for logits',
+  returnGenerationLogits: 'the AI SDK result has no place for logits',
+  returnNumTokens: 'token counts are always asked for (the result usage)',
+} as const satisfies Partial<Record<keyof GenerateRequest, string>>;
+
+type ProviderOptionName = Exclude<keyof GenerateRequest, keyof typeof NOT_PROVIDER_OPTIONS>;
+
+/** The request options of {@link TritonProviderOptions}, as the SDK takes them. */
+export type TritonRequestOptions = Pick<GenerateRequest, ProviderOptionName>;
+
+/** Call options carried in the provider options, beside the request options (a type, as JSON needs). */
+export type TritonCallSettings = {
+  /** Deadline of the whole request in milliseconds (a gRPC deadline). */
+  readonly timeoutMs?: number;
+  /** Longest wait for the next response in milliseconds. */
+  readonly idleTimeoutMs?: number;
 };
 
 /**
  * TensorRT-LLM options of one call, given as `providerOptions.trtllm` (or as the provider's
- * `defaults`). They are the `@trtllm/sdk` request options that JSON can carry, with the same names
- * and meanings (see `GenerateRequest`); the AI SDK's own settings (`maxOutputTokens`,
- * `temperature`, `topP`, `topK`, `presencePenalty`, `frequencyPenalty`, `seed`, `stopSequences`,
- * `responseFormat`) are given as usual and are not repeated here. An option the deployed model
- * lacks is refused before anything is sent, naming the option and the model; unknown keys and bad
- * values are refused naming the field. (A type rather than an interface, so that a variable of this
- * type is assignable to the AI SDK's JSON-valued `providerOptions`.)
+ * `defaults`): every `@trtllm/sdk` request option (`GenerateRequest`, described in its
+ * `REQUEST_OPTIONS`) as JSON carries it, with the same names and meanings, plus `timeoutMs` and
+ * `idleTimeoutMs`. The AI SDK's own settings (`maxOutputTokens`, `temperature`, `topP`, `topK`,
+ * `presencePenalty`, `frequencyPenalty`, `seed`, `stopSequences`, `responseFormat`) are given as
+ * usual and are not repeated here; `stopWords` are added to `stopSequences`, and a JSON
+ * `responseFormat` sets `guidedDecoding` for you. Every sequence of a beam search or of
+ * `numReturnSequences` (the first is the text), with its log probs under `returnLogProbs`, is in
+ * `providerMetadata.trtllm.sequences`; `returnPerfMetrics` fills `providerMetadata.trtllm.perfMetrics`.
+ * An option the deployed model lacks is refused before anything is sent, naming the option and the
+ * model; unknown keys and bad values are refused naming the field (`err.field`). (A type rather
+ * than an interface, so that a variable of this type is assignable to the AI SDK's JSON-valued
+ * `providerOptions`.)
  *
  * ```ts
  * await generateText({
@@ -24,143 +73,13 @@ export type TritonJsonMatrix = {
  * });
  * ```
  */
-export type TritonProviderOptions = {
-  /** Beam search width; every beam is in `providerMetadata.trtllm.sequences`, the first is the text. */
-  readonly beamWidth?: number;
-  /** Sequences returned per request (`num_return_sequences`); the first is the text. */
-  readonly numReturnSequences?: number;
-  /** LLM-API model: `sampling_param_best_of`. */
-  readonly bestOf?: number;
-  /** End-of-sequence id (raw model: defaulted from the tokenizer). */
-  readonly endId?: number;
-  /** Padding id. */
-  readonly padId?: number;
-  /** Extra stop strings, added to the AI SDK's `stopSequences`. */
-  readonly stopWords?: readonly string[];
-  /** Raw model: stop words as token-id sequences. */
-  readonly stopWordIds?: readonly (readonly number[])[];
-  /** Words the model must not generate. */
-  readonly badWords?: readonly string[];
-  /** Raw model: bad words as token-id sequences. */
-  readonly badWordIds?: readonly (readonly number[])[];
-  readonly minTokens?: number;
-  readonly repetitionPenalty?: number;
-  readonly lengthPenalty?: number;
-  /** Raw model: `early_stopping`. */
-  readonly earlyStopping?: boolean;
-  /** Raw model: `runtime_top_p_min`. */
-  readonly topPMin?: number;
-  /** Raw model: `runtime_top_p_decay`. */
-  readonly topPDecay?: number;
-  /** Raw model: `runtime_top_p_reset_ids`. */
-  readonly topPResetIds?: number;
-  /** Raw model: `beam_search_diversity_rate`. */
-  readonly beamSearchDiversityRate?: number;
-  /** Per-token log probs of the first sequence in `providerMetadata.trtllm.sequences`. */
-  readonly returnLogProbs?: boolean;
-  /** The backend's own KV-cache and timing metrics in `providerMetadata.trtllm.perfMetrics`. */
-  readonly returnPerfMetrics?: boolean;
-  /** Leave the prompt out of the output (the default where the model has the input). */
-  readonly excludeInputInOutput?: boolean;
-  /** Ensemble/BLS: `embedding_bias_words` with their weights. */
-  readonly embeddingBias?: { readonly words: readonly string[]; readonly weights: readonly number[] };
-  /** Raw model: one bias per vocabulary entry. */
-  readonly embeddingBiasVector?: readonly number[];
-  /** `prompt_embedding_table` (FP16 `[rows, hidden]`). */
-  readonly promptEmbeddingTable?: TritonJsonMatrix;
-  readonly promptVocabSize?: number;
-  readonly promptTableExtraId?: number;
-  /** LoRA adapter: task id plus weights/config (TRT-LLM) or name and path (LLM-API). */
-  readonly lora?: {
-    readonly taskId?: number;
-    readonly weights?: TritonJsonMatrix;
-    readonly config?: readonly (readonly [number, number, number])[];
-    readonly name?: string;
-    readonly path?: string;
-  };
-  /**
-   * Guided decoding given directly (`regex`, `ebnf_grammar`, `json_schema`, `json`, ...). The AI
-   * SDK's JSON `responseFormat` (`generateObject`, `Output.object`) sets it for you.
-   */
-  readonly guidedDecoding?: { readonly type: string; readonly guide?: string };
-  /** Encoder-decoder models: `decoder_text_input`. */
-  readonly decoderTextInput?: string;
-  /** BLS: `tensorrt_llm_model_name`. */
-  readonly tensorrtLlmModelName?: string;
-  /** BLS: `tensorrt_llm_draft_model_name`. */
-  readonly draftModelName?: string;
-  /** BLS: `num_draft_tokens`. */
-  readonly numDraftTokens?: number;
-  /** BLS: `use_draft_logits`. */
-  readonly useDraftLogits?: boolean;
-  /** The Triton request id (numeric ones work with the raw model's stop path); generated when absent. */
-  readonly requestId?: string;
-  /** Extra request parameters passed through unchanged (names starting with `triton_` are refused). */
-  readonly parameters?: Readonly<Record<string, boolean | number | string>>;
-  /** Deadline of the whole request in milliseconds (a gRPC deadline). */
-  readonly timeoutMs?: number;
-  /** Longest wait for the next response in milliseconds. */
-  readonly idleTimeoutMs?: number;
-};
+export type TritonProviderOptions = Json<TritonRequestOptions> & TritonCallSettings;
 
-/** The request options of {@link TritonProviderOptions}, as the SDK takes them. */
-export type TritonRequestOptions = Omit<
-  GenerateRequest,
-  | 'prompt'
-  | 'inputIds'
-  | 'maxTokens'
-  | 'topK'
-  | 'topP'
-  | 'temperature'
-  | 'presencePenalty'
-  | 'frequencyPenalty'
-  | 'seed'
->;
+const REQUEST_OPTION_KEYS: ReadonlySet<string> = new Set(
+  Object.keys(REQUEST_OPTIONS).filter((key) => !Object.hasOwn(NOT_PROVIDER_OPTIONS, key)),
+);
 
-/** Call options carried in the provider options, beside the request options. */
-export interface TritonCallSettings {
-  readonly timeoutMs?: number;
-  readonly idleTimeoutMs?: number;
-}
-
-const REQUEST_OPTION_KEYS: ReadonlySet<string> = new Set<keyof TritonProviderOptions>([
-  'beamWidth',
-  'numReturnSequences',
-  'bestOf',
-  'endId',
-  'padId',
-  'stopWords',
-  'stopWordIds',
-  'badWords',
-  'badWordIds',
-  'minTokens',
-  'repetitionPenalty',
-  'lengthPenalty',
-  'earlyStopping',
-  'topPMin',
-  'topPDecay',
-  'topPResetIds',
-  'beamSearchDiversityRate',
-  'returnLogProbs',
-  'returnPerfMetrics',
-  'excludeInputInOutput',
-  'embeddingBias',
-  'embeddingBiasVector',
-  'promptEmbeddingTable',
-  'promptVocabSize',
-  'promptTableExtraId',
-  'lora',
-  'guidedDecoding',
-  'decoderTextInput',
-  'tensorrtLlmModelName',
-  'draftModelName',
-  'numDraftTokens',
-  'useDraftLogits',
-  'requestId',
-  'parameters',
-]);
-
-const CALL_KEYS: ReadonlySet<string> = new Set(['timeoutMs', 'idleTimeoutMs']);
+const CALL_KEYS: ReadonlySet<string> = new Set<keyof TritonCallSettings>(['timeoutMs', 'idleTimeoutMs']);
 
 /** The AI SDK's names of the settings the SDK's checks name otherwise. */
 const SETTING_NAMES: Readonly<Record<string, string>> = {
@@ -190,8 +109,11 @@ export function parseTritonOptions(
         throw invalidArgument(`${field}.${key}`, v, 'must be a positive number of milliseconds');
       }
       call[key] = v;
+    } else if (Object.hasOwn(NOT_PROVIDER_OPTIONS, key)) {
+      const why = NOT_PROVIDER_OPTIONS[key as keyof typeof NOT_PROVIDER_OPTIONS];
+      throw invalidArgument(`${field}.${key}`, v, `is not a provider option: ${why}`);
     } else {
-      throw invalidArgument(`${field}.${key}`, v, 'unknown option (see TritonProviderOptions)');
+      throw unknownOption(`${field}.${key}`, v, [...REQUEST_OPTION_KEYS, ...CALL_KEYS]);
     }
   }
   // The SDK validates whole requests; a placeholder prompt and length make this one whole.

@@ -27,6 +27,16 @@ export {
   float32ToBfloat16Bits,
   float32ToFloat16Bits,
 } from './half-float.js';
+export type {
+  BlsRequest,
+  EnsembleRequest,
+  LlmApiRequest,
+  OptionType,
+  RequestOption,
+  RequestOptions,
+  TensorrtLlmRequest,
+} from './options.js';
+export { REQUEST_OPTIONS } from './options.js';
 export type { EndpointState, EndpointStats } from './replica-endpoint.js';
 export type {
   NamedTransport,
@@ -36,16 +46,7 @@ export type {
   ReplicaTransportOptions,
 } from './replicas.js';
 export { replicaTransport } from './replicas.js';
-export type {
-  BlsRequest,
-  EnsembleRequest,
-  GenerateRequest,
-  LlmApiRequest,
-  LoraOptions,
-  Matrix,
-  ModelFlavor,
-  TensorrtLlmRequest,
-} from './request.js';
+export type { GenerateRequest, LoraOptions, Matrix, ModelFlavor } from './request.js';
 export type {
   DeltaChunk,
   EarlyStopReport,
@@ -110,6 +111,6 @@ export type {
   TensorSpec,
   Transport,
 } from './transport.js';
-export { validateRequest } from './validate.js';
+export { unknownOption, validateRequest } from './validate.js';
 export type { EncodedWordList } from './word-list.js';
 export { decodeWordList, encodeWordList, wordListTensor } from './word-list.js';

@@ -1,27 +1,23 @@
-import { invalidArgument } from './errors.js';
-import { type GenerateRequest, REQUEST_KEYS } from './request.js';
+import { invalidArgument, type TritonLlmError } from './errors.js';
+import { REQUEST_OPTIONS, type RequestOption } from './options.js';
+import type { GenerateRequest } from './request.js';
 
-const INT32_MIN = -2147483648;
-const INT32_MAX = 2147483647;
+type Described = Readonly<Record<string, RequestOption>>;
+
+const INT32 = { min: -2147483648, max: 2147483647 } as const;
 const UINT64_MAX = (1n << 64n) - 1n;
+const OPTIONS: Described = REQUEST_OPTIONS;
 
 /**
- * Checks a request before any I/O: every problem is a `TritonLlmError` with code
- * `invalid_argument` whose message names the field and the value. Checks that depend on the
- * deployed model (is the option supported?) happen later, in the schema mapping.
+ * Checks a request before any I/O, against {@link REQUEST_OPTIONS}: every problem is a
+ * `TritonLlmError` with code `invalid_argument` whose `field` names the option and whose message
+ * names it and the value. Checks that depend on the deployed model (is the option supported?)
+ * happen later, in the schema mapping.
  */
 export function validateRequest(request: GenerateRequest): void {
   if (request === null || typeof request !== 'object')
     throw invalidArgument('request', request, 'must be an object');
-  // Plain JavaScript callers get no compile-time check, and a misspelt option silently ignored
-  // would change what is generated.
-  for (const key of Object.keys(request)) {
-    if (!REQUEST_KEYS.has(key)) {
-      const near = nearestKey(key, REQUEST_KEYS);
-      const why = near === undefined ? 'unknown option' : `unknown option; did you mean ${near}?`;
-      throw invalidArgument(key, (request as unknown as Record<string, unknown>)[key], why);
-    }
-  }
+  checkFields('', request, OPTIONS);
   const r = request;
   if (r.prompt === undefined && r.inputIds === undefined) {
     throw invalidArgument('prompt', undefined, 'a prompt (or inputIds for the raw model) is required');
@@ -29,120 +25,115 @@ export function validateRequest(request: GenerateRequest): void {
   if (r.prompt !== undefined && r.inputIds !== undefined) {
     throw invalidArgument('inputIds', r.inputIds, 'give either prompt or inputIds, not both');
   }
-  if (r.prompt !== undefined) {
-    if (typeof r.prompt !== 'string') throw invalidArgument('prompt', r.prompt, 'must be a string');
-    if (r.prompt.length === 0) throw invalidArgument('prompt', r.prompt, 'must not be empty');
-  }
-  if (r.inputIds !== undefined) {
-    idList('inputIds', r.inputIds);
-    if (r.inputIds.length === 0) throw invalidArgument('inputIds', r.inputIds, 'must not be empty');
-  }
-  integer('maxTokens', r.maxTokens, 1, INT32_MAX);
-  stringList('stopWords', r.stopWords);
-  stringList('badWords', r.badWords);
-  wordIds('stopWordIds', r.stopWordIds);
-  wordIds('badWordIds', r.badWordIds);
-  optionalInteger('endId', r.endId, INT32_MIN, INT32_MAX);
-  optionalInteger('padId', r.padId, INT32_MIN, INT32_MAX);
-  optionalInteger('topK', r.topK, 0, INT32_MAX);
-  if (r.topP !== undefined) {
-    finite('topP', r.topP);
-    if (!(r.topP > 0 && r.topP <= 1)) throw invalidArgument('topP', r.topP, 'must be in (0, 1]');
-  }
-  optionalFinite('topPMin', r.topPMin, 0);
-  optionalFinite('topPDecay', r.topPDecay, 0);
-  optionalInteger('topPResetIds', r.topPResetIds, INT32_MIN, INT32_MAX);
-  optionalFinite('temperature', r.temperature, 0);
-  optionalFinite('lengthPenalty', r.lengthPenalty);
-  optionalBoolean('earlyStopping', r.earlyStopping);
-  optionalFinite('repetitionPenalty', r.repetitionPenalty, 0);
-  optionalFinite('presencePenalty', r.presencePenalty);
-  optionalFinite('frequencyPenalty', r.frequencyPenalty);
-  optionalInteger('minTokens', r.minTokens, 0, INT32_MAX);
-  if (r.seed !== undefined) uint64('seed', r.seed);
-  optionalInteger('beamWidth', r.beamWidth, 1, INT32_MAX);
-  optionalFinite('beamSearchDiversityRate', r.beamSearchDiversityRate, 0);
-  optionalInteger('numReturnSequences', r.numReturnSequences, 1, INT32_MAX);
-  optionalInteger('bestOf', r.bestOf, 1, INT32_MAX);
-  for (const key of [
-    'returnLogProbs',
-    'returnContextLogits',
-    'returnGenerationLogits',
-    'returnPerfMetrics',
-    'returnNumTokens',
-    'excludeInputInOutput',
-    'useDraftLogits',
-  ] as const) {
-    optionalBoolean(key, r[key]);
-  }
-  if (r.embeddingBias !== undefined) {
-    const { words, weights } = r.embeddingBias;
-    stringList('embeddingBias.words', words);
-    if (!Array.isArray(weights) || weights.length !== words.length) {
-      throw invalidArgument('embeddingBias.weights', weights, `needs one weight per word (${words.length})`);
-    }
-    weights.forEach((w, i) => {
-      finite(`embeddingBias.weights[${i}]`, w);
-    });
-  }
-  if (r.embeddingBiasVector !== undefined) {
-    Array.from(r.embeddingBiasVector).forEach((w, i) => {
-      finite(`embeddingBiasVector[${i}]`, w);
-    });
-  }
-  matrix('promptEmbeddingTable', r.promptEmbeddingTable);
-  matrix('draftLogits', r.draftLogits);
-  optionalInteger('promptVocabSize', r.promptVocabSize, 0, INT32_MAX);
-  if (r.promptTableExtraId !== undefined) uint64('promptTableExtraId', r.promptTableExtraId);
-  if (r.lora !== undefined) {
-    if (r.lora.taskId !== undefined) uint64('lora.taskId', r.lora.taskId);
-    matrix('lora.weights', r.lora.weights);
-    r.lora.config?.forEach((row, i) => {
-      if (!Array.isArray(row) || row.length !== 3) {
-        throw invalidArgument(`lora.config[${i}]`, row, 'must be [module_id, layer_idx, adapter_size]');
-      }
-      row.forEach((v, j) => {
-        integer(`lora.config[${i}][${j}]`, v, INT32_MIN, INT32_MAX);
-      });
-    });
-    optionalString('lora.name', r.lora.name);
-    optionalString('lora.path', r.lora.path);
-  }
-  if (r.guidedDecoding !== undefined) {
-    optionalString('guidedDecoding.type', r.guidedDecoding.type);
-    if (r.guidedDecoding.type === undefined || r.guidedDecoding.type === '') {
-      throw invalidArgument('guidedDecoding.type', r.guidedDecoding.type, 'is required');
-    }
-    optionalString('guidedDecoding.guide', r.guidedDecoding.guide);
-  }
-  optionalString('decoderTextInput', r.decoderTextInput);
-  if (r.decoderInputIds !== undefined) idList('decoderInputIds', r.decoderInputIds);
-  if (r.draftInputIds !== undefined) idList('draftInputIds', r.draftInputIds);
-  optionalFinite('draftAcceptanceThreshold', r.draftAcceptanceThreshold, 0);
-  optionalString('tensorrtLlmModelName', r.tensorrtLlmModelName);
-  optionalString('draftModelName', r.draftModelName);
-  optionalInteger('numDraftTokens', r.numDraftTokens, 0, INT32_MAX);
-  if (r.requestId !== undefined) requestId(r.requestId);
-  if (r.parameters !== undefined) {
-    for (const [name, value] of Object.entries(r.parameters)) {
-      if (name.startsWith('triton_')) {
-        throw invalidArgument(
-          `parameters.${name}`,
-          value,
-          "names starting with 'triton_' are reserved for Triton",
-        );
-      }
-      if (!['boolean', 'number', 'string'].includes(typeof value)) {
-        throw invalidArgument(`parameters.${name}`, value, 'must be a boolean, number or string');
-      }
-    }
+  if (r.embeddingBias !== undefined && r.embeddingBias.weights.length !== r.embeddingBias.words.length) {
+    throw invalidArgument(
+      'embeddingBias.weights',
+      r.embeddingBias.weights,
+      `needs one weight per word (${r.embeddingBias.words.length})`,
+    );
   }
 }
 
-/** Request ids travel in gRPC metadata-free fields but also in logs; keep them printable and short. */
+/** The check of `requestId`, for ids given outside a request. */
 export function requestId(id: unknown): void {
-  if (typeof id !== 'string' || id.length === 0 || id.length > 128 || !/^[\x21-\x7e]+$/.test(id)) {
-    throw invalidArgument('requestId', id, 'must be 1-128 printable ASCII characters without spaces');
+  checkValue('requestId', id, REQUEST_OPTIONS.requestId);
+}
+
+/**
+ * The error for a key that is not among `known` (`maxToken`, `max_tokens`, `temprature`): it
+ * suggests the closest known key where one is close. `field` is the key's whole path; its last
+ * name is compared, ignoring case, `_` and `-`, so the wire's snake_case names find their
+ * camelCase option.
+ */
+export function unknownOption(field: string, value: unknown, known: Iterable<string>): TritonLlmError {
+  const near = nearestKey(field.slice(field.lastIndexOf('.') + 1), known);
+  return invalidArgument(
+    field,
+    value,
+    near === undefined ? 'unknown option' : `unknown option; did you mean ${near}?`,
+  );
+}
+
+/**
+ * Every key of `value` is described in `described` and every value passes its check; described
+ * keys that are required are present. Plain JavaScript callers get no compile-time check, and a
+ * misspelt option silently ignored would change what is generated.
+ */
+function checkFields(prefix: string, value: object, described: Described): void {
+  const record = value as Readonly<Record<string, unknown>>;
+  for (const key of Object.keys(record)) {
+    const v = record[key];
+    if (!Object.hasOwn(described, key)) throw unknownOption(prefix + key, v, Object.keys(described));
+    if (v !== undefined) checkValue(prefix + key, v, described[key] as RequestOption);
+  }
+  for (const key of Object.keys(described)) {
+    const option = described[key] as RequestOption;
+    // The type's own message says what is missing ("must be an integer (got undefined)").
+    if (option.required === true && record[key] === undefined) checkValue(prefix + key, undefined, option);
+  }
+}
+
+function checkValue(field: string, value: unknown, option: RequestOption): void {
+  switch (option.type) {
+    case 'boolean':
+      if (typeof value !== 'boolean') throw invalidArgument(field, value, 'must be a boolean');
+      return;
+    case 'string':
+      if (typeof value !== 'string') throw invalidArgument(field, value, 'must be a string');
+      if (option.nonEmpty === true && value.length === 0)
+        throw invalidArgument(field, value, 'must not be empty');
+      if (option.pattern !== undefined && !option.pattern.test(value))
+        throw invalidArgument(field, value, `must be ${option.patternRule}`);
+      return;
+    case 'integer':
+      integer(field, value, option.min ?? INT32.min, option.max ?? INT32.max);
+      return;
+    case 'number':
+      number(field, value, option);
+      return;
+    case 'uint64':
+      uint64(field, value);
+      return;
+    case 'strings':
+      if (!Array.isArray(value)) throw invalidArgument(field, value, 'must be an array of strings');
+      value.forEach((word, i) => {
+        if (typeof word !== 'string' || word.length === 0) {
+          throw invalidArgument(`${field}[${i}]`, word, 'must be a non-empty string');
+        }
+      });
+      return;
+    case 'numbers':
+      if (!Array.isArray(value) && !(value instanceof Float32Array))
+        throw invalidArgument(field, value, 'must be an array of numbers');
+      for (let i = 0; i < value.length; i++) finite(`${field}[${i}]`, value[i]);
+      return;
+    case 'tokenIds':
+      idList(field, value);
+      if (option.nonEmpty === true && (value as unknown[]).length === 0)
+        throw invalidArgument(field, value, 'must not be empty');
+      return;
+    case 'tokenIdLists':
+      if (!Array.isArray(value)) throw invalidArgument(field, value, 'must be an array of token-id arrays');
+      value.forEach((word, i) => {
+        idList(`${field}[${i}]`, word);
+        if ((word as unknown[]).length === 0)
+          throw invalidArgument(`${field}[${i}]`, word, 'must not be empty');
+      });
+      return;
+    case 'matrix':
+      matrix(field, value);
+      return;
+    case 'rows':
+      rows(field, value, option.columns ?? []);
+      return;
+    case 'object':
+      if (typeof value !== 'object' || value === null || Array.isArray(value))
+        throw invalidArgument(field, value, 'must be an object');
+      checkFields(`${field}.`, value, option.fields ?? {});
+      return;
+    case 'parameters':
+      parameters(field, value, option.reservedPrefix);
+      return;
   }
 }
 
@@ -152,29 +143,21 @@ function integer(field: string, value: unknown, min: number, max: number): void 
   if (value < min || value > max) throw invalidArgument(field, value, `must be in [${min}, ${max}]`);
 }
 
-function optionalInteger(field: string, value: unknown, min: number, max: number): void {
-  if (value !== undefined) integer(field, value, min, max);
-}
-
 function finite(field: string, value: unknown): void {
   if (typeof value !== 'number' || !Number.isFinite(value))
     throw invalidArgument(field, value, 'must be a finite number');
 }
 
-function optionalFinite(field: string, value: unknown, min?: number): void {
-  if (value === undefined) return;
+function number(field: string, value: unknown, { min, max, minExclusive }: RequestOption): void {
   finite(field, value);
-  if (min !== undefined && (value as number) < min) throw invalidArgument(field, value, `must be >= ${min}`);
-}
-
-function optionalBoolean(field: string, value: unknown): void {
-  if (value !== undefined && typeof value !== 'boolean')
-    throw invalidArgument(field, value, 'must be a boolean');
-}
-
-function optionalString(field: string, value: unknown): void {
-  if (value !== undefined && typeof value !== 'string')
-    throw invalidArgument(field, value, 'must be a string');
+  const v = value as number;
+  const open = minExclusive === true;
+  if ((min === undefined || (open ? v > min : v >= min)) && (max === undefined || v <= max)) return;
+  const why =
+    max === undefined
+      ? `must be ${open ? '>' : '>='} ${min}`
+      : `must be in ${open ? '(' : '['}${min ?? '-Infinity'}, ${max}]`;
+  throw invalidArgument(field, value, why);
 }
 
 function uint64(field: string, value: unknown): void {
@@ -187,34 +170,16 @@ function uint64(field: string, value: unknown): void {
   }
 }
 
-function stringList(field: string, value: unknown): void {
-  if (value === undefined) return;
-  if (!Array.isArray(value)) throw invalidArgument(field, value, 'must be an array of strings');
-  value.forEach((word, i) => {
-    if (typeof word !== 'string' || word.length === 0) {
-      throw invalidArgument(`${field}[${i}]`, word, 'must be a non-empty string');
-    }
-  });
-}
-
 function idList(field: string, value: unknown): void {
   if (!Array.isArray(value)) throw invalidArgument(field, value, 'must be an array of token ids');
   value.forEach((id, i) => {
-    integer(`${field}[${i}]`, id, INT32_MIN, INT32_MAX);
-  });
-}
-
-function wordIds(field: string, value: unknown): void {
-  if (value === undefined) return;
-  if (!Array.isArray(value)) throw invalidArgument(field, value, 'must be an array of token-id arrays');
-  value.forEach((word, i) => {
-    idList(`${field}[${i}]`, word);
-    if ((word as unknown[]).length === 0) throw invalidArgument(`${field}[${i}]`, word, 'must not be empty');
+    integer(`${field}[${i}]`, id, INT32.min, INT32.max);
   });
 }
 
 function matrix(field: string, value: unknown): void {
-  if (value === undefined) return;
+  if (typeof value !== 'object' || value === null)
+    throw invalidArgument(field, value, 'must be an object of data and shape [rows, columns]');
   const m = value as { data?: unknown; shape?: unknown };
   const shape = m.shape;
   if (
@@ -235,11 +200,40 @@ function matrix(field: string, value: unknown): void {
     });
 }
 
+function rows(field: string, value: unknown, columns: readonly string[]): void {
+  if (!Array.isArray(value))
+    throw invalidArgument(field, value, `must be an array of [${columns.join(', ')}]`);
+  value.forEach((row, i) => {
+    if (!Array.isArray(row) || row.length !== columns.length) {
+      throw invalidArgument(`${field}[${i}]`, row, `must be [${columns.join(', ')}]`);
+    }
+    row.forEach((v, j) => {
+      integer(`${field}[${i}][${j}]`, v, INT32.min, INT32.max);
+    });
+  });
+}
+
+function parameters(field: string, value: unknown, reservedPrefix: string | undefined): void {
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw invalidArgument(field, value, 'must be an object of boolean, number or string values');
+  for (const [name, v] of Object.entries(value)) {
+    if (reservedPrefix !== undefined && name.startsWith(reservedPrefix)) {
+      throw invalidArgument(
+        `${field}.${name}`,
+        v,
+        `names starting with '${reservedPrefix}' are reserved for Triton`,
+      );
+    }
+    if (!['boolean', 'number', 'string'].includes(typeof v)) {
+      throw invalidArgument(`${field}.${name}`, v, 'must be a boolean, number or string');
+    }
+  }
+}
+
 /**
- * The known key closest to a misspelt one (`maxToken`, `max_tokens`, `temprature`), or `undefined` when
- * none is close. Case, `_` and `-` are ignored, so the wire's snake_case names find their camelCase
- * option; otherwise at most one edit per four characters. Core has no dependencies, hence the few lines
- * of Levenshtein distance here.
+ * The known key closest to `key`, or `undefined` when none is close: case, `_` and `-` are
+ * ignored, otherwise at most one edit per four characters. Core has no dependencies, hence the
+ * few lines of Levenshtein distance here.
  */
 function nearestKey(key: string, known: Iterable<string>): string | undefined {
   const plain = (s: string) => s.toLowerCase().replace(/[_-]/g, '');

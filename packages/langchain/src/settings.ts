@@ -1,72 +1,43 @@
-import { type GenerateRequest, invalidArgument, validateRequest } from '@trtllm/sdk';
+import { type GenerateRequest, invalidArgument, REQUEST_OPTIONS, validateRequest } from '@trtllm/sdk';
 
 /** Generated tokens when neither the model's defaults nor the call say how many. */
 export const DEFAULT_MAX_TOKENS = 256;
 
 /**
- * The generation options of {@link ChatTriton}, as model defaults (constructor) or per call (call
- * options win key by key). They are the SDK's own request options (`@trtllm/sdk` `GenerateRequest`),
- * mapped by the SDK onto whatever inputs the deployed model declares; an option the model lacks is
- * refused before anything is sent. `stop` is LangChain's name for stop strings and joins `stopWords`.
+ * `GenerateRequest` options that are not generation settings of {@link ChatTriton}: the messages
+ * make the prompt, the request id is a per-call transport option, and LangChain's messages have no
+ * place for logits (token counts are always asked for, for `usage_metadata`).
  */
-export interface TritonGenerationSettings
-  extends Pick<
-    GenerateRequest,
-    | 'temperature'
-    | 'topP'
-    | 'topK'
-    | 'seed'
-    | 'minTokens'
-    | 'repetitionPenalty'
-    | 'presencePenalty'
-    | 'frequencyPenalty'
-    | 'lengthPenalty'
-    | 'beamWidth'
-    | 'numReturnSequences'
-    | 'endId'
-    | 'padId'
-    | 'stopWords'
-    | 'badWords'
-    | 'lora'
-    | 'guidedDecoding'
-    | 'embeddingBias'
-    | 'returnLogProbs'
-    | 'returnPerfMetrics'
-    | 'parameters'
-  > {
+const NOT_SETTINGS = new Set([
+  'prompt',
+  'inputIds',
+  'requestId',
+  'returnContextLogits',
+  'returnGenerationLogits',
+  'returnNumTokens',
+] as const satisfies readonly (keyof GenerateRequest)[]);
+
+type NotSetting = typeof NOT_SETTINGS extends Set<infer K> ? K : never;
+
+/**
+ * The generation options of {@link ChatTriton}, as model defaults (constructor) or per call (call
+ * options win key by key). They are the SDK's own request options (`@trtllm/sdk` `GenerateRequest`,
+ * described in its `REQUEST_OPTIONS`), mapped by the SDK onto whatever inputs the deployed model
+ * declares; an option the model lacks is refused before anything is sent. `stop` is LangChain's name
+ * for stop strings and joins `stopWords`.
+ */
+export interface TritonGenerationSettings extends Omit<GenerateRequest, NotSetting | 'maxTokens'> {
   /** Upper bound on generated tokens (default 256). */
   readonly maxTokens?: number;
   /** Stop strings (LangChain's standard option): enforced on the client across chunks, and sent where the model takes them. */
   readonly stop?: readonly string[];
 }
 
-const REQUEST_SETTING_KEYS = [
-  'maxTokens',
-  'temperature',
-  'topP',
-  'topK',
-  'seed',
-  'minTokens',
-  'repetitionPenalty',
-  'presencePenalty',
-  'frequencyPenalty',
-  'lengthPenalty',
-  'beamWidth',
-  'numReturnSequences',
-  'endId',
-  'padId',
-  'stopWords',
-  'badWords',
-  'lora',
-  'guidedDecoding',
-  'embeddingBias',
-  'returnLogProbs',
-  'returnPerfMetrics',
-  'parameters',
-] as const satisfies readonly (keyof TritonGenerationSettings)[];
-
 /** Every settings key, so the model can pick its settings out of LangChain's wider option objects. */
-export const SETTING_KEYS: readonly (keyof TritonGenerationSettings)[] = [...REQUEST_SETTING_KEYS, 'stop'];
+const SETTING_KEYS = [
+  ...Object.keys(REQUEST_OPTIONS).filter((key) => !NOT_SETTINGS.has(key as NotSetting)),
+  'stop',
+] as (keyof TritonGenerationSettings)[];
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 

@@ -1,7 +1,7 @@
 import { HumanMessage } from '@langchain/core/messages';
 import { ChatTriton, type ChatTritonInput } from '@trtllm/langchain';
 import { TritonLlmError } from '@trtllm/sdk';
-import { type FakeTriton, startFakeTriton } from '@trtllm/testing';
+import { type FakeTriton, fakeScript, startFakeTriton } from '@trtllm/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const quiet = { warn: () => undefined };
@@ -93,10 +93,38 @@ describe('ChatTriton refuses bad input before anything is sent', () => {
     try {
       await expect(llmapi.invoke('What is ML?', { beamWidth: 2 })).rejects.toMatchObject({
         code: 'invalid_argument',
+        field: 'beamWidth',
         message: expect.stringContaining('beamWidth'),
       });
     } finally {
       await llmapi.close();
     }
+  });
+
+  it('bad settings are typed errors whose field names them', async () => {
+    await expect(model.invoke('What is ML?', { stopWords: ['ok', ''] })).rejects.toMatchObject({
+      code: 'invalid_argument',
+      field: 'stopWords[1]',
+    });
+    expect(() => new ChatTriton({ ...base(), lora: { taskId: -1 } })).toThrow(
+      expect.objectContaining({ code: 'invalid_argument', field: 'lora.taskId' }),
+    );
+  });
+
+  it('every option of the SDK descriptor is a setting: a BLS-only one reaches the BLS model', async () => {
+    const reply = await model.invoke(`Hi ${fakeScript('sent')}`, { numDraftTokens: 2, maxTokens: 10 });
+    expect(reply.content).toBe('sent');
+    const ensemble = new ChatTriton({ ...base(), model: 'ensemble', numDraftTokens: 2 });
+    const before = fake.events().length;
+    try {
+      await expect(ensemble.invoke('What is ML?')).rejects.toMatchObject({
+        code: 'invalid_argument',
+        field: 'numDraftTokens',
+        model: 'ensemble',
+      });
+    } finally {
+      await ensemble.close();
+    }
+    expect(fake.events().length).toBe(before);
   });
 });
