@@ -3,7 +3,7 @@ import { TritonLlmError } from '@trtllm/sdk';
 import { type FakeTriton, fakeScript, startFakeTriton } from '@trtllm/testing';
 import { generateText } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGateway } from '../../connect/test/gateway.js';
+import { itFollowsTheAddressRules } from '../../connect/test/address-settings.js';
 
 (globalThis as { AI_SDK_LOG_WARNINGS?: unknown }).AI_SDK_LOG_WARNINGS = false;
 
@@ -16,12 +16,15 @@ describe('createTriton reaches the server its address names', () => {
   afterAll(() => fake.close());
 
   const received = () => fake.events().filter((e) => e.event === 'received' && e.model === 'ensemble');
-  async function answer(settings: TritonProviderSettings): Promise<string> {
+  async function answer(
+    settings: TritonProviderSettings,
+    prompt = `Hi ${fakeScript('reached')}`,
+  ): Promise<string> {
     const triton = createTriton(settings);
     try {
       const r = await generateText({
         model: triton('ensemble'),
-        prompt: `Hi ${fakeScript('reached')}`,
+        prompt,
         maxRetries: 0,
       });
       return r.text;
@@ -30,31 +33,7 @@ describe('createTriton reaches the server its address names', () => {
     }
   }
 
-  it.each([
-    ['grpcUrl http://host:port', 'grpc', () => ({ grpcUrl: fake.grpcUrl })],
-    ['grpcUrl grpc://host:port', 'grpc', () => ({ grpcUrl: fake.grpcUrl.replace(/^http:/, 'grpc:') })],
-    ['grpcUrl dns:///host:port', 'grpc', () => ({ grpcUrl: `dns:///${new URL(fake.grpcUrl).host}` })],
-    ['httpUrl http://host:port', 'http', () => ({ httpUrl: fake.httpUrl })],
-  ])('%s speaks %s', async (_, protocol, settings) => {
-    const before = received().length;
-    expect(await answer(settings())).toBe('reached');
-    expect(
-      received()
-        .slice(before)
-        .map((e) => e.protocol),
-    ).toEqual([protocol]);
-  });
-
-  it('httpUrl keeps its path prefix behind a gateway', async () => {
-    const gateway = await startGateway(fake.httpUrl);
-    try {
-      expect(await answer({ httpUrl: gateway.url })).toBe('reached');
-      expect(gateway.seen.length).toBeGreaterThan(0);
-      expect(gateway.seen.every((p) => p.startsWith('/triton/v2/'))).toBe(true);
-    } finally {
-      await gateway.close();
-    }
-  });
+  itFollowsTheAddressRules(() => fake, answer);
 
   it('TRITON_GRPC_URL takes a grpc:// address', async () => {
     const saved = { grpc: process.env.TRITON_GRPC_URL, http: process.env.TRITON_HTTP_URL };

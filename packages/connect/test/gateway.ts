@@ -51,3 +51,20 @@ export async function startGateway(target: string): Promise<Gateway> {
       }),
   };
 }
+
+/**
+ * Runs `call` with the address of a {@link startGateway} in front of `target` and resolves with the
+ * paths the gateway was asked for, for tests that show a front end keeps the path prefix.
+ */
+export async function pathsThroughGateway(
+  target: string,
+  call: (url: string) => Promise<void>,
+): Promise<readonly string[]> {
+  const gateway = await startGateway(target);
+  try {
+    await call(gateway.url);
+    return [...gateway.seen];
+  } finally {
+    await gateway.close();
+  }
+}

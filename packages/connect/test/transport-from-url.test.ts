@@ -3,7 +3,7 @@ import { type Transport, TritonLlm, TritonLlmError } from '@trtllm/sdk';
 import { type FakeTriton, fakeScript, startFakeTriton } from '@trtllm/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestPki } from '../../grpc/test/certificates.js';
-import { startGateway } from './gateway.js';
+import { pathsThroughGateway } from './gateway.js';
 
 const TRACEPARENT = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
 
@@ -51,21 +51,16 @@ describe('transportFromUrl against the fake Triton', () => {
   });
 
   it('an http address keeps its path prefix: every request goes through the gateway under it', async () => {
-    const gateway = await startGateway(fake.httpUrl);
-    try {
-      const before = gateway.seen.length;
-      const result = await llm(transportFromUrl(gateway.url)).generate({
+    const paths = await pathsThroughGateway(fake.httpUrl, async (url) => {
+      const result = await llm(transportFromUrl(url)).generate({
         prompt: fakeScript('through the gateway'),
         maxTokens: 16,
       });
       expect(result.text).toBe('through the gateway');
-      const paths = gateway.seen.slice(before);
-      expect(paths.length).toBeGreaterThan(0);
-      expect(paths.every((p) => p.startsWith('/triton/v2/'))).toBe(true);
-      expect(lastReceived()?.protocol).toBe('http');
-    } finally {
-      await gateway.close();
-    }
+    });
+    expect(paths.length).toBeGreaterThan(0);
+    expect(paths.every((p) => p.startsWith('/triton/v2/'))).toBe(true);
+    expect(lastReceived()?.protocol).toBe('http');
   });
 
   it('an unknown scheme is invalid_argument naming the address, before anything connects', () => {

@@ -1,8 +1,8 @@
 import { ChatTriton, type ChatTritonInput } from '@trtllm/langchain';
 import { TritonLlmError } from '@trtllm/sdk';
-import { type FakeTriton, fakeScript, startFakeTriton } from '@trtllm/testing';
+import { type FakeTriton, startFakeTriton } from '@trtllm/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGateway } from '../../connect/test/gateway.js';
+import { itFollowsTheAddressRules } from '../../connect/test/address-settings.js';
 
 const quiet = { warn: () => undefined };
 
@@ -14,41 +14,22 @@ describe('ChatTriton reaches the server its address names', () => {
   });
   afterAll(() => fake.close());
 
-  async function answer(connection: ChatTritonInput): Promise<string> {
-    const model = new ChatTriton({ ...connection, model: 'ensemble', chatTemplate: 'chatml', logger: quiet });
-    try {
-      return String((await model.invoke(`Hi ${fakeScript('reached')}`)).content);
-    } finally {
-      await model.close();
-    }
-  }
-  const received = () => fake.events().filter((e) => e.event === 'received' && e.model === 'ensemble');
-
-  it.each([
-    ['grpcUrl http://host:port', () => ({ grpcUrl: fake.grpcUrl }), 'grpc'],
-    ['grpcUrl grpc://host:port', () => ({ grpcUrl: fake.grpcUrl.replace(/^http:/, 'grpc:') }), 'grpc'],
-    ['grpcUrl dns:host:port', () => ({ grpcUrl: `dns:${new URL(fake.grpcUrl).host}` }), 'grpc'],
-    ['httpUrl http://host:port', () => ({ httpUrl: fake.httpUrl }), 'http'],
-  ])('%s', async (_, connection, protocol) => {
-    const before = received().length;
-    expect(await answer(connection())).toBe('reached');
-    expect(
-      received()
-        .slice(before)
-        .map((e) => e.protocol),
-    ).toEqual([protocol]);
-  });
-
-  it('httpUrl keeps its path prefix behind a gateway', async () => {
-    const gateway = await startGateway(fake.httpUrl);
-    try {
-      expect(await answer({ httpUrl: gateway.url })).toBe('reached');
-      expect(gateway.seen.length).toBeGreaterThan(0);
-      expect(gateway.seen.every((p) => p.startsWith('/triton/v2/'))).toBe(true);
-    } finally {
-      await gateway.close();
-    }
-  });
+  itFollowsTheAddressRules(
+    () => fake,
+    async (connection, prompt) => {
+      const model = new ChatTriton({
+        ...connection,
+        model: 'ensemble',
+        chatTemplate: 'chatml',
+        logger: quiet,
+      });
+      try {
+        return String((await model.invoke(prompt)).content);
+      } finally {
+        await model.close();
+      }
+    },
+  );
 
   it.each([
     ['grpcUrl', 'grpc://triton:8001/v2', /gRPC address has no path/],

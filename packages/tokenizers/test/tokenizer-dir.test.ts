@@ -6,14 +6,15 @@ import { loadTokenizerDir } from '@trtllm/tokenizers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { load, REAL_TOKENIZERS } from './real-tokenizers.js';
 
-async function rejection(promise: Promise<unknown>): Promise<TritonLlmError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
+/** The TritonLlmError `promise` rejects with. */
+const refusal = (promise: Promise<unknown>): Promise<TritonLlmError> =>
+  promise.then(
+    () => expect.unreachable('resolved'),
+    (e: unknown) => {
+      expect(e).toBeInstanceOf(TritonLlmError);
+      return e as TritonLlmError;
+    },
   );
-  expect(err).toBeInstanceOf(TritonLlmError);
-  return err as TritonLlmError;
-}
 
 describe('loadTokenizerDir: one rule for a tokenizer directory', () => {
   let root: string;
@@ -42,7 +43,7 @@ describe('loadTokenizerDir: one rule for a tokenizer directory', () => {
   it('a directory with neither is not_found naming the path and both files', async () => {
     const dir = await mkdtemp(join(root, 'empty-'));
     await writeFile(join(dir, 'config.json'), '{}');
-    const err = await rejection(loadTokenizerDir(dir, { field: '--tokenizer-dir' }));
+    const err = await refusal(loadTokenizerDir(dir, { field: '--tokenizer-dir' }));
     expect(err.code).toBe('not_found');
     expect(err.message).toBe(
       `--tokenizer-dir: ${dir} has no tokenizer.json (the tokenizer) and no tokenizer_config.json or chat_template.jinja (the chat template)`,
@@ -51,7 +52,7 @@ describe('loadTokenizerDir: one rule for a tokenizer directory', () => {
 
   it('a missing path is not_found naming it', async () => {
     const missing = join(root, 'no-such-dir');
-    const err = await rejection(loadTokenizerDir(missing));
+    const err = await refusal(loadTokenizerDir(missing));
     expect(err.code).toBe('not_found');
     expect(err.message).toMatch(new RegExp(`^tokenizerDir: ${missing} cannot be read: ENOENT`));
   });
@@ -59,7 +60,7 @@ describe('loadTokenizerDir: one rule for a tokenizer directory', () => {
   it('a file is not_found: not a directory', async () => {
     const file = join(root, 'tokenizer.json');
     await writeFile(file, '{}');
-    const err = await rejection(loadTokenizerDir(file));
+    const err = await refusal(loadTokenizerDir(file));
     expect(err.code).toBe('not_found');
     expect(err.message).toContain(`tokenizerDir: ${file} is not a directory`);
   });
@@ -67,13 +68,13 @@ describe('loadTokenizerDir: one rule for a tokenizer directory', () => {
   it('a tokenizer.json that is not JSON fails with the file named, not as a directory without one', async () => {
     const dir = await mkdtemp(join(root, 'broken-'));
     await writeFile(join(dir, 'tokenizer.json'), '{"model": ');
-    const err = await rejection(loadTokenizerDir(dir));
+    const err = await refusal(loadTokenizerDir(dir));
     expect(err.code).toBe('invalid_argument');
     expect(err.message).toContain(join(dir, 'tokenizer.json'));
   });
 
   it.each([[''], [42]])('%j is invalid_argument naming the setting', async (bad) => {
-    const err = await rejection(loadTokenizerDir(bad as string, { field: 'tokenizerDir' }));
+    const err = await refusal(loadTokenizerDir(bad as string, { field: 'tokenizerDir' }));
     expect(err.code).toBe('invalid_argument');
     expect(err.message.startsWith('tokenizerDir: must be the path')).toBe(true);
   });
