@@ -62,7 +62,8 @@ describe.each(PROTOCOLS)('text cut inside a character over %s', (protocol) => {
   const fake = useFakeTriton({ backendVersion: '2025-03' });
   const llm = (model: string) =>
     new TritonLlm({ transport: fake.transport(protocol), model, tokenizer: fakeTokenizer });
-  const PROMPT_CJK = 'Hello world';
+  // Its reply starts at the corpus's Chinese sentence (GENERATOR.md).
+  const PROMPT_CJK = 'Hello world.';
   const tokens = generateTokens(fakeTokenizer.encode(PROMPT_CJK), { maxTokens: 60 })[0]!.tokens;
   // The shortest cut that ends inside a multi-byte character.
   const cut = tokens.findIndex((_, i) => fakeTokenizer.decode(tokens.slice(0, i + 1)).endsWith('\uFFFD')) + 1;

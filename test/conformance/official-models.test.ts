@@ -8,8 +8,9 @@ import { CASES, streamed, useServer } from './servers.js';
 // inner response decoded, a flags-only final), and the generator puts its final flag on its last
 // response that carries tensors, as the C++ backend does.
 const PROMPT = 'What is ML?';
-// Its 60-token continuation holds Chinese and an emoji and ends on a whole character.
-const PROMPT_CJK = 'Hello world';
+// Its 60-token reply (from the corpus's Chinese sentence, GENERATOR.md) holds Chinese and an emoji and ends on a
+// whole character.
+const PROMPT_CJK = 'Hello world.';
 const MAX = 300;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const expected = (prompt: string, maxTokens: number): string =>

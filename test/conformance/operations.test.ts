@@ -4,8 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { CASES, useServer } from './servers.js';
 
 const PROMPT = 'What is ML?';
-// Its 60-token continuation holds Chinese and an emoji and ends on a whole character.
-const PROMPT_CJK = 'Hello world';
+// Its 60-token reply (from the corpus's Chinese sentence, GENERATOR.md) holds Chinese and an emoji and ends on a
+// whole character.
+const PROMPT_CJK = 'Hello world.';
 const expected = (prompt: string, maxTokens: number, extra: object = {}): string =>
   fakeTokenizer.decode(generateTokens(fakeTokenizer.encode(prompt), { maxTokens, ...extra })[0]!.tokens);
 

@@ -62,11 +62,13 @@ def decode(ids) -> str:
 
 
 C = encode(CORPUS)
+# GENERATOR.md: a reply starts at a sentence: 0 and every position after a token that ends one.
+STARTS = [i for i in range(len(C)) if i == 0 or decode(C[:i]).endswith((".", "\u3002"))]
 
 
 def reference(input_ids, max_tokens, k=0, seed=0, end_id=2, min_tokens=0, stop=(), bad=()):
     """(tokens, reason) of sequence k."""
-    p = (sum(input_ids) + seed + 7 * k) % len(C)
+    p = STARTS[(sum(input_ids) + seed + k) % len(STARTS)]
     out = []
     while len(out) < max_tokens:
         tok = C[p % len(C)]

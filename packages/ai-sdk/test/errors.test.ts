@@ -46,7 +46,9 @@ describe.each(['grpc', 'http'] as const)('AI SDK errors and aborts of whole call
     let text = '';
     for await (const part of result.fullStream) if (part.type === 'text-delta') text += part.text;
     const five = generateTokens(encode(chatml('What is ML?')), { maxTokens: 5 })[0]!.tokens;
-    expect(text).toBe(decode(five));
+    // An incomplete character at the cut (this reply is Chinese) is held back, never shown.
+    expect(text).toBe(decode(five).replace(/\uFFFD+$/u, ''));
+    expect(text.length).toBeGreaterThan(0);
     expect(errors).toHaveLength(1);
     expect(errors[0]).toBeInstanceOf(TritonLlmError);
   });

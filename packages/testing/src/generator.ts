@@ -2,7 +2,7 @@
  * The deterministic generator of GENERATOR.md, as pure functions: tests compute the outputs they
  * expect from the same rules the fake (and the real Triton's Python stand-in) follow.
  */
-import { END_ID, encode } from './vocabulary.js';
+import { decode, END_ID, encode } from './vocabulary.js';
 
 /** The text the generator walks through; every output is a window of its token ids. */
 export const CORPUS =
@@ -10,6 +10,14 @@ export const CORPUS =
 
 /** encode(CORPUS). */
 export const CORPUS_IDS: readonly number[] = encode(CORPUS);
+
+/**
+ * Where the corpus's sentences start in {@link CORPUS_IDS}: 0, and every position after a token
+ * that ends a sentence (`.` or `。`). Every reply starts at one of them, so it reads as text.
+ */
+export const SENTENCE_STARTS: readonly number[] = CORPUS_IDS.flatMap((_, i) =>
+  i === 0 || /[.。]$/u.test(decode(CORPUS_IDS.slice(0, i))) ? [i] : [],
+);
 
 /** Why a sequence ended. `stopped` (in-band stop) and `cancelled` only happen on a running server. */
 export type FinishReason = 'stop' | 'length' | 'stopped' | 'cancelled';
@@ -71,11 +79,11 @@ function endsWith(output: readonly number[], word: readonly number[]): boolean {
 }
 
 function startOffset(inputIds: readonly number[], seed: number | bigint, k: number): number {
-  const L = CORPUS_IDS.length;
+  const S = SENTENCE_STARTS.length;
   let sum = 0;
-  for (const id of inputIds) sum = (sum + (id % L) + L) % L;
-  const seedPart = typeof seed === 'bigint' ? Number(((seed % BigInt(L)) + BigInt(L)) % BigInt(L)) : seed % L;
-  return (((sum + seedPart + 7 * k) % L) + L) % L;
+  for (const id of inputIds) sum = (sum + (id % S) + S) % S;
+  const seedPart = typeof seed === 'bigint' ? Number(((seed % BigInt(S)) + BigInt(S)) % BigInt(S)) : seed % S;
+  return SENTENCE_STARTS[(((sum + seedPart + k) % S) + S) % S]!;
 }
 
 /** One step of a sequence: a token to append, or the end. */

@@ -5,6 +5,7 @@ export {
   type GeneratedSequence,
   type GenerateOptions,
   generateTokens,
+  SENTENCE_STARTS,
   sequenceCount,
   tokenLogProb,
 } from './generator.js';

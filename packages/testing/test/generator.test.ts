@@ -4,6 +4,7 @@ import {
   decode,
   encode,
   generateTokens,
+  SENTENCE_STARTS,
   sequenceCount,
   tokenLogProb,
   VOCAB_SIZE,
@@ -41,12 +42,27 @@ describe('the vocabulary', () => {
 });
 
 describe('the generator', () => {
-  it('walks the corpus from (sum(input) + seed + 7k) mod L', () => {
+  it('finds a sentence start at 0 and after every sentence end of the corpus', () => {
+    const L = CORPUS_IDS.length;
+    expect(SENTENCE_STARTS[0]).toBe(0);
+    for (let i = 1; i < L; i++) {
+      const endsSentence = /[.。]$/u.test(decode(CORPUS_IDS.slice(0, i)));
+      expect(SENTENCE_STARTS.includes(i)).toBe(endsSentence);
+    }
+    expect(SENTENCE_STARTS.map((i) => decode(CORPUS_IDS.slice(i, i + 1)))).toEqual([
+      ' Machine',
+      ' ',
+      ' Models',
+    ]);
+  });
+
+  it('walks the corpus from sentence start (sum(input) + seed) mod len(B)', () => {
     fc.assert(
       fc.property(ids, fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }), (input, seed) => {
         const L = CORPUS_IDS.length;
+        const B = SENTENCE_STARTS.length;
         const [seq] = generateTokens(input, { maxTokens: 3, seed });
-        const start = Number((BigInt(input.reduce((a, b) => a + b, 0)) + seed) % BigInt(L));
+        const start = SENTENCE_STARTS[Number((BigInt(input.reduce((a, b) => a + b, 0)) + seed) % BigInt(B))]!;
         expect(seq!.tokens).toEqual([0, 1, 2].map((i) => CORPUS_IDS[(start + i) % L]));
       }),
     );
@@ -104,7 +120,7 @@ describe('the generator', () => {
 
   it('gives each beam its own sequence', () => {
     fc.assert(
-      fc.property(ids, fc.integer({ min: 2, max: 4 }), (input, beamWidth) => {
+      fc.property(ids, fc.integer({ min: 2, max: SENTENCE_STARTS.length }), (input, beamWidth) => {
         const seqs = generateTokens(input, { maxTokens: 12, beamWidth, numReturnSequences: 1 });
         expect(seqs).toHaveLength(beamWidth);
         expect(new Set(seqs.map((s) => s.tokens.join())).size).toBe(beamWidth);
@@ -117,7 +133,7 @@ describe('the generator', () => {
     expect(sequenceCount({ beamWidth: 2, numReturnSequences: 3 })).toBe(2);
     const seqs = generateTokens([5], { maxTokens: 4, numReturnSequences: 3 });
     expect(seqs.map((s) => s.index)).toEqual([0, 1, 2]);
-    expect(seqs[1]!.tokens[0]).toBe(CORPUS_IDS[(5 + 7) % CORPUS_IDS.length]);
+    expect(seqs[1]!.tokens[0]).toBe(CORPUS_IDS[SENTENCE_STARTS[(5 + 1) % SENTENCE_STARTS.length]!]);
   });
 
   it('gives log probs -(1 + tok mod 7)/8 only when asked, cum_log_probs their sum', () => {

@@ -15,13 +15,15 @@ import {
 
 const h = useFake();
 
-// A prompt whose output starts inside the Chinese part of the corpus: characters split over tokens.
-const PROMPT = 'What is ML?';
-const TOKENS = generateTokens(encode(PROMPT), { maxTokens: 12 })[0]!.tokens;
+// A prompt whose reply is the Chinese sentence of the corpus (GENERATOR.md): characters split over tokens; its
+// first 10 tokens (a space and three characters) end on a whole character.
+const PROMPT = 'Hello world.';
+const MAX_TOKENS = 10;
+const TOKENS = generateTokens(encode(PROMPT), { maxTokens: MAX_TOKENS })[0]!.tokens;
 
 async function streamedTexts(model: string): Promise<string[]> {
   const { messages } = await streamAll(h.grpc, [
-    inferRequest(model, textInputs(PROMPT, 12, [bool('stream', true)])),
+    inferRequest(model, textInputs(PROMPT, MAX_TOKENS, [bool('stream', true)])),
   ]);
   return messages
     .map((m) => m.infer_response!)
@@ -54,7 +56,7 @@ describe('streamed text', () => {
       [false, true].map((exclude) =>
         post(h.fake, '/v2/models/ensemble/generate', {
           text_input: PROMPT,
-          max_tokens: 12,
+          max_tokens: MAX_TOKENS,
           exclude_input_in_output: exclude,
         }).then((r) => r.json() as Promise<{ text_output: string }>),
       ),
@@ -66,7 +68,7 @@ describe('streamed text', () => {
   it('streams U+FFFD per token over HTTP as well', async () => {
     const res = await post(h.fake, '/v2/models/ensemble/generate_stream', {
       text_input: PROMPT,
-      max_tokens: 12,
+      max_tokens: MAX_TOKENS,
       stream: true,
     });
     expect(sseEvents(await res.text()).map((e) => e.text_output)).toEqual(TOKENS.map((t) => decode([t])));
@@ -146,17 +148,17 @@ describe('streamed text', () => {
     const { messages } = await streamAll(h.grpc, [
       inferRequest('llmapi', [
         text('text_input', [PROMPT]),
-        int32('sampling_param_max_tokens', [12]),
+        int32('sampling_param_max_tokens', [MAX_TOKENS]),
         bool('streaming', true),
         bool('return_finish_reason', true),
       ]),
     ]);
     const responses = messages.map((m) => m.infer_response!);
-    expect(responses).toHaveLength(12);
+    expect(responses).toHaveLength(MAX_TOKENS);
     const texts = responses.map((r) => String(output(r, 'text_output').values[0]));
     expect(texts.every((t) => !t.includes('\uFFFD'))).toBe(true);
     expect(texts.at(-1)).toBe(decode(TOKENS));
-    expect(responses.map((r) => isFinal(r))).toEqual([...Array(11).fill(false), true]);
+    expect(responses.map((r) => isFinal(r))).toEqual([...Array(MAX_TOKENS - 1).fill(false), true]);
     expect(output(responses.at(-1)!, 'finish_reason').values).toEqual(['length']);
   });
 });

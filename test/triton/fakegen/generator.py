@@ -6,7 +6,7 @@ handling belong to the models that drive it.
 
 from dataclasses import dataclass, field
 
-from .vocab import END_ID, encode
+from .vocab import END_ID, decode, encode
 
 CORPUS = (
     " Machine learning is a field of study in artificial intelligence. 机器学习让计算机从数据中学习。"
@@ -14,6 +14,10 @@ CORPUS = (
 )
 CORPUS_IDS = tuple(encode(CORPUS))
 CORPUS_LEN = len(CORPUS_IDS)
+# GENERATOR.md: a reply starts at a sentence: 0 and every position after a token that ends one.
+SENTENCE_STARTS = tuple(
+    i for i in range(CORPUS_LEN) if i == 0 or decode(CORPUS_IDS[:i]).endswith((".", "\u3002"))
+)
 
 
 class GenerationError(ValueError):
@@ -50,8 +54,8 @@ class Sequence:
         self.params = params
         self.k = k
         self.script = None if params.script is None else encode(params.script)
-        start = sum(int(t) for t in params.input_ids) + int(params.seed) % CORPUS_LEN + 7 * k
-        self.pos = 0 if self.script is not None else start % CORPUS_LEN
+        sentence = (sum(int(t) for t in params.input_ids) + int(params.seed) + k) % len(SENTENCE_STARTS)
+        self.pos = 0 if self.script is not None else SENTENCE_STARTS[sentence]
         self.tokens: list = []
         self.finish = None  # "stop" | "length" | "stopped" | "cancelled"
         self.stop_word = None  # index into params.stop_words of the word that ended it
