@@ -111,12 +111,34 @@ export interface TritonLlmErrorOptions {
   readonly field?: string;
 }
 
+// In the global symbol registry, so every copy of the class (the ESM and the CJS build, two
+// installed versions) marks its errors with the same key.
+const BRAND = Symbol.for('@trtllm/sdk.TritonLlmError');
+
 /**
  * The one error type of the SDK. Every failure, whether bad input caught before any I/O, a
  * gRPC status, an HTTP error body, an error event in the middle of a stream, a timeout or a
  * cancellation, surfaces as a `TritonLlmError` with a stable {@link ErrorCode}.
+ *
+ * `err instanceof TritonLlmError` holds for the errors of any copy of the SDK: an app that loads
+ * it with `import` while a library loads it with `require` gets two classes, and each recognizes
+ * the other's errors.
  */
 export class TritonLlmError extends Error {
+  static {
+    Object.defineProperty(TritonLlmError.prototype, BRAND, { value: true });
+  }
+
+  /**
+   * The brand check behind `instanceof TritonLlmError`. A subclass keeps the ordinary prototype
+   * check, so `instanceof` a subclass is true only for errors made by that subclass.
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    // biome-ignore lint/complexity/noThisInStatic: `this` is the class on the right of instanceof, a subclass too
+    if (this !== TritonLlmError) return Function.prototype[Symbol.hasInstance].call(this, value);
+    return typeof value === 'object' && value !== null && (value as { [BRAND]?: unknown })[BRAND] === true;
+  }
+
   /** Always `'TritonLlmError'`, so logs name the type even after serialization. */
   override readonly name = 'TritonLlmError';
   /** The stable code to branch on; it is the same whichever transport carried the call. */
