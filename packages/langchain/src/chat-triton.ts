@@ -5,146 +5,34 @@ import type {
 } from '@langchain/core/language_models/base';
 import {
   BaseChatModel,
-  type BaseChatModelCallOptions,
-  type BaseChatModelParams,
   type BindToolsInput,
   type LangSmithParams,
 } from '@langchain/core/language_models/chat_models';
-import { AIMessage, type AIMessageChunk, type BaseMessage } from '@langchain/core/messages';
+import type { AIMessageChunk, BaseMessage } from '@langchain/core/messages';
 import type { ChatGenerationChunk, ChatResult } from '@langchain/core/outputs';
 import type { Runnable } from '@langchain/core/runnables';
 import type { SerializableSchema } from '@langchain/core/utils/standard_schema';
 import type { ZodV3Like, ZodV4Like } from '@langchain/core/utils/types';
+import { type GenerateOptions, invalidArgument, type Tokenizer, TritonLlm } from '@trtllm/sdk';
 import {
-  type GenerateOptions,
-  type GenerateRequest,
-  type GenerateResult,
-  type GenerationEvent,
-  invalidArgument,
-  type RetryOptions,
-  type TelemetryOptions,
-  type Tokenizer,
-  TritonLlm,
-  TritonLlmError,
-} from '@trtllm/sdk';
-import {
-  CHAT_TEMPLATE_CHOICES,
   ChatTemplate,
-  type ChatTemplateChoice,
-  type ChatTool,
   loadChatTemplate,
   loadTokenizerDir,
-  TOOL_CALL_PARSERS,
   type ToolCallParserChoice,
-  type ToolCallPlan,
 } from '@trtllm/tokenizers';
-import { closeRun, drainAborted, type Run, throwIfAborted } from './abort.js';
-import { deltaChunk, finalChunk, messageFields, tokenCallback } from './chunks.js';
-import { type TritonConnection, transportOf } from './connection.js';
+import { type ChatTritonCallOptions, type ChatTritonInput, checkChatOptions } from './chat-options.js';
+import { type Prepared, streamReply, wholeReply } from './chat-run.js';
+import { transportOf } from './connection.js';
 import { chatMessagesOf } from './messages.js';
-import { responseMetadata, usageMetadata } from './metadata.js';
 import { mergeSettings, pickSettings, requestFor, type TritonGenerationSettings } from './settings.js';
 import { structuredOutput } from './structured-output.js';
-import { chatToolsOf, planFor, ToolChunks, toolMessageParts } from './tools.js';
-
-/** Per-call transport options of {@link ChatTriton} (model-wide defaults go in the constructor). */
-export interface TritonCallTransportOptions {
-  /** Total deadline in milliseconds, sent as the gRPC deadline. LangChain's `timeout` aborts instead. */
-  readonly timeoutMs?: number;
-  /** Longest wait for the next response in milliseconds. */
-  readonly idleTimeoutMs?: number;
-  /** Extra headers (gRPC metadata) for the request. */
-  readonly headers?: Readonly<Record<string, string>>;
-  /** The request id sent to Triton (generated when absent), to find the request in server logs. */
-  readonly requestId?: string;
-}
-
-/**
- * Call options of {@link ChatTriton}: LangChain's (`signal`, `stop`, `callbacks`, `timeout`, ...)
- * plus every generation setting and the transport options, each overriding the model's default for
- * this call.
- */
-export interface ChatTritonCallOptions
-  extends BaseChatModelCallOptions,
-    Omit<TritonGenerationSettings, 'stop'>,
-    TritonCallTransportOptions {
-  /** Functions offered to the model, as {@link ChatTriton.bindTools} binds them. */
-  readonly tools?: readonly ChatTool[];
-  /** Whether a required `tool_choice` may make several calls (default true). */
-  readonly parallel_tool_calls?: boolean;
-}
-
-/** Options of {@link ChatTriton} that are not generation settings. */
-export interface ChatTritonOptions {
-  /** The deployed model: `ensemble` (default), `tensorrt_llm_bls`, `tensorrt_llm` (needs a tokenizer), an LLM-API model. */
-  readonly model?: string;
-  /** Pin a model version; the server picks when absent. */
-  readonly modelVersion?: string;
-  /** Turns text into ids for the raw `tensorrt_llm` model, and counts prompt tokens where the server does not. */
-  readonly tokenizer?: Tokenizer;
-  /**
-   * A Hugging Face tokenizer directory: its `tokenizer.json` when it has one (unless `tokenizer` is
-   * given) and its chat template, read by `loadTokenizerDir` of `@trtllm/tokenizers` before the first request.
-   */
-  readonly tokenizerDir?: string;
-  /**
-   * How messages become the prompt: `auto` (default: the chat template of `tokenizerDir`, else
-   * ChatML), a built-in template name, or a `ChatTemplate` you loaded (`loadChatTemplate()` of `@trtllm/tokenizers`).
-   */
-  readonly chatTemplate?: ChatTemplateChoice | ChatTemplate;
-  /**
-   * How tool calls are read from the model's text: `hermes` (`<tool_call>` blocks, Qwen and
-   * Hermes), `llama3_json` (Llama 3.1+ JSON calls), or `auto` (default), the format the chat
-   * template teaches.
-   */
-  readonly toolCallParser?: ToolCallParserChoice;
-  /** Default transport options of every call (`timeoutMs`, `idleTimeoutMs`, `headers`). */
-  readonly timeoutMs?: number;
-  /** Longest wait for the next response in milliseconds, for every call. */
-  readonly idleTimeoutMs?: number;
-  /** Headers (gRPC metadata) sent with every call. */
-  readonly headers?: Readonly<Record<string, string>>;
-  /** The SDK's retries of requests that fail before the server answered (on by default). */
-  readonly retry?: RetryOptions;
-  /** Where the SDK's warnings go (default console.warn). */
-  readonly logger?: {
-    /** Receives one human-readable warning; must not throw. */
-    warn(message: string): void;
-  };
-  /** Observes every request's lifecycle (the SDK's hook for logging, metrics and tracing). */
-  readonly onEvent?: (event: GenerationEvent) => void;
-  /**
-   * OpenTelemetry spans and GenAI metrics of the SDK (off until a tracer or meter is given). The
-   * operation is reported as `chat` unless `operationName` says otherwise: the prompt is a
-   * rendered conversation.
-   */
-  readonly telemetry?: TelemetryOptions;
-}
-
-/**
- * Constructor input of {@link ChatTriton}: where the server is ({@link TritonConnection}), which model
- * and how to prompt it ({@link ChatTritonOptions}), default generation settings
- * ({@link TritonGenerationSettings}), and LangChain's own model parameters (callbacks, tags, ...).
- */
-export type ChatTritonInput = BaseChatModelParams &
-  TritonConnection &
-  ChatTritonOptions &
-  TritonGenerationSettings;
+import { chatToolsOf, planFor } from './tools.js';
 
 /** What a call needs once the lazily loaded parts are ready. */
 interface Ready {
   readonly llm: TritonLlm;
   readonly template: ChatTemplate;
   readonly tokenizer: Tokenizer | undefined;
-}
-
-/** A request about to be sent, with what the response metadata needs to know of it. */
-interface Prepared {
-  readonly llm: TritonLlm;
-  readonly tools: ToolCallPlan | undefined;
-  readonly request: GenerateRequest;
-  readonly options: GenerateOptions;
-  readonly countPrompt: () => number | undefined;
 }
 
 /**
@@ -183,26 +71,7 @@ export class ChatTriton extends BaseChatModel<ChatTritonCallOptions, AIMessageCh
       throw invalidArgument('fields', fields, 'must be an object with grpcUrl, httpUrl or transport');
     }
     super(fields);
-    const model = fields.model ?? 'ensemble';
-    if (typeof model !== 'string' || model.length === 0) {
-      throw invalidArgument('model', model, 'must be a non-empty string');
-    }
-    const choice = fields.chatTemplate ?? 'auto';
-    if (!(choice instanceof ChatTemplate) && !CHAT_TEMPLATE_CHOICES.includes(choice)) {
-      throw invalidArgument(
-        'chatTemplate',
-        choice,
-        `must be a ChatTemplate or one of ${CHAT_TEMPLATE_CHOICES.join(', ')}`,
-      );
-    }
-    const { tokenizerDir } = fields;
-    if (tokenizerDir !== undefined && (typeof tokenizerDir !== 'string' || tokenizerDir.length === 0)) {
-      throw invalidArgument('tokenizerDir', tokenizerDir, 'must be a directory path');
-    }
-    const parser = fields.toolCallParser ?? 'auto';
-    if (!TOOL_CALL_PARSERS.includes(parser)) {
-      throw invalidArgument('toolCallParser', parser, `must be one of ${TOOL_CALL_PARSERS.join(', ')}`);
-    }
+    const { model, chatTemplate: choice, tokenizerDir, toolCallParser: parser } = checkChatOptions(fields);
     this.toolCallParser = parser;
     const logger = fields.logger ?? console;
     this.warn = (message) => logger.warn(message);
@@ -340,54 +209,7 @@ export class ChatTriton extends BaseChatModel<ChatTritonCallOptions, AIMessageCh
     options: this['ParsedCallOptions'],
     runManager?: CallbackManagerForLLMRun,
   ): AsyncGenerator<ChatGenerationChunk> {
-    const prepared = await this.prepare(messages, options);
-    const run = this.run(prepared);
-    const { signal } = prepared.options;
-    // LangChain's stream() answers an abort at once with its own AbortError and never resumes this
-    // generator. The request then still has to end (the SDK tells the server) and its report
-    // reach the callbacks: whoever holds the generator when the signal fires finishes the run.
-    let parked = false;
-    let drained = false;
-    const onAbort = () => {
-      if (!parked) return;
-      drained = true;
-      void drainAborted(run, prepared.countPrompt, runManager);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-    const pieces = new ToolChunks(prepared.tools, this.warn);
-    try {
-      let streamed = false;
-      for (;;) {
-        const step = await run.next();
-        if (step.done) {
-          const result = step.value;
-          throwIfAborted(result, prepared.countPrompt);
-          // A model that is not decoupled answers once: its whole text is the only delta.
-          const rest = !streamed && result.text !== '' ? pieces.push(result.text) : [];
-          for (const chunk of [...rest, ...pieces.end()]) {
-            yield chunk;
-            await tokenCallback(runManager, chunk);
-          }
-          yield finalChunk(result, prepared.countPrompt);
-          return;
-        }
-        streamed = true;
-        // Text that arrives after the abort is not yielded: LangChain would answer it with its own
-        // AbortError, and the SDK's report (the final result, due at once) would be lost.
-        if (signal?.aborted) continue;
-        for (const chunk of pieces.push(step.value)) {
-          parked = true;
-          yield chunk;
-          parked = false;
-          if (drained) return;
-          await tokenCallback(runManager, chunk);
-        }
-      }
-    } finally {
-      signal?.removeEventListener('abort', onAbort);
-      // Left early (the consumer broke out of the stream): end the request, which tells the server.
-      if (!drained) await closeRun(run);
-    }
+    yield* streamReply(await this.prepare(messages, options), this.warn, runManager);
   }
 
   /** The whole reply: one generation per returned sequence (beams, `numReturnSequences`). */
@@ -396,47 +218,7 @@ export class ChatTriton extends BaseChatModel<ChatTritonCallOptions, AIMessageCh
     options: this['ParsedCallOptions'],
     runManager?: CallbackManagerForLLMRun,
   ): Promise<ChatResult> {
-    const prepared = await this.prepare(messages, options);
-    const run = this.run(prepared);
-    let step: IteratorResult<string, GenerateResult>;
-    try {
-      step = await run.next();
-      while (step.done !== true) {
-        await tokenCallback(runManager, deltaChunk(step.value));
-        step = await run.next();
-      }
-    } finally {
-      // A callback that threw leaves the request running: end it.
-      await closeRun(run);
-    }
-    const result = step.value;
-    throwIfAborted(result, prepared.countPrompt);
-    const usage = usageMetadata(result, prepared.countPrompt);
-    const sequences = result.sequences.length > 0 ? result.sequences : [undefined];
-    return {
-      generations: sequences.map((sequence, i) => {
-        const output = sequence?.text ?? result.text;
-        const metadata = responseMetadata(result, sequence);
-        const { content: text, toolCalls } =
-          prepared.tools !== undefined
-            ? toolMessageParts(prepared.tools, output, (m) => this.warn(`${result.requestId}: ${m}`))
-            : { content: output, toolCalls: [] };
-        const fields = messageFields(text, metadata, i === 0 ? usage : undefined);
-        return {
-          text,
-          // The request's tokens, counted once: on the first sequence.
-          message: new AIMessage(toolCalls.length > 0 ? { ...fields, tool_calls: toolCalls } : fields),
-          generationInfo: { finish_reason: metadata.finish_reason },
-        };
-      }),
-      llmOutput: {
-        tokenUsage: {
-          promptTokens: usage.input_tokens,
-          completionTokens: usage.output_tokens,
-          totalTokens: usage.total_tokens,
-        },
-      },
-    };
+    return wholeReply(await this.prepare(messages, options), this.warn, runManager);
   }
 
   private loaded(): Promise<Ready> {
@@ -490,24 +272,5 @@ export class ChatTriton extends BaseChatModel<ChatTritonCallOptions, AIMessageCh
       options: generateOptions,
       countPrompt: () => tokenizer?.encode(prompt).length,
     };
-  }
-
-  /**
-   * Yields the first sequence's text deltas and returns the whole result. Models that are not
-   * decoupled, and requests for several sequences, are generated whole (`generate()`); the rest are
-   * streamed, so callbacks see tokens as they arrive even under `invoke`.
-   */
-  private async *run(prepared: Prepared): Run {
-    const { llm, request, options } = prepared;
-    const schema = await llm.schema(options.signal !== undefined ? { signal: options.signal } : {});
-    const several = (request.beamWidth ?? 1) > 1 || (request.numReturnSequences ?? 1) > 1;
-    if (!schema.decoupled || several) return await llm.generate(request, options);
-    for await (const chunk of llm.stream(request, options)) {
-      if (chunk.done) return chunk.result;
-      if (chunk.sequenceIndex === 0 && chunk.text !== '') yield chunk.text;
-    }
-    throw new TritonLlmError('protocol', `the stream of model '${llm.model}' ended without a final chunk`, {
-      model: llm.model,
-    });
   }
 }

@@ -3,7 +3,7 @@ export type {
   ChatTritonInput,
   ChatTritonOptions,
   TritonCallTransportOptions,
-} from './chat-triton.js';
+} from './chat-options.js';
 export { ChatTriton } from './chat-triton.js';
 export type { TritonConnection } from './connection.js';
 export type { TritonResponseMetadata } from './metadata.js';
