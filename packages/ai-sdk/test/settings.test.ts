@@ -1,19 +1,21 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { NoSuchModelError } from '@ai-sdk/provider';
-import { createTriton, type TritonProvider } from '@trtllm/ai-sdk';
-import { TritonLlmError } from '@trtllm/sdk';
+import { type JSONObject, NoSuchModelError } from '@ai-sdk/provider';
+import { createTriton, type TritonProvider, type TritonProviderOptions } from '@trtllm/ai-sdk';
+import { REQUEST_OPTIONS, TritonLlmError } from '@trtllm/sdk';
 import {
   decode,
   encode,
   type FakeTriton,
   fakeScript,
+  fakeTokenizer,
   generateTokens,
   startFakeTriton,
 } from '@trtllm/testing';
 import { generateText, streamText } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseTritonOptions } from '../src/provider-options.js';
 
 (globalThis as { AI_SDK_LOG_WARNINGS?: unknown }).AI_SDK_LOG_WARNINGS = false;
 
@@ -122,6 +124,71 @@ describe('AI SDK provider settings and warnings', () => {
         err.field === 'badWords' &&
         err.message.includes('badWords') &&
         err.message.includes("model 'llmapi'"),
+    );
+  });
+
+  /** What a call on the ensemble with these provider options is refused with; nothing is sent. */
+  const refusalOf = async (trtllm: JSONObject): Promise<TritonLlmError> => {
+    const before = received();
+    const call = generateText({
+      model: triton('ensemble'),
+      prompt: 'Hello',
+      maxRetries: 0,
+      providerOptions: { trtllm },
+    });
+    const err = await call.then(
+      () => new Error('the call succeeded'),
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(TritonLlmError);
+    expect(received()).toBe(before);
+    return err as TritonLlmError;
+  };
+
+  it('every option of the SDK descriptor is a provider option, or refused saying why, naming the field', () => {
+    for (const key of Object.keys(REQUEST_OPTIONS)) {
+      // A value of no option's type: a provider option fails the SDK's check of its type instead.
+      const err = (() => {
+        try {
+          parseTritonOptions({ [key]: Symbol('wrong') }, 'providerOptions.trtllm');
+        } catch (e) {
+          return e;
+        }
+      })();
+      expect(err).toBeInstanceOf(TritonLlmError);
+      expect([key, (err as TritonLlmError).field]).toEqual([key, `providerOptions.trtllm.${key}`]);
+      expect((err as TritonLlmError).message).not.toContain('unknown option');
+    }
+  });
+
+  it('a raw-model option of the descriptor reaches the raw model, and is refused by name where there is no input', async () => {
+    const options: TritonProviderOptions = { draftAcceptanceThreshold: 0.5 };
+    const r = await generateText({
+      model: triton('tensorrt_llm', { tokenizer: fakeTokenizer }),
+      prompt: 'What is ML?',
+      maxOutputTokens: 6,
+      providerOptions: { trtllm: options },
+    });
+    const prompt = '<|im_start|>user\nWhat is ML?<|im_end|>\n<|im_start|>assistant\n';
+    expect(r.text).toBe(decode(generateTokens(encode(prompt), { maxTokens: 6 })[0]!.tokens));
+    const err = await refusalOf(options);
+    expect([err.code, err.field, err.model]).toEqual([
+      'invalid_argument',
+      'draftAcceptanceThreshold',
+      'ensemble',
+    ]);
+  });
+
+  it('an AI SDK setting given as a provider option names the setting to use', async () => {
+    const err = await refusalOf({ maxTokens: 5 });
+    expect(err.field).toBe('providerOptions.trtllm.maxTokens');
+    expect(err.message).toContain("set the AI SDK's maxOutputTokens instead");
+  });
+
+  it('a misspelt provider option is refused with the closest one', async () => {
+    const err = await refusalOf({ beam_width: 2 });
+    expect(err.message).toBe(
+      'providerOptions.trtllm.beam_width: unknown option; did you mean beamWidth? (got 2)',
     );
   });
 
