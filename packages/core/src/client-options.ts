@@ -1,4 +1,4 @@
-import { invalidArgument } from './errors.js';
+import { invalidArgument, TritonLlmError } from './errors.js';
 import type { GenerationEvent } from './generation-events.js';
 import type { GenerateOptions } from './generation-options.js';
 import type { ModelFlavor } from './request.js';
@@ -65,4 +65,41 @@ export interface PreparedCall {
   readonly schema: ModelSchema;
   readonly options: GenerateOptions;
   readonly retry: RetryPolicy;
+}
+
+/** The deployed model must be what the client was told it is (`flavor`) and what the call needs. */
+export function checkDeployed(
+  schema: ModelSchema,
+  model: string,
+  expected: { readonly flavor?: string | undefined; readonly streaming?: boolean },
+): void {
+  if (expected.flavor !== undefined && expected.flavor !== schema.flavor) {
+    throw new TritonLlmError(
+      'failed_precondition',
+      `model '${model}' is deployed as flavor '${schema.flavor}', not '${expected.flavor}'`,
+      { model },
+    );
+  }
+  if (expected.streaming === true && !schema.decoupled) {
+    throw new TritonLlmError(
+      'failed_precondition',
+      `model '${model}' is not decoupled; streaming needs the model deployed with decoupled_mode: true ` +
+        '(model_transaction_policy { decoupled: true }), or call generate()',
+      { model },
+    );
+  }
+}
+
+/** The call's options with what the schema read (begun at `started`) left of its deadline. */
+export function afterSchemaRead(options: GenerateOptions, started: number, model: string): GenerateOptions {
+  if (options.timeoutMs === undefined) return options;
+  const left = options.timeoutMs - (performance.now() - started);
+  if (left <= 0) {
+    throw new TritonLlmError(
+      'deadline_exceeded',
+      `the ${options.timeoutMs} ms deadline passed while reading the model config`,
+      { model },
+    );
+  }
+  return { ...options, timeoutMs: left };
 }

@@ -1,12 +1,14 @@
 import { SharedBatchCall } from './batch-call.js';
 import {
+  afterSchemaRead,
   type ClientCallOptions,
   checkCallOptions,
+  checkDeployed,
   type PreparedCall,
   type TritonLlmOptions,
 } from './client-options.js';
 import { keepsGeneratingWarning, unmatchableStopWarning } from './client-warnings.js';
-import { invalidArgument, TritonLlmError } from './errors.js';
+import { failedCall, invalidArgument, TritonLlmError } from './errors.js';
 import { Generation } from './generation.js';
 import type { GenerateOptions, GenerationContext } from './generation-options.js';
 import { collect, type GenerationStream, StartedStream } from './generation-stream.js';
@@ -15,7 +17,7 @@ import { type EncodedRequest, encodeGenerateRequest } from './models/encode-requ
 import type { GenerateRequest } from './request.js';
 import { generateRequestId } from './request-id.js';
 import type { GenerateResult } from './result.js';
-import { RetryPlan, type RetryPolicy, retryPolicy, withRetry } from './retry.js';
+import { type RetryPolicy, retryPolicy, withRetry } from './retry.js';
 import { runLimited } from './run-limited.js';
 import { detectSchema, type ModelSchema } from './schema.js';
 import { observer, Telemetry } from './telemetry.js';
@@ -67,17 +69,21 @@ export class TritonLlm {
 
   /** The deployed model's schema (flavor, backend version, decoupled, batch size), read once and cached. */
   schema(options?: ClientCallOptions): Promise<ModelSchema> {
-    this.schemaPromise ??= this.loadSchema(options).catch((err: unknown) => {
-      this.schemaPromise = undefined;
-      throw err;
-    });
-    return this.schemaPromise;
+    return this.cachedSchema(options).catch(failedCall('schema', this.model));
   }
 
   /** Forgets the cached schema (after a redeploy) and reads it again. */
   refreshSchema(options?: ClientCallOptions): Promise<ModelSchema> {
     this.schemaPromise = undefined;
-    return this.schema(options);
+    return this.cachedSchema(options).catch(failedCall('refreshSchema', this.model));
+  }
+
+  private cachedSchema(options?: ClientCallOptions): Promise<ModelSchema> {
+    this.schemaPromise ??= this.loadSchema(options).catch((err: unknown) => {
+      this.schemaPromise = undefined;
+      throw err;
+    });
+    return this.schemaPromise;
   }
 
   /**
@@ -86,11 +92,16 @@ export class TritonLlm {
    */
   async generate(request: GenerateRequest, options: GenerateOptions = {}): Promise<GenerateResult> {
     validateRequest(request);
-    if (this.telemetry === undefined) return collect(await this.start(request, options, false), this.model);
-    const telemetry = this.telemetry.begin(request, false);
-    return telemetry.track(
-      this.start(request, options, false, telemetry).then((g) => collect(g, this.model)),
-    );
+    try {
+      if (this.telemetry === undefined)
+        return await collect(await this.start(request, options, false), this.model);
+      const telemetry = this.telemetry.begin(request, false);
+      return await telemetry.track(
+        this.start(request, options, false, telemetry).then((g) => collect(g, this.model)),
+      );
+    } catch (err) {
+      return failedCall('generate', this.model)(err);
+    }
   }
 
   /**
@@ -120,6 +131,17 @@ export class TritonLlm {
     requests.forEach((r) => {
       validateRequest(r);
     });
+    return this.runBatch(requests, generateOptions, concurrency, batch).catch(
+      failedCall('generateBatch', this.model),
+    );
+  }
+
+  private async runBatch(
+    requests: readonly GenerateRequest[],
+    generateOptions: GenerateOptions,
+    concurrency: number | undefined,
+    batch?: boolean,
+  ): Promise<GenerateResult[]> {
     const call = await this.prepare(generateOptions);
     const { schema } = call;
     const results: GenerateResult[] = new Array(requests.length);
@@ -177,7 +199,9 @@ export class TritonLlm {
     const telemetry = this.telemetry?.begin(request, true);
     return new StartedStream(
       id,
-      this.start({ ...request, requestId: id }, options, true, telemetry),
+      this.start({ ...request, requestId: id }, options, true, telemetry).catch(
+        failedCall('stream', this.model),
+      ),
       telemetry,
     );
   }
@@ -190,50 +214,54 @@ export class TritonLlm {
     const id = request.id ?? generateRequestId();
     checkRequestId(id);
     // An arbitrary model may act on a request more than once: retried only when asked.
-    return this.call(options, false, (o) => this.transport.infer({ ...request, id }, o));
+    return this.call(options, false, (o) => this.transport.infer({ ...request, id }, o)).catch(
+      failedCall('infer', request.model),
+    );
   }
 
   /** True when the server is live. */
   health(options?: ClientCallOptions): Promise<boolean> {
-    return this.call(options, true, (o) => this.transport.serverLive(o));
+    return this.call(options, true, (o) => this.transport.serverLive(o)).catch(failedCall('health'));
   }
 
   /** True when the server is ready for inference. */
   ready(options?: ClientCallOptions): Promise<boolean> {
-    return this.call(options, true, (o) => this.transport.serverReady(o));
+    return this.call(options, true, (o) => this.transport.serverReady(o)).catch(failedCall('ready'));
   }
 
   /** True when this client's model is ready. */
   modelReady(options?: ClientCallOptions): Promise<boolean> {
     return this.call(options, true, (o) =>
       this.transport.modelReady(this.model, this.options.modelVersion, o),
-    );
+    ).catch(failedCall('modelReady', this.model));
   }
 
   /** The server's name, version and extensions. */
   serverMetadata(options?: ClientCallOptions): Promise<ServerMetadata> {
-    return this.call(options, true, (o) => this.transport.serverMetadata(o));
+    return this.call(options, true, (o) => this.transport.serverMetadata(o)).catch(
+      failedCall('serverMetadata'),
+    );
   }
 
   /** This model's config as deployed (read fresh; `schema()` is the cached, interpreted view). */
   modelConfig(options?: ClientCallOptions): Promise<ModelConfig> {
     return this.call(options, true, (o) =>
       this.transport.modelConfig(this.model, this.options.modelVersion, o),
-    );
+    ).catch(failedCall('modelConfig', this.model));
   }
 
   /** This model's inputs and outputs as the server reports them. */
   modelMetadata(options?: ClientCallOptions): Promise<ModelMetadata> {
     return this.call(options, true, (o) =>
       this.transport.modelMetadata(this.model, this.options.modelVersion, o),
-    );
+    ).catch(failedCall('modelMetadata', this.model));
   }
 
   /** This model's inference statistics. */
   statistics(options?: ClientCallOptions): Promise<ModelStatistics[]> {
     return this.call(options, true, (o) =>
       this.transport.modelStatistics(this.model, this.options.modelVersion, o),
-    );
+    ).catch(failedCall('statistics', this.model));
   }
 
   /** Closes the transport's connections. */
@@ -259,12 +287,7 @@ export class TritonLlm {
     };
     checkCallOptions(merged, '');
     const policy = retry === undefined ? this.retry : retryPolicy(this.options.retry, retry);
-    const plan = new RetryPlan(policy, { idempotent, timeoutMs: merged.timeoutMs });
-    return withRetry(
-      (left) => run({ ...merged, ...(left !== undefined ? { timeoutMs: left } : {}), retryPlan: plan }),
-      plan,
-      merged.signal,
-    );
+    return withRetry(policy, idempotent, merged, run);
   }
 
   private async loadSchema(options?: ClientCallOptions): Promise<ModelSchema> {
@@ -272,13 +295,7 @@ export class TritonLlm {
       this.transport.modelConfig(this.model, this.options.modelVersion, o),
     );
     const schema = detectSchema(config);
-    if (this.options.flavor !== undefined && this.options.flavor !== schema.flavor) {
-      throw new TritonLlmError(
-        'failed_precondition',
-        `model '${this.model}' is deployed as flavor '${schema.flavor}', not '${this.options.flavor}'`,
-        { model: this.model },
-      );
-    }
+    checkDeployed(schema, this.model, { flavor: this.options.flavor });
     return schema;
   }
 
@@ -290,14 +307,7 @@ export class TritonLlm {
   ): Promise<Generation> {
     // The callers validated `request` already, synchronously, so that bad input throws at the call.
     const call = await this.prepare(telemetry === undefined ? options : this.traced(options, telemetry));
-    if (streaming && !call.schema.decoupled) {
-      throw new TritonLlmError(
-        'failed_precondition',
-        `model '${this.model}' is not decoupled; streaming needs the model deployed with decoupled_mode: true ` +
-          '(model_transaction_policy { decoupled: true }), or call generate()',
-        { model: this.model },
-      );
-    }
+    checkDeployed(call.schema, this.model, { streaming });
     const encoded = this.encode(call.schema, request, streaming);
     this.warnUnmatchableStops(call.schema, request, streaming);
     return this.generation(call, request, encoded, streaming, undefined, telemetry);
@@ -314,28 +324,17 @@ export class TritonLlm {
    * `timeoutMs` what the schema read did not use: the deadline covers both.
    */
   private async prepare(options: GenerateOptions): Promise<PreparedCall> {
-    let merged: GenerateOptions = { ...this.options.defaults, ...options };
+    const merged: GenerateOptions = { ...this.options.defaults, ...options };
     checkCallOptions(merged, '');
     const retry = options.retry === undefined ? this.retry : retryPolicy(this.options.retry, options.retry);
     const started = performance.now();
-    const schema = await this.schema({
+    const schema = await this.cachedSchema({
       ...(merged.signal !== undefined ? { signal: merged.signal } : {}),
       ...(merged.timeoutMs !== undefined ? { timeoutMs: merged.timeoutMs } : {}),
       ...(merged.headers !== undefined ? { headers: merged.headers } : {}),
       ...(options.retry !== undefined ? { retry: options.retry } : {}),
     });
-    if (merged.timeoutMs !== undefined) {
-      const left = merged.timeoutMs - (performance.now() - started);
-      if (left <= 0) {
-        throw new TritonLlmError(
-          'deadline_exceeded',
-          `the ${merged.timeoutMs} ms deadline passed while reading the model config`,
-          { model: this.model },
-        );
-      }
-      merged = { ...merged, timeoutMs: left };
-    }
-    return { schema, options: merged, retry };
+    return { schema, options: afterSchemaRead(merged, started, this.model), retry };
   }
 
   private encode(schema: ModelSchema, request: GenerateRequest, streaming: boolean): EncodedRequest {
@@ -376,17 +375,15 @@ export class TritonLlm {
   /** A batched request under the call's retry policy and deadline. */
   private sendBatch(request: InferRequest, call: PreparedCall, signal: AbortSignal): Promise<InferResponse> {
     const { timeoutMs, headers } = call.options;
-    const plan = new RetryPlan(call.retry, { idempotent: true, timeoutMs });
     return withRetry(
-      (left) =>
-        this.transport.infer(request, {
-          signal,
-          ...(left !== undefined ? { timeoutMs: left } : {}),
-          ...(headers !== undefined ? { headers } : {}),
-          retryPlan: plan,
-        }),
-      plan,
-      signal,
+      call.retry,
+      true,
+      {
+        signal,
+        ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+        ...(headers !== undefined ? { headers } : {}),
+      },
+      (o) => this.transport.infer(request, o),
     );
   }
 

@@ -109,6 +109,8 @@ export interface TritonLlmErrorOptions {
   readonly earlyStop?: EarlyStopReport;
   /** The input the error is about, as the caller named it (`maxTokens`, `stopWords[2]`). */
   readonly field?: string;
+  /** The SDK call the user made that failed (`generate`, `stream`, `infer`, `health`...). */
+  readonly operation?: string;
 }
 
 // In the global symbol registry, so every copy of the class (the ESM and the CJS build, two
@@ -165,6 +167,11 @@ export class TritonLlmError extends Error {
    * `stopWords[2]`, `lora.taskId`): the message names it too, for people; this is for code.
    */
   readonly field: string | undefined;
+  /**
+   * The SDK call the user made that failed (`generate`, `stream`, `infer`, `health`...); the
+   * message leads with it (`generate on 'ensemble' failed: ...`).
+   */
+  readonly operation: string | undefined;
 
   constructor(code: ErrorCode, message: string, options: TritonLlmErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -177,6 +184,7 @@ export class TritonLlmError extends Error {
     this.grpcStatus = options.grpcStatus;
     this.earlyStop = options.earlyStop;
     this.field = options.field;
+    this.operation = options.operation;
   }
 
   /** Returns `err` when it already is a `TritonLlmError`, else wraps it with `code`. */
@@ -188,6 +196,24 @@ export class TritonLlmError extends Error {
     if (err instanceof TritonLlmError) return err;
     const message = err instanceof Error ? err.message : String(err);
     return new TritonLlmError(code, message, { ...options, cause: err });
+  }
+
+  /**
+   * A copy that leads with the user's call: `generate on 'ensemble' failed: <what the layer that
+   * threw said>`, the internal step kept as the detail, `operation` set. Errors about an input
+   * (`field` set) already lead with it and keep their message. Applied once, by the outermost call.
+   */
+  forOperation(operation: string, model?: string): TritonLlmError {
+    if (this.operation !== undefined) return this;
+    const on = (this.model ?? model) === undefined ? '' : ` on '${this.model ?? model}'`;
+    const message = this.field !== undefined ? this.message : `${operation}${on} failed: ${this.message}`;
+    const copy = new TritonLlmError(this.code, message, {
+      ...this.options(),
+      operation,
+      ...(this.model === undefined && model !== undefined ? { model } : {}),
+    });
+    if (this.stack !== undefined) copy.stack = this.stack.replace(this.message, message);
+    return copy;
   }
 
   /** A copy with request id, model and early-stop report filled in where the layer that threw did not know them. */
@@ -218,8 +244,19 @@ export class TritonLlmError extends Error {
       ...(this.cause !== undefined ? { cause: this.cause } : {}),
       ...(this.earlyStop !== undefined ? { earlyStop: this.earlyStop } : {}),
       ...(this.field !== undefined ? { field: this.field } : {}),
+      ...(this.operation !== undefined ? { operation: this.operation } : {}),
     };
   }
+}
+
+/**
+ * What a public call of the client rethrows: a `TritonLlmError` led by the call the user made
+ * ({@link TritonLlmError.forOperation}); errors of other kinds pass as they are.
+ */
+export function failedCall(operation: string, model?: string): (err: unknown) => never {
+  return (err) => {
+    throw err instanceof TritonLlmError ? err.forOperation(operation, model) : err;
+  };
 }
 
 /** Shorthand for the validation error every bad input gets before anything is sent. */

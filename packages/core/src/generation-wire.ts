@@ -1,7 +1,8 @@
+import { TritonLlmError } from './errors.js';
 import type { GenerationContext } from './generation-options.js';
 import { encodeStopRequest } from './models/encode-request.js';
 import type { EarlyStopReport, FinishReason, StopMeans } from './result.js';
-import type { RetryPlan } from './retry.js';
+import { RetryPlan } from './retry.js';
 import type { CallOptions, InferRequest, InferResponse, InferStream } from './transport.js';
 
 // How long an early end waits for the in-band stop to be answered before it cancels instead: a
@@ -66,6 +67,43 @@ export abstract class GenerationWire {
   protected release(): void {
     if (this.onAbort !== undefined) this.ctx.options.signal?.removeEventListener('abort', this.onAbort);
     if (this.stopGrace !== undefined) clearTimeout(this.stopGrace);
+  }
+
+  /**
+   * The request's retry plan. Generation is idempotent until something was delivered: only
+   * failures before the first response are retried. The plan goes down with every attempt, so
+   * that a replica transport moves the request only as it allows, within its attempts and
+   * deadline; its retries (waits and moves) are reported as `retry` events.
+   */
+  protected retryPlan(): RetryPlan {
+    const { observe, schema, retry, options } = this.ctx;
+    const model = schema.model;
+    return new RetryPlan(retry, {
+      idempotent: true,
+      timeoutMs: options.timeoutMs,
+      ended: () => this.early !== undefined,
+      onRetry:
+        observe === undefined
+          ? undefined
+          : (attempt, delayMs, error, moved) =>
+              observe({
+                type: 'retry',
+                requestId: this.requestId,
+                model,
+                attempt,
+                delayMs,
+                moved,
+                error: error.withContext({ requestId: this.requestId, model }),
+              }),
+    });
+  }
+
+  /** The error of a request ended (abort, stop) while it waited to start again. */
+  protected endedWhileWaiting(): TritonLlmError {
+    return new TritonLlmError('cancelled', 'the request was ended while waiting to retry', {
+      requestId: this.requestId,
+      model: this.ctx.schema.model,
+    });
   }
 
   /** Starts one attempt of the request on the wire, with what is left of the deadline. */

@@ -5,7 +5,7 @@ import { GenerationWire } from './generation-wire.js';
 import { withIdleTimeout } from './idle-timeout.js';
 import { type DecodeWants, decodeResponse } from './models/decode-response.js';
 import type { DeltaChunk, FinalChunk, GenerateResult, Logits, PerfMetrics, StreamChunk } from './result.js';
-import { backoff, exhausted, RetryPlan } from './retry.js';
+import { backoff, exhausted } from './retry.js';
 import { SequenceTracker } from './sequences.js';
 import type { InferResponse, InferSink } from './transport.js';
 
@@ -152,28 +152,7 @@ export class Generation
       model: schema.model,
       streaming: ctx.streaming,
     });
-    // Generation is idempotent until something was delivered: only failures before the first
-    // response are retried. The plan goes down with every attempt, so that a replica transport
-    // moves the request only as this plan allows, and within its attempts and deadline.
-    const observe = ctx.observe;
-    this.plan = new RetryPlan(ctx.retry, {
-      idempotent: true,
-      timeoutMs: options.timeoutMs,
-      ended: () => this.early !== undefined,
-      onRetry:
-        observe === undefined
-          ? undefined
-          : (attempt, delayMs, error, moved) =>
-              observe({
-                type: 'retry',
-                requestId: this.requestId,
-                model: schema.model,
-                attempt,
-                delayMs,
-                moved,
-                error: error.withContext({ requestId: this.requestId, model: schema.model }),
-              }),
-    });
+    this.plan = this.retryPlan();
     return undefined;
   }
 
@@ -320,20 +299,12 @@ export class Generation
     if (decision.action !== 'wait') {
       return this.failed(err instanceof TritonLlmError ? exhausted(err, plan.attempts) : err);
     }
-    const { schema } = this.ctx;
     // The failed call has ended; a stop() or abort during the wait has nothing to tell it.
     this.transportStream = undefined;
     this.source = undefined;
     return backoff(decision.delayMs, this.signal()).then(
       () => {
-        if (this.early !== undefined) {
-          return this.failed(
-            new TritonLlmError('cancelled', 'the request was ended while waiting to retry', {
-              requestId: this.requestId,
-              model: schema.model,
-            }),
-          );
-        }
+        if (this.early !== undefined) return this.failed(this.endedWhileWaiting());
         this.sourceEnded = false;
         return this.read();
       },
@@ -356,11 +327,13 @@ export class Generation
       this.early = { trigger: 'deadline', via: [this.cancelMeans()] };
     }
     const report = this.report();
-    const wrapped = error.withContext({
-      requestId: this.requestId,
-      model: schema.model,
-      ...(report !== undefined ? { earlyStop: report } : {}),
-    });
+    const wrapped = error
+      .withContext({
+        requestId: this.requestId,
+        model: schema.model,
+        ...(report !== undefined ? { earlyStop: report } : {}),
+      })
+      .forOperation(this.ctx.streaming ? 'stream' : 'generate', schema.model);
     this.ctx.observe?.({ type: 'error', requestId: this.requestId, model: schema.model, error: wrapped });
     this.phase = 'done';
     this.release();

@@ -1,4 +1,5 @@
 import { invalidArgument, TritonLlmError } from './errors.js';
+import type { CallOptions } from './transport.js';
 
 /**
  * How a call that failed before the server answered is tried again: exponential backoff with full
@@ -273,18 +274,27 @@ export function backoff(ms: number, signal: AbortSignal | undefined): Promise<vo
 }
 
 /**
- * Runs a unary call under `plan`. `run` receives the deadline left for its attempt; the caller's
- * `signal` ends the waits between attempts, and an aborted call is never retried.
+ * Runs a unary call under `policy`: one plan for all of its attempts, each given what is left of
+ * the deadline in `options.timeoutMs` and the plan in `options.retryPlan` (for a replica
+ * transport's moves). The caller's `signal` ends the waits between attempts, and an aborted call
+ * is never retried.
  */
 export async function withRetry<T>(
-  run: (timeoutMs: number | undefined) => Promise<T>,
-  plan: RetryPlan,
-  signal: AbortSignal | undefined,
+  policy: RetryPolicy,
+  idempotent: boolean,
+  options: CallOptions,
+  run: (options: CallOptions) => Promise<T>,
 ): Promise<T> {
+  const plan = new RetryPlan(policy, { idempotent, timeoutMs: options.timeoutMs });
+  const { signal } = options;
   for (;;) {
     try {
-      const remaining = plan.remainingMs();
-      return await run(remaining === undefined ? undefined : Math.max(1, remaining));
+      const left = plan.remainingMs();
+      return await run({
+        ...options,
+        ...(left !== undefined ? { timeoutMs: Math.max(1, left) } : {}),
+        retryPlan: plan,
+      });
     } catch (err) {
       const decision = plan.decide(err, { ended: signal?.aborted === true });
       if (decision.action === 'fail') {
