@@ -135,6 +135,9 @@ export class TextDeltaDecoder {
   push(text: string): string {
     if (typeof text !== 'string') throw invalidArgument('text', text, 'must be a string');
     if (this.mode === 'delta') return this.#emit(text);
+    // An empty cumulative text says nothing new (a BLS final response may carry one): the tail
+    // held back from the text before it must still come out at the end.
+    if (text.length === 0) return '';
     this.#latest = text;
     return this.#emitUpTo(text.slice(0, stableLength(text)));
   }

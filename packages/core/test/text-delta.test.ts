@@ -69,6 +69,12 @@ describe('TextDeltaDecoder in cumulative mode', () => {
     expect(decoder.text).toBe('abcXdefg');
   });
 
+  it('still emits the held-back tail when the last response carries an empty text (a BLS final)', () => {
+    const decoder = new TextDeltaDecoder({ mode: 'cumulative' });
+    expect(run(decoder, ['Hello', 'Hello world ', ''])).toEqual(['Hello', ' world', '', ' ']);
+    expect(decoder.text).toBe('Hello world ');
+  });
+
   it('repeats nothing when a response is shorter than what was already shown', () => {
     const decoder = new TextDeltaDecoder({ mode: 'cumulative' });
     expect(run(decoder, ['abc', 'ab', 'abcd'])).toEqual(['abc', '', 'd', '']);
