@@ -5,19 +5,10 @@
  */
 import { grpcTransport } from '@trtllm/grpc';
 import { httpTransport } from '@trtllm/http';
-import { TritonLlm, TritonLlmError } from '@trtllm/sdk';
+import { TritonLlm } from '@trtllm/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
+import { failure } from '../support/failure.js';
 import { PROTOCOLS, useFakeTriton } from '../support/fake.js';
-
-async function failure(p: Promise<unknown> | (() => Promise<unknown>)): Promise<TritonLlmError> {
-  try {
-    await (typeof p === 'function' ? p() : p);
-  } catch (err) {
-    expect(err).toBeInstanceOf(TritonLlmError);
-    return err as TritonLlmError;
-  }
-  throw new Error('expected the call to fail');
-}
 
 describe.each(PROTOCOLS)('errors name the user operation (%s)', (protocol) => {
   const fake = useFakeTriton();

@@ -1,6 +1,7 @@
-import { type InferResponse, TritonLlmError } from '@trtllm/sdk';
+import type { InferResponse } from '@trtllm/sdk';
 import { generateTokens } from '@trtllm/testing';
 import { describe, expect, it } from 'vitest';
+import { failure } from '../support/failure.js';
 import { PROTOCOLS, rawRequest, statsOf, stopRequest, tokenIds, useThreeFakes } from './support.js';
 
 const INPUT = [259, 260, 261];
@@ -13,16 +14,6 @@ async function collectIds(stream: AsyncIterable<InferResponse>): Promise<number[
   const ids: number[] = [];
   for await (const r of stream) ids.push(...tokenIds(r));
   return ids;
-}
-
-async function failure(p: Promise<unknown>): Promise<TritonLlmError> {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).toBeInstanceOf(TritonLlmError);
-    return err as TritonLlmError;
-  }
-  throw new Error('expected the call to fail');
 }
 
 describe.each(PROTOCOLS)('failover between replicas (%s)', (protocol) => {

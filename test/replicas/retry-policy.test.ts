@@ -3,21 +3,12 @@
  * with each transport call, so a replica transport moves a request only where the client's rules
  * allow, and moves and backoff waits share one attempt budget.
  */
-import { type GenerationEvent, TritonLlm, TritonLlmError } from '@trtllm/sdk';
+import { type GenerationEvent, TritonLlm } from '@trtllm/sdk';
 import { describe, expect, it } from 'vitest';
+import { failure } from '../support/failure.js';
 import { PROTOCOLS, rawRequest, useThreeFakes } from './support.js';
 
 const INPUT = [259, 260, 261];
-
-async function failure(p: Promise<unknown>): Promise<TritonLlmError> {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).toBeInstanceOf(TritonLlmError);
-    return err as TritonLlmError;
-  }
-  throw new Error('expected the call to fail');
-}
 
 describe.each(PROTOCOLS)('one retry policy over replicas (%s)', (protocol) => {
   const replicas = useThreeFakes();
