@@ -1,0 +1,128 @@
+/**
+ * The shape of the house, checked on the sources: no import cycles between the files of a package,
+ * core imports no other package of ours, no transport imports another, and nothing imports a
+ * package that depends on it.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const packagesDir = join(root, 'packages');
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return name === 'gen' ? [] : sourceFiles(path);
+    return name.endsWith('.ts') && !name.endsWith('.d.ts') ? [path] : [];
+  });
+}
+
+/**
+ * The module specifiers a file imports or re-exports. With `runtime`, only those that stay in the
+ * JavaScript: `import type`, and imports whose every name is `type`, are erased by the compiler.
+ */
+function specifiers(file: string, runtime = false): string[] {
+  const text = readFileSync(file, 'utf8');
+  const found: string[] = [];
+  for (const m of text.matchAll(/(?:^|\n)\s*(import|export)\s+(type\s+)?([^'"]*?)from\s+'([^']+)'/g)) {
+    const [, , typeOnly, names, specifier] = m;
+    const allTypes =
+      /^\{[^}]*\}\s*$/.test(names!.trim()) &&
+      names!
+        .replace(/[{}\s]/g, '')
+        .split(',')
+        .filter(Boolean)
+        .every((n) => n.startsWith('type'));
+    if (!runtime || (typeOnly === undefined && !allTypes)) found.push(specifier!);
+  }
+  for (const m of text.matchAll(/import\(\s*'([^']+)'\s*\)/g)) found.push(m[1]!);
+  return found;
+}
+
+const packages = readdirSync(packagesDir).map((dir) => {
+  const manifest = JSON.parse(readFileSync(join(packagesDir, dir, 'package.json'), 'utf8')) as {
+    name: string;
+    dependencies?: Record<string, string>;
+    peerDependencies?: Record<string, string>;
+  };
+  const files = sourceFiles(join(packagesDir, dir, 'src'));
+  const ours = new Set(files.flatMap((f) => specifiers(f)).filter((s) => s.startsWith('@trtllm/')));
+  return {
+    dir,
+    name: manifest.name,
+    files,
+    imports: [...ours].map((s) => s.split('/').slice(0, 2).join('/')),
+  };
+});
+
+describe('the dependency graph', () => {
+  it('has no import cycle between the source files of any package (imports that stay at run time)', () => {
+    const cycles: string[] = [];
+    for (const pkg of packages) {
+      const edges = new Map<string, string[]>();
+      for (const file of pkg.files) {
+        edges.set(
+          file,
+          specifiers(file, true)
+            .filter((s) => s.startsWith('.'))
+            .map((s) => resolve(dirname(file), s.replace(/\.js$/, '.ts')))
+            .filter((target) => pkg.files.includes(target)),
+        );
+      }
+      const state = new Map<string, 'open' | 'done'>();
+      const visit = (file: string, path: string[]): void => {
+        if (state.get(file) === 'done') return;
+        if (state.get(file) === 'open') {
+          cycles.push(
+            path
+              .slice(path.indexOf(file))
+              .concat(file)
+              .map((f) => relative(root, f))
+              .join(' -> '),
+          );
+          return;
+        }
+        state.set(file, 'open');
+        for (const next of edges.get(file) ?? []) visit(next, [...path, file]);
+        state.set(file, 'done');
+      };
+      for (const file of pkg.files) visit(file, []);
+    }
+    expect(cycles).toEqual([]);
+  });
+
+  it('keeps core free of our other packages, and transports and the fake free of each other', () => {
+    const importsOf = (name: string) => packages.find((p) => p.name === name)?.imports ?? [];
+    expect(importsOf('@trtllm/sdk')).toEqual([]);
+    expect(importsOf('@trtllm/grpc').filter((n) => n !== '@trtllm/sdk')).toEqual([]);
+    expect(importsOf('@trtllm/http').filter((n) => n !== '@trtllm/sdk')).toEqual([]);
+    // The fake shares nothing with the client it tests.
+    expect(importsOf('@trtllm/testing')).toEqual([]);
+  });
+
+  it('has no cycle between packages, and each imports only packages it declares', () => {
+    const byName = new Map(packages.map((p) => [p.name, p]));
+    for (const pkg of packages) {
+      const manifest = JSON.parse(readFileSync(join(packagesDir, pkg.dir, 'package.json'), 'utf8')) as {
+        dependencies?: Record<string, string>;
+        peerDependencies?: Record<string, string>;
+      };
+      const declared = new Set([
+        ...Object.keys(manifest.dependencies ?? {}),
+        ...Object.keys(manifest.peerDependencies ?? {}),
+      ]);
+      const undeclared = pkg.imports.filter((n) => n !== pkg.name && !declared.has(n));
+      expect({ package: pkg.name, undeclared }).toEqual({ package: pkg.name, undeclared: [] });
+    }
+    const reaches = (from: string, to: string, seen = new Set<string>()): boolean => {
+      if (seen.has(from)) return false;
+      seen.add(from);
+      const imports = byName.get(from)?.imports ?? [];
+      return imports.some((n) => n !== from && (n === to || reaches(n, to, seen)));
+    };
+    const cyclic = packages.filter((p) => p.imports.some((n) => n !== p.name && reaches(n, p.name)));
+    expect(cyclic.map((p) => p.name)).toEqual([]);
+  });
+});
