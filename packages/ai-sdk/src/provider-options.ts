@@ -15,7 +15,11 @@ type Json<T> = T extends bigint | Float32Array
     ? { readonly [K in keyof T]: Json<T[K]> }
     : T;
 
-/** A 2-D tensor as JSON: row-major values and `[rows, columns]`. */
+/**
+ * A 2-D tensor as JSON: row-major values and `[rows, columns]`.
+ *
+ * @interface
+ */
 export type TritonJsonMatrix = Json<Matrix>;
 
 /**
@@ -72,6 +76,8 @@ export type TritonCallSettings = {
  *   providerOptions: { trtllm: { beamWidth: 2, badWords: ['ugly'] } satisfies TritonProviderOptions },
  * });
  * ```
+ *
+ * @interface
  */
 export type TritonProviderOptions = Json<TritonRequestOptions> & TritonCallSettings;
 

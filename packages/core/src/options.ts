@@ -182,14 +182,30 @@ type FlavorKeys<F extends ModelFlavor> = {
   [K in keyof Table]: F extends Table[K]['flavors'][number] ? K : never;
 }[keyof Table];
 
-/** What an `ensemble` model takes. */
+/**
+ * What an `ensemble` model takes. Computed from {@link REQUEST_OPTIONS}.
+ *
+ * @interface
+ */
 export type EnsembleRequest = Pick<GenerateRequest, FlavorKeys<'ensemble'>>;
 
-/** What `tensorrt_llm_bls` takes: the ensemble's inputs plus the BLS-only ones. */
+/**
+ * What `tensorrt_llm_bls` takes: the ensemble's inputs plus the BLS-only ones. Computed from {@link REQUEST_OPTIONS}.
+ *
+ * @interface
+ */
 export type BlsRequest = Pick<GenerateRequest, FlavorKeys<'bls'>>;
 
-/** What the raw `tensorrt_llm` model takes (text options need a tokenizer on the client). */
+/**
+ * What the raw `tensorrt_llm` model takes (text options need a tokenizer on the client). Computed from {@link REQUEST_OPTIONS}.
+ *
+ * @interface
+ */
 export type TensorrtLlmRequest = Pick<GenerateRequest, FlavorKeys<'tensorrt_llm'>>;
 
-/** What the LLM-API `tensorrt_llm` model takes. */
+/**
+ * What the LLM-API `tensorrt_llm` model takes. Computed from {@link REQUEST_OPTIONS}.
+ *
+ * @interface
+ */
 export type LlmApiRequest = Pick<GenerateRequest, FlavorKeys<'llmapi'>>;
