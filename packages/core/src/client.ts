@@ -53,11 +53,12 @@ export class TritonLlm {
 
   constructor(private readonly options: TritonLlmOptions) {
     if (options?.transport === undefined)
-      throw new TritonLlmError('invalid_argument', 'transport: is required');
+      throw new TritonLlmError('invalid_argument', 'transport: is required', { field: 'transport' });
     if (typeof options.model !== 'string' || options.model.length === 0) {
       throw new TritonLlmError(
         'invalid_argument',
         `model: must be a non-empty string (got ${String(options.model)})`,
+        { field: 'model' },
       );
     }
     this.transport = options.transport;
@@ -121,6 +122,7 @@ export class TritonLlm {
       throw new TritonLlmError(
         'invalid_argument',
         `requests: must be a non-empty array (got ${String(requests)})`,
+        { field: 'requests' },
       );
     }
     const { concurrency, batch, ...generateOptions } = options;

@@ -1,6 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type GenerateRequest, TritonLlmError, validateRequest } from '../src/index.js';
+import {
+  type GenerateRequest,
+  TritonLlm,
+  TritonLlmError,
+  type TritonLlmOptions,
+  validateRequest,
+} from '../src/index.js';
 
 function errorOf(request: unknown): TritonLlmError {
   try {
@@ -95,6 +101,24 @@ describe('the field of a validation error', () => {
       '17',
       'ensemble',
     ]);
+  });
+
+  it('names the client option or argument at fault', async () => {
+    const fieldOf = (fn: () => unknown) => {
+      try {
+        fn();
+      } catch (err) {
+        return err instanceof TritonLlmError ? err.field : err;
+      }
+    };
+    expect(fieldOf(() => new TritonLlm({ model: 'ensemble' } as unknown as TritonLlmOptions))).toBe(
+      'transport',
+    );
+    const transport = { protocol: 'grpc' } as unknown as TritonLlmOptions['transport'];
+    expect(fieldOf(() => new TritonLlm({ transport, model: '' }))).toBe('model');
+    await expect(new TritonLlm({ transport, model: 'ensemble' }).generateBatch([])).rejects.toMatchObject({
+      field: 'requests',
+    });
   });
 
   it('is absent from errors about no input of the caller', () => {
