@@ -12,9 +12,12 @@ export function frameMessage(message: Uint8Array, compressed: boolean): Buffer {
   return frame;
 }
 
-/** Where the reader hands complete messages; `message` returns false to stop reading. */
+/**
+ * Where the reader hands complete messages, as `buf[start..end)` (a view valid only during the
+ * call); `message` returns false to stop reading.
+ */
 export interface MessageSink {
-  message(message: Buffer, compressed: boolean): boolean;
+  message(buf: Buffer, start: number, end: number, compressed: boolean): boolean;
 }
 
 /** The error for a message longer than the receive limit, raised on its prefix. */
@@ -46,45 +49,45 @@ export class FrameReader {
    * Calls `sink.message` for each complete message in order; it returns false to stop reading (the
    * call failed). Throws a `resource_exhausted` ConnectError for a message over the limit.
    */
-  push(chunk: Buffer, sink: MessageSink): void {
-    let at = 0;
+  push(chunk: Buffer, start: number, end: number, sink: MessageSink): void {
+    let at = start;
     if (this.head !== undefined) {
       // A prefix cut short by the last chunk.
       const need = PREFIX - this.head.length;
-      if (chunk.length < need) {
-        this.head = Buffer.concat([this.head, chunk]);
+      if (end - at < need) {
+        this.head = Buffer.concat([this.head, chunk.subarray(at, end)]);
         return;
       }
-      const prefix = Buffer.concat([this.head, chunk.subarray(0, need)]);
+      const prefix = Buffer.concat([this.head, chunk.subarray(at, at + need)]);
       this.head = undefined;
-      at = need;
+      at += need;
       this.begin(prefix[0]!, prefix.readUInt32BE(1));
     }
     if (this.body !== undefined) {
       // A message cut short by the last chunk.
-      const take = Math.min(chunk.length - at, this.body.length - this.filled);
+      const take = Math.min(end - at, this.body.length - this.filled);
       chunk.copy(this.body, this.filled, at, at + take);
       this.filled += take;
       at += take;
       if (this.filled < this.body.length) return;
       const message = this.body;
       this.body = undefined;
-      if (!sink.message(message, (this.flags & 1) === 1)) return;
+      if (!sink.message(message, 0, message.length, (this.flags & 1) === 1)) return;
     }
-    while (chunk.length - at >= PREFIX) {
+    while (end - at >= PREFIX) {
       const length = chunk.readUInt32BE(at + 1);
-      const end = at + PREFIX + length;
-      if (end > chunk.length) {
+      const stop = at + PREFIX + length;
+      if (stop > end) {
         this.begin(chunk[at]!, length);
-        chunk.copy(this.body!, 0, at + PREFIX);
-        this.filled = chunk.length - at - PREFIX;
+        chunk.copy(this.body!, 0, at + PREFIX, end);
+        this.filled = end - at - PREFIX;
         return;
       }
       this.check(length);
-      if (!sink.message(chunk.subarray(at + PREFIX, end), (chunk[at]! & 1) === 1)) return;
-      at = end;
+      if (!sink.message(chunk, at + PREFIX, stop, (chunk[at]! & 1) === 1)) return;
+      at = stop;
     }
-    if (at < chunk.length) this.head = Buffer.from(chunk.subarray(at));
+    if (at < end) this.head = Buffer.from(chunk.subarray(at, end));
   }
 
   /** A message that continues in later chunks: checked on its prefix, then a buffer of its size. */

@@ -119,17 +119,18 @@ class SharedCall implements H2StreamOwner, MessageSink {
   }
 
   /** @internal */
-  dataArrived(chunk: Buffer): void {
+  dataArrived(buf: Buffer, start: number, end: number): void {
     if (this.over || this.status.notGrpc !== undefined) return;
     try {
-      this.frames.push(chunk, this);
+      this.frames.push(buf, start, end, this);
     } catch (err) {
       this.end(err, true);
     }
   }
 
   /** @internal One response message of the call. */
-  message(bytes: Buffer, compressed: boolean): boolean {
+  message(buf: Buffer, start: number, end: number, compressed: boolean): boolean {
+    const bytes = buf.subarray(start, end);
     const message = compressed ? inflate(bytes, this.status.encoding, this.config.maxReceiveBytes) : bytes;
     const read = readStreamResponse(message);
     if (typeof read !== 'string') {

@@ -142,19 +142,19 @@ export class H2InferStream extends ResponseQueue implements InferStream, H2Strea
   }
 
   /** @internal */
-  dataArrived(chunk: Buffer): void {
+  dataArrived(buf: Buffer, start: number, end: number): void {
     if (this.phase === 'done') return;
     if (this.status.notGrpc !== undefined) {
       // Not gRPC at all (an HTML error page of a proxy): keep its start for the error, parse nothing.
       const have = this.quoted?.length ?? 0;
       if (have < QUOTE_BYTES) {
-        const part = chunk.subarray(0, QUOTE_BYTES - have);
+        const part = buf.subarray(start, Math.min(end, start + QUOTE_BYTES - have));
         this.quoted = this.quoted === undefined ? Buffer.from(part) : Buffer.concat([this.quoted, part]);
       }
       return;
     }
     try {
-      this.frames!.push(chunk, this);
+      this.frames!.push(buf, start, end, this);
     } catch (err) {
       this.fail(err, true);
     }
@@ -166,10 +166,14 @@ export class H2InferStream extends ResponseQueue implements InferStream, H2Strea
   }
 
   /** @internal One response message (the frame reader's callback); false stops the reader. */
-  message(bytes: Buffer, compressed: boolean): boolean {
+  message(buf: Buffer, start: number, end: number, compressed: boolean): boolean {
     if (this.phase === 'done') return false;
-    const message = compressed ? inflate(bytes, this.status.encoding, this.config.maxReceiveBytes) : bytes;
-    const read = readStreamResponse(message, this.id);
+    const read = compressed
+      ? readStreamResponse(
+          inflate(buf.subarray(start, end), this.status.encoding, this.config.maxReceiveBytes),
+          this.id,
+        )
+      : readStreamResponse(buf, this.id, start, end);
     if (typeof read === 'string') {
       this.fail(streamErrorFromMessage(read, { model: this.model, requestId: this.id }), true);
       return false;

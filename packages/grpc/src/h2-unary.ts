@@ -121,16 +121,16 @@ class UnaryCall implements H2StreamOwner, MessageSink {
     this.status.trailers(trailers);
   }
 
-  dataArrived(chunk: Buffer): void {
+  dataArrived(buf: Buffer, start: number, end: number): void {
     if (this.done || this.status.notGrpc !== undefined) return;
     try {
-      this.frames.push(chunk, this);
+      this.frames.push(buf, start, end, this);
     } catch (err) {
       this.fail(err, true);
     }
   }
 
-  message(bytes: Buffer, compressed: boolean): boolean {
+  message(buf: Buffer, start: number, end: number, compressed: boolean): boolean {
     if (this.answer !== undefined) {
       this.fail(
         new ConnectError('protocol error: a unary call answered with more than one message', Code.Internal),
@@ -139,6 +139,7 @@ class UnaryCall implements H2StreamOwner, MessageSink {
       return false;
     }
     // A copy: the view belongs to a socket read that the connection will not keep.
+    const bytes = buf.subarray(start, end);
     this.answer = compressed ? inflate(bytes, this.status.encoding, this.limit) : Buffer.from(bytes);
     return true;
   }

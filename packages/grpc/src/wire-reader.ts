@@ -10,6 +10,7 @@ import {
 import { wireDataType } from './datatype.js';
 import { ModelStreamInferResponseSchema } from './gen/inference/grpc_service_pb.js';
 import { fromModelInferResponse, malformedResponse } from './infer-response.js';
+import { KnownRuns, OUTPUTS_KEY, PARAMETERS_KEY } from './known-runs.js';
 import { FIXED64, LENGTH_DELIMITED, Truncated, VARINT, Walker } from './wire-walker.js';
 
 /**
@@ -45,10 +46,16 @@ const PARAMETER_UINT64 = 5;
  * message per output, per parameter and per map entry. It reads what a core response holds and
  * nothing else (output `parameters` are skipped). A response whose outputs come in typed
  * `contents` instead of `raw_output_contents` is rare (Triton sends raw contents) and goes
- * through the generated decoder. Returns the server's `error_message` as a string.
+ * through the generated decoder. Returns the server's `error_message` as a string. Reads
+ * `bytes[start..end)` (a message in a socket read, without a copy of it).
  */
-export function readStreamResponse(bytes: Buffer, expectedId?: string): WireResponse | string {
-  const w = WALKER.reset(bytes, expectedId);
+export function readStreamResponse(
+  bytes: Buffer,
+  expectedId?: string,
+  start = 0,
+  end = bytes.length,
+): WireResponse | string {
+  const w = WALKER.reset(bytes, start, end, expectedId);
   let error = '';
   let response: WireResponse | undefined;
   try {
@@ -59,7 +66,7 @@ export function readStreamResponse(bytes: Buffer, expectedId?: string): WireResp
       if (field === STREAM_ERROR_MESSAGE && type === LENGTH_DELIMITED) error = w.string();
       else if (field === STREAM_INFER_RESPONSE && type === LENGTH_DELIMITED) {
         const length = w.varint();
-        response = readInferResponse(w, w.pos, w.take(length)) ?? slowPath(bytes);
+        response = readInferResponse(w, w.pos, w.take(length)) ?? slowPath(bytes.subarray(start, end));
       } else w.skip(type);
     }
   } catch (err) {
@@ -98,17 +105,42 @@ function readInferResponse(w: Walker, start: number, end: number): WireResponse 
   let firstValue: ParameterValue | undefined;
   let outputs = 0;
   let raws = 0;
+  // Where the run of parameters and outputs began (see KnownRuns); -1 before it, -2 once settled.
+  let runStart = -1;
   w.pos = start;
   while (w.pos < end) {
+    const at = w.pos;
+    if (runStart === -1 && (w.buf[at] === PARAMETERS_KEY || w.buf[at] === OUTPUTS_KEY)) {
+      const known = KNOWN_RUNS.find(w.buf, at, end);
+      if (known !== undefined) {
+        firstKey = known.key;
+        firstValue = known.value;
+        outputs = known.names.length;
+        for (let i = 0; i < outputs; i++) {
+          outputNames[i] = known.names[i]!;
+          outputTypes[i] = known.types[i]!;
+          outputShapes[i] = known.shapes[i]!;
+        }
+        w.pos = at + known.bytes.length;
+        runStart = -2;
+        continue;
+      }
+      runStart = at;
+    }
     const tag = w.varint();
     const field = tag >>> 3;
     const type = tag & 7;
     if (type !== LENGTH_DELIMITED) {
+      if (runStart >= 0) runStart = -2;
       w.skip(type);
       continue;
     }
     switch (field) {
       case RESPONSE_RAW_OUTPUT_CONTENTS: {
+        if (runStart >= 0) {
+          if (parameters === undefined) remember(w.buf, runStart, at, firstKey, firstValue, outputs);
+          runStart = -2;
+        }
         const stop = w.take(w.varint());
         rawStarts[raws] = w.pos;
         rawEnds[raws] = stop;
@@ -139,15 +171,19 @@ function readInferResponse(w: Walker, start: number, end: number): WireResponse 
         break;
       }
       case RESPONSE_MODEL_NAME:
+        if (runStart >= 0) runStart = -2;
         model = w.name();
         break;
       case RESPONSE_MODEL_VERSION:
+        if (runStart >= 0) runStart = -2;
         version = w.name();
         break;
       case RESPONSE_ID:
+        if (runStart >= 0) runStart = -2;
         id = w.id();
         break;
       default:
+        if (runStart >= 0) runStart = -2;
         w.skip(type);
     }
   }
@@ -244,6 +280,31 @@ function sharedShape(dims: readonly number[]): readonly number[] {
     return n === 1 ? SHAPE_1 : n === 2 ? SHAPE_1_1 : SHAPE_1_1_1;
   }
   return dims.slice();
+}
+
+const KNOWN_RUNS = new KnownRuns();
+
+/** Keeps a run of fields (see KnownRuns) whose state no two responses can share by mistake. */
+function remember(
+  buf: Buffer,
+  start: number,
+  end: number,
+  key: string | undefined,
+  value: ParameterValue | undefined,
+  outputs: number,
+): void {
+  for (let i = 0; i < outputs; i++) if (!isSharedShape(outputShapes[i]!)) return;
+  KNOWN_RUNS.add(buf, start, end, {
+    key,
+    value,
+    names: outputNames.slice(0, outputs),
+    types: outputTypes.slice(0, outputs),
+    shapes: outputShapes.slice(0, outputs),
+  });
+}
+
+function isSharedShape(shape: readonly number[]): boolean {
+  return shape === SHAPE_1 || shape === SHAPE_1_1 || shape === SHAPE_1_1_1;
 }
 
 // The entry `readParameterEntry` read last (module state, like the scratch above).

@@ -16,11 +16,11 @@ export class Walker {
   buf: Buffer = Buffer.alloc(0);
   private expectedId: string | undefined;
 
-  /** Points the walker at the start of `buf`. */
-  reset(buf: Buffer, expectedId: string | undefined): this {
+  /** Points the walker at `buf[start..end)`. */
+  reset(buf: Buffer, start: number, end: number, expectedId: string | undefined): this {
     this.buf = buf;
-    this.end = buf.length;
-    this.pos = 0;
+    this.end = end;
+    this.pos = start;
     this.expectedId = expectedId;
     return this;
   }

@@ -86,6 +86,48 @@ describe('the lean response reader', () => {
     );
   });
 
+  it('reads responses that repeat their parameters and outputs (a stream) as the generated decoder does', () => {
+    // One value per output (shape [1, 1], as streamed tokens have): the runs the reader remembers.
+    const single = response.map((r) => ({
+      ...r,
+      outputs: r.outputs.map(([name, [datatype, values]]) => [name, [datatype, values.slice(0, 1)]] as const),
+    }));
+    fc.assert(
+      fc.property(
+        fc.array(single, { minLength: 1, maxLength: 6 }),
+        fc.array(fc.tuple(fc.nat(), fc.string({ maxLength: 6 })), { minLength: 1, maxLength: 16 }),
+        (pool, picks) => {
+          for (const [k, [pick, text]] of picks.entries()) {
+            const base = pool[pick % pool.length]!;
+            // The same parameters and outputs with new contents and id, as the next token brings.
+            const r = {
+              ...base,
+              id: `${base.id}${k}`,
+              outputs: base.outputs.map(([name, [datatype, values]]) =>
+                datatype === 'BYTES' && values.length === 1
+                  ? ([name, [datatype, [text]]] as const)
+                  : ([name, [datatype, values]] as const),
+              ),
+            } as Generated;
+            const bytes = encode(r);
+            const lean = readStreamResponse(bytes, r.id);
+            const reference = fromModelInferResponse(
+              fromBinary(ModelStreamInferResponseSchema, bytes).inferResponse!,
+              false,
+            );
+            if (typeof lean === 'string') throw new Error(`read as an error: ${lean}`);
+            expect(lean.model).toBe(reference.model);
+            expect(lean.id).toBe(reference.id);
+            expect(Object.entries(lean.parameters)).toEqual(Object.entries(reference.parameters));
+            expect(lean.outputs.map(plain)).toEqual(reference.outputs.map(plain));
+            expect(lean.wireFinal).toBe(reference.parameters.triton_final_response === true);
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
   it("returns the server's error_message as text", () => {
     const bytes = toBinary(
       ModelStreamInferResponseSchema,
@@ -120,15 +162,15 @@ describe('gRPC framing', () => {
           const reader = new FrameReader(1 << 20);
           const got: number[][] = [];
           const sink = {
-            message: (m: Buffer, compressed: boolean) => {
+            message: (m: Buffer, start: number, end: number, compressed: boolean) => {
               expect(compressed).toBe(false);
-              got.push([...m]);
+              got.push([...m.subarray(start, end)]);
               return true;
             },
           };
           let at = 0;
           for (const p of [...points, wire.length]) {
-            reader.push(wire.subarray(at, p), sink);
+            reader.push(wire, at, p, sink);
             at = p;
           }
           expect(got).toEqual(messages.map((m) => [...m]));
@@ -143,13 +185,13 @@ describe('gRPC framing', () => {
     // Only the 5-byte prefix of a 1.9 GB message: refused without waiting for (or keeping) its body.
     const prefix = Buffer.alloc(5);
     prefix.writeUInt32BE(1_900_000_000, 1);
-    expect(() => reader.push(prefix, { message: () => true })).toThrow(
+    expect(() => reader.push(prefix, 0, prefix.length, { message: () => true })).toThrow(
       /a message of 1900000000 bytes, more than maxReceiveMessageBytes 4/,
     );
     // A prefix cut over two chunks is checked all the same.
     const split = new FrameReader(4);
-    split.push(prefix.subarray(0, 3), { message: () => true });
-    expect(() => split.push(prefix.subarray(3), { message: () => true })).toThrow(
+    split.push(prefix, 0, 3, { message: () => true });
+    expect(() => split.push(prefix, 3, prefix.length, { message: () => true })).toThrow(
       /more than maxReceiveMessageBytes 4/,
     );
   });

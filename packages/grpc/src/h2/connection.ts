@@ -30,6 +30,7 @@ import {
   HEADERS,
   MAX_STREAM_ID,
   MAX_WINDOW,
+  PADDED,
   PING,
   PRIORITY_FLAG,
   PRIORITY_FRAME,
@@ -68,14 +69,11 @@ export class H2Connection extends H2StreamTable {
   protected onData(chunk: Buffer): void {
     this.keepalive.received(Date.now());
     // What the frames of this read make us write (window updates, the owners' half-closes and
-    // resets) leaves in one write.
-    this.socket.cork();
+    // resets) leaves with the writes that follow it (see `send`).
     try {
       this.reader.push(chunk, this.onFrame, this.isDead);
     } catch (err) {
       this.fatal(err);
-    } finally {
-      this.socket.uncork();
     }
   }
 
@@ -147,7 +145,9 @@ export class H2Connection extends H2StreamTable {
       throw violation('DATA beyond the connection window', H2_FLOW_CONTROL_ERROR);
     }
     this.connectionReceived(length);
-    const [from, to] = unpad(flags, buf, start, end);
+    let from = start;
+    let to = end;
+    if ((flags & PADDED) !== 0) [from, to] = unpad(flags, buf, start, end);
     if (stream === undefined) return; // Reset by us: counted, then dropped.
     stream.recvWindow -= length;
     if (stream.recvWindow < 0) {
@@ -160,7 +160,7 @@ export class H2Connection extends H2StreamTable {
     stream.received(length, STREAM_UPDATE_AT);
     if (to > from)
       try {
-        stream.owner.dataArrived(buf.subarray(from, to));
+        stream.owner.dataArrived(buf, from, to);
       } catch (err) {
         this.ownerThrew(stream, err);
       }
@@ -368,7 +368,7 @@ export class H2Connection extends H2StreamTable {
   private connectionReceived(bytes: number): void {
     this.unackedBytes += bytes;
     if (this.unackedBytes >= CONNECTION_UPDATE_AT) {
-      this.socket.write(frame(WINDOW_UPDATE, 0, 0, uint32(this.unackedBytes)));
+      this.send(frame(WINDOW_UPDATE, 0, 0, uint32(this.unackedBytes)));
       this.recvWindow += this.unackedBytes;
       this.unackedBytes = 0;
     }

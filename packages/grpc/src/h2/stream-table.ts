@@ -59,6 +59,8 @@ export abstract class H2StreamTable implements H2StreamHost {
   protected failure: unknown;
   private closing = false;
   private startScheduled = false;
+  /** Writes wait in the corked socket until `flushWrites` runs (see `send`). */
+  private corked = false;
 
   constructor(
     protected readonly options: H2ConnectionOptions,
@@ -139,7 +141,7 @@ export abstract class H2StreamTable implements H2StreamHost {
     stream.sendWindow = this.peerInitialWindow;
     stream.recvWindow = STREAM_WINDOW;
     this.streams.set(id, stream);
-    this.socket.write(headerFrames(id, stream.headerBlock, this.peerMaxFrame));
+    this.send(headerFrames(id, stream.headerBlock, this.peerMaxFrame));
     if (this.streams.size === 1) this.keepalive.start();
     if (stream.blocked) this.flush(stream);
   }
@@ -155,7 +157,7 @@ export abstract class H2StreamTable implements H2StreamHost {
       const n = piece.bytes.length;
       stream.sendWindow -= n;
       this.sendWindow -= n;
-      this.socket.write(frame(DATA, piece.last ? END_STREAM : 0, stream.id, piece.bytes));
+      this.send(frame(DATA, piece.last ? END_STREAM : 0, stream.id, piece.bytes));
       if (piece.last) return;
     }
   }
@@ -163,14 +165,14 @@ export abstract class H2StreamTable implements H2StreamHost {
   windowUpdate(stream: H2Stream, increment: number): void {
     if (this.dead || this.streams.get(stream.id) !== stream) return;
     stream.recvWindow += increment;
-    this.socket.write(frame(WINDOW_UPDATE, 0, stream.id, uint32(increment)));
+    this.send(frame(WINDOW_UPDATE, 0, stream.id, uint32(increment)));
   }
 
   reset(stream: H2Stream, code: number): void {
     const started = stream.id !== 0 && this.streams.get(stream.id) === stream;
     this.forget(stream);
     // A stream still waiting for MAX_CONCURRENT_STREAMS was never sent: resetting it would be an error.
-    if (started && !this.dead) this.socket.write(frame(RST_STREAM, 0, stream.id, uint32(code)));
+    if (started && !this.dead) this.send(frame(RST_STREAM, 0, stream.id, uint32(code)));
   }
 
   /** Ends the connection; open streams hear `err` (a failure) or a lost connection (undefined). */
@@ -178,11 +180,11 @@ export abstract class H2StreamTable implements H2StreamHost {
     if (err !== undefined) this.failure ??= err;
     if (this.dead) return;
     this.dead = true;
+    // What was written before (resets, a GOAWAY's reason) leaves before the socket closes.
+    this.flushWrites();
     if (goaway === undefined) this.socket.destroy();
     else {
-      // GOAWAY must leave before the socket closes (we may be inside a corked read); a peer that
-      // does not read it is not waited for long.
-      this.socket.uncork();
+      // A peer that does not read the GOAWAY is not waited for long.
       this.socket.end(goawayFrame(0, goaway));
       setTimeout(() => this.socket.destroy(), 1_000).unref();
     }
@@ -310,6 +312,32 @@ export abstract class H2StreamTable implements H2StreamHost {
         'resource_exhausted',
       );
     }
+    this.send(bytes);
+  }
+
+  /**
+   * Writes `bytes` to the socket. Everything written until the event loop's check phase leaves
+   * in one system call: the frames a socket read makes us write (window updates, half-closes),
+   * and the requests the consumers start in the promise jobs that follow it, for every stream of
+   * the connection at once.
+   */
+  protected send(bytes: Buffer): void {
+    if (!this.corked) {
+      this.corked = true;
+      this.socket.cork();
+      setImmediate(flushWrites, this);
+    }
     this.socket.write(bytes);
   }
+
+  /** @internal Sends what `send` kept in the corked socket. */
+  flushWrites(): void {
+    if (!this.corked) return;
+    this.corked = false;
+    this.socket.uncork();
+  }
+}
+
+function flushWrites(table: H2StreamTable): void {
+  table.flushWrites();
 }

@@ -4,7 +4,8 @@ export interface H2StreamOwner {
   headersArrived(headers: H2Headers): void;
   /** The trailers, which end the stream. */
   trailersArrived(trailers: H2Headers): void;
-  dataArrived(chunk: Buffer): void;
+  /** DATA: `buf[start..end)`, a view of a socket read valid only during the call (no copy per frame). */
+  dataArrived(buf: Buffer, start: number, end: number): void;
   /** The stream ended: `undefined` after the server's END_STREAM, its error code after a reset. */
   closed(rstCode: number | undefined): void;
   /**
