@@ -54,22 +54,43 @@ export function unknownOption(field: string, value: unknown, known: Iterable<str
   );
 }
 
+/** A described object's options by name and its required ones, made once per table. */
+interface Fields {
+  readonly byName: ReadonlyMap<string, RequestOption>;
+  readonly required: readonly string[];
+}
+
+const FIELDS = new WeakMap<Described, Fields>();
+
+function fieldsOf(described: Described): Fields {
+  let fields = FIELDS.get(described);
+  if (fields === undefined) {
+    const byName = new Map(Object.entries(described));
+    const required = [...byName].filter(([, option]) => option.required === true).map(([name]) => name);
+    fields = { byName, required };
+    FIELDS.set(described, fields);
+  }
+  return fields;
+}
+
 /**
  * Every key of `value` is described in `described` and every value passes its check; described
  * keys that are required are present. Plain JavaScript callers get no compile-time check, and a
  * misspelt option silently ignored would change what is generated.
  */
 function checkFields(prefix: string, value: object, described: Described): void {
+  const { byName, required } = fieldsOf(described);
   const record = value as Readonly<Record<string, unknown>>;
-  for (const key of Object.keys(record)) {
+  for (const key in record) {
+    if (!Object.hasOwn(record, key)) continue;
     const v = record[key];
-    if (!Object.hasOwn(described, key)) throw unknownOption(prefix + key, v, Object.keys(described));
-    if (v !== undefined) checkValue(prefix + key, v, described[key] as RequestOption);
+    const option = byName.get(key);
+    if (option === undefined) throw unknownOption(prefix + key, v, byName.keys());
+    if (v !== undefined) checkValue(prefix + key, v, option);
   }
-  for (const key of Object.keys(described)) {
-    const option = described[key] as RequestOption;
+  for (const key of required) {
     // The type's own message says what is missing ("must be an integer (got undefined)").
-    if (option.required === true && record[key] === undefined) checkValue(prefix + key, undefined, option);
+    if (record[key] === undefined) checkValue(prefix + key, undefined, byName.get(key) as RequestOption);
   }
 }
 
