@@ -3,6 +3,7 @@ import { type ErrorContext, protocolError } from './errors.js';
 import { parametersAt } from './wire-json.js';
 
 const utf8 = new TextEncoder();
+const utf8Text = new TextDecoder();
 
 /**
  * UTF-8 bytes of a string. A streamed token is a few ASCII characters, which a loop copies for a
@@ -17,6 +18,46 @@ function utf8Bytes(text: string): Uint8Array {
     if (c > 0x7f) return utf8.encode(text);
     out[i] = c;
   }
+  return out;
+}
+
+/**
+ * How the strings of a parsed body relate to its bytes. `text`: decoded from UTF-8, as usual.
+ * `bytes`: the body was read as Latin-1 (one character per byte, no `\\u` escapes in it), so each
+ * string's characters are its UTF-8 bytes: a BYTES output takes them as they are, and text (the
+ * envelope) is decoded here. That spares decoding a whole event, and parsing it as two-byte text,
+ * when one token in it is not ASCII.
+ */
+export type JsonStrings = 'text' | 'bytes';
+
+/** The bytes of a string whose characters are bytes (see {@link JsonStrings}). */
+function charBytes(chars: string): Uint8Array {
+  const n = chars.length;
+  const out = new Uint8Array(n);
+  for (let i = 0; i < n; i++) out[i] = chars.charCodeAt(i);
+  return out;
+}
+
+/** The text of a string whose characters are UTF-8 bytes. */
+function charText(chars: string): string {
+  return isAscii(chars) ? chars : utf8Text.decode(charBytes(chars));
+}
+
+/** A text's UTF-8 bytes as characters: how a key is spelled in a body read as bytes. */
+function textChars(text: string): string {
+  return isAscii(text) ? text : String.fromCharCode(...utf8.encode(text));
+}
+
+function isAscii(s: string): boolean {
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0x7f) return false;
+  return true;
+}
+
+/** A parameters object read as bytes, with its strings as text. */
+function parametersText(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(value)) out[charText(key)] = typeof v === 'string' ? charText(v) : v;
   return out;
 }
 
@@ -43,30 +84,35 @@ export function generateResponse(
   final: boolean,
   context: ErrorContext,
   wanted: ReadonlySet<string> | undefined = wantedOutputs(request),
+  strings: JsonStrings = 'text',
 ): InferResponse {
   if (typeof json !== 'object' || json === null || Array.isArray(json)) {
     throw protocolError('a generate response must be a JSON object', context);
   }
   const body = json as Record<string, unknown>;
   const outputs: Tensor[] = [];
+  const bytesOf = strings === 'bytes' ? charBytes : utf8Bytes;
   if (wanted !== undefined) {
     // A server answers with every output (some 20 per TRT-LLM event): look up the few asked for.
     for (const key of wanted) {
-      if (ENVELOPE_KEYS.has(key) || !Object.hasOwn(body, key)) continue;
-      outputs.push(jsonTensor(key, body[key], context));
+      const spelled = strings === 'bytes' ? textChars(key) : key;
+      if (ENVELOPE_KEYS.has(key) || !Object.hasOwn(body, spelled)) continue;
+      outputs.push(jsonTensor(key, body[spelled], context, bytesOf));
     }
   } else {
     for (const key in body) {
       if (!Object.hasOwn(body, key) || ENVELOPE_KEYS.has(key)) continue;
-      outputs.push(jsonTensor(key, body[key], context));
+      outputs.push(jsonTensor(strings === 'bytes' ? charText(key) : key, body[key], context, bytesOf));
     }
   }
+  const textOf = strings === 'bytes' ? charText : (s: string) => s;
   return {
-    model: typeof body.model_name === 'string' ? body.model_name : request.model,
-    modelVersion: typeof body.model_version === 'string' ? body.model_version : (request.modelVersion ?? ''),
-    id: typeof body.id === 'string' ? body.id : request.id,
+    model: typeof body.model_name === 'string' ? textOf(body.model_name) : request.model,
+    modelVersion:
+      typeof body.model_version === 'string' ? textOf(body.model_version) : (request.modelVersion ?? ''),
+    id: typeof body.id === 'string' ? textOf(body.id) : request.id,
     outputs,
-    parameters: parametersAt(body.parameters),
+    parameters: parametersAt(strings === 'bytes' ? parametersText(body.parameters) : body.parameters),
     final,
   };
 }
@@ -76,11 +122,16 @@ export function wantedOutputs(request: InferRequest): ReadonlySet<string> | unde
   return request.outputs !== undefined && request.outputs.length > 0 ? new Set(request.outputs) : undefined;
 }
 
-function jsonTensor(name: string, value: unknown, context: ErrorContext): Tensor {
+function jsonTensor(
+  name: string,
+  value: unknown,
+  context: ErrorContext,
+  bytesOf: (s: string) => Uint8Array,
+): Tensor {
   // Scalars, the usual case of a streamed token, skip the general walk.
   switch (typeof value) {
     case 'string':
-      return { name, datatype: 'BYTES', shape: [], data: [utf8Bytes(value)] };
+      return { name, datatype: 'BYTES', shape: [], data: [bytesOf(value)] };
     case 'boolean':
       return { name, datatype: 'BOOL', shape: [], data: [value] };
     case 'number':
@@ -93,7 +144,7 @@ function jsonTensor(name: string, value: unknown, context: ErrorContext): Tensor
   const kind = kinds.size === 0 ? 'number' : kinds.size === 1 ? [...kinds][0] : 'mixed';
   switch (kind) {
     case 'string':
-      return { name, datatype: 'BYTES', shape, data: flat.map((v) => utf8Bytes(v as string)) };
+      return { name, datatype: 'BYTES', shape, data: flat.map((v) => bytesOf(v as string)) };
     case 'boolean':
       return { name, datatype: 'BOOL', shape, data: flat as boolean[] };
     case 'number':

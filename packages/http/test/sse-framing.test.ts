@@ -1,5 +1,5 @@
 import { httpTransport } from '@trtllm/http';
-import { tensorNumbers, tensorStrings } from '@trtllm/sdk';
+import { createTensor, type InferResponse, tensorNumbers, tensorStrings } from '@trtllm/sdk';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { drain, ensembleRequest } from './helpers.js';
 import { sendJson, startScriptedServer } from './scripted-server.js';
@@ -53,6 +53,21 @@ const scripts: Record<string, (write: (s: string) => boolean, end: () => void, d
           ],
         })}\n\n`,
       );
+      end();
+    },
+    // Text that is not ASCII, raw (as JSON.stringify writes it) and as \u escapes.
+    unicode: (write, end) => {
+      write(
+        `data: ${JSON.stringify({
+          model_name: 'modèle',
+          model_version: '1',
+          id: 'ré',
+          parameters: { note: 'ça', n: 2 },
+          text_output: '日本🙂',
+          sortie_é: 'é',
+        })}\n\n`,
+      );
+      write('data: {"model_name":"mod\\u00e8le","id":"r\\u00e9","text_output":"\\u65e5\\ud83d\\ude42é"}\n\n');
       end();
     },
     endless: (write) => {
@@ -124,6 +139,28 @@ describe.each(engines)('SSE framing of /generate_stream over %s', (_name, engine
     expect(tensorNumbers(byName.get('output_log_probs')!)).toEqual([-1, -2]);
     expect(byName.get('flag')).toMatchObject({ datatype: 'BOOL', shape: [], data: [true] });
     expect(byName.get('grid')).toMatchObject({ datatype: 'FP64', shape: [2, 2] });
+  });
+
+  it.each([
+    ['every output', undefined],
+    ['the outputs asked for', ['text_output', 'sortie_é']],
+  ])('reads text that is not ASCII, raw or escaped, with %s', async (_what, outputs) => {
+    const { responses, error } = await drain(
+      httpTransport({ baseUrl: server.url, ...engine }).stream({
+        ...ensembleRequest('r', 'hi', 3, true),
+        model: 'unicode',
+        ...(outputs !== undefined ? { outputs } : {}),
+      }),
+    );
+    expect(error).toBeUndefined();
+    const [raw, escaped] = responses;
+    const text = (r: InferResponse | undefined, name: string) =>
+      tensorStrings(r?.outputs.find((t) => t.name === name) ?? createTensor(name, 'BYTES', [0], []));
+    expect(raw).toMatchObject({ model: 'modèle', id: 'ré', parameters: { note: 'ça', n: 2 } });
+    expect(text(raw, 'text_output')).toEqual(['日本🙂']);
+    expect(text(raw, 'sortie_é')).toEqual(['é']);
+    expect(escaped).toMatchObject({ model: 'modèle', id: 'ré' });
+    expect(text(escaped, 'text_output')).toEqual(['日🙂é']);
   });
 
   it('fails with protocol when the body ends inside an event, after the complete ones', async () => {

@@ -7,10 +7,11 @@ import {
   type InferStream,
   TritonLlmError,
 } from '@trtllm/sdk';
+import { tooLarge } from '../body.js';
 import type { Call } from '../call.js';
 import { ERROR_BODY_LIMIT, type HttpClient, type Send } from '../client.js';
 import { type ErrorContext, errorFromHttp, notHttpEndpoint, protocolError } from '../errors.js';
-import { wantedOutputs } from '../generate-response.js';
+import { errorField, generateResponse, wantedOutputs } from '../generate-response.js';
 import { SseDecoder } from '../sse-decoder.js';
 import { eventResponse, finalResponse, isEventStream, notEventStream, streamSend } from '../stream.js';
 import type { Connection, ConnectionOwner, ConnectionPool, Origin } from './connection.js';
@@ -44,6 +45,11 @@ export class NodeEventStream implements InferStream, ConnectionOwner, ResponseSi
   private parser: ResponseParser | undefined;
   private sse: SseDecoder | undefined;
   private decoder: StringDecoder | undefined;
+  /**
+   * Events read but not yet pulled: responses built from the bytes as they arrived (the read
+   * buffer is reused), or the data text of an event for {@link eventResponse} to read in its turn.
+   */
+  private readonly events: (InferResponse | string)[] = [];
   private mode: BodyMode = 'events';
   private head: ResponseHead | undefined;
   private text = '';
@@ -131,7 +137,7 @@ export class NodeEventStream implements InferStream, ConnectionOwner, ResponseSi
         this.pool.release(connection, keepAliveMs(this.head));
       else connection.destroy();
     }
-    if (!this.paused && this.sse !== undefined && this.sse.queue.length >= HIGH_WATER && this.connection) {
+    if (!this.paused && this.events.length >= HIGH_WATER && this.connection) {
       this.paused = true;
       this.connection.socket.pause();
     }
@@ -169,7 +175,7 @@ export class NodeEventStream implements InferStream, ConnectionOwner, ResponseSi
       // Triton writes each event as `data: <json>\n\n`, usually whole in one read: those are
       // taken from the bytes directly; anything else (comments, CR, other fields, an event split
       // over reads) goes through the decoder and eventsource-parser.
-      const at = sse.idle ? this.takeDataLines(bytes, sse) : 0;
+      const at = sse.idle ? this.takeDataLines(bytes) : 0;
       if (at < 0) return;
       if (at < bytes.length) this.feed(decoder.write(at === 0 ? bytes : bytes.subarray(at)));
       else if (this.sink !== undefined) this.deliver();
@@ -232,34 +238,59 @@ export class NodeEventStream implements InferStream, ConnectionOwner, ResponseSi
   }
 
   /** Queues the whole one-line events at the start of `bytes`; where the rest begins (-1: failed). */
-  private takeDataLines(bytes: Buffer, sse: SseDecoder): number {
+  private takeDataLines(bytes: Buffer): number {
     let at = 0;
     const n = bytes.length;
+    const limit = this.client.maxResponseBytes;
+    // Where the next `\\u` of the read is, found once for all its events (-1: none, -2: not looked).
+    let unicode = -2;
     while (n - at > 7 && startsWithData(bytes, at)) {
       const lf = bytes.indexOf(10, at + 6);
       if (lf < 0 || bytes[lf + 1] !== 10) break;
       const cr = bytes.indexOf(13, at + 6);
       if (cr >= 0 && cr < lf) break;
-      try {
-        sse.push(bytes.toString('utf8', at + 6, lf));
-      } catch (err) {
-        this.fail(err);
+      if (limit !== undefined && lf - at - 6 > limit) {
+        this.fail(tooLarge(this.call as Call, limit));
         return -1;
       }
+      if (unicode !== -1 && unicode < at) unicode = bytes.indexOf(UNICODE_ESCAPE, at);
+      this.events.push(this.eventOf(bytes, at + 6, lf, unicode >= 0 && unicode < lf));
       at = lf + 2;
     }
     return at;
   }
 
+  /**
+   * The response of the event data in `bytes[from, to)`, or its text when {@link eventResponse}
+   * must read it (an error event, or one that is not what it should be). Without `\\u` escapes the
+   * data is parsed as Latin-1: one byte per character, so a token that is not ASCII costs neither
+   * decoding nor two-byte parsing, and its bytes are taken back as they came (see JsonStrings).
+   */
+  private eventOf(bytes: Buffer, from: number, to: number, escapes: boolean): InferResponse | string {
+    if (!escapes) {
+      try {
+        const json: unknown = JSON.parse(bytes.toString('latin1', from, to));
+        if (errorField(json) === undefined)
+          return generateResponse(json, this.request, false, this.context, this.wanted, 'bytes');
+      } catch {
+        // eventResponse reports it, in its turn.
+      }
+    }
+    return bytes.toString('utf8', from, to);
+  }
+
   /** Feeds event text; false when that failed the stream. */
   private feed(text: string): boolean {
     if (text === '') return true;
+    const sse = this.sse as SseDecoder;
     try {
-      (this.sse as SseDecoder).feed(text);
+      sse.feed(text);
     } catch (err) {
       this.fail(err);
       return false;
     }
+    for (const data of sse.queue) this.events.push(data);
+    sse.queue.length = 0;
     if (this.sink !== undefined) this.deliver();
     return true;
   }
@@ -267,13 +298,14 @@ export class NodeEventStream implements InferStream, ConnectionOwner, ResponseSi
   private deliver(): void {
     const sink = this.sink;
     if (sink === undefined) return;
-    const queue = this.sse?.queue;
-    if (queue !== undefined && queue.length > 0) {
+    const queue = this.events;
+    if (queue.length > 0) {
       this.sink = undefined;
-      const data = queue.shift() as string;
+      const event = queue.shift() as InferResponse | string;
       let response: InferResponse;
       try {
-        response = eventResponse(data, this.request, this.wanted, this.context);
+        response =
+          typeof event === 'string' ? eventResponse(event, this.request, this.wanted, this.context) : event;
       } catch (err) {
         // A bad event or an in-band error ends the stream even after its body was complete.
         if (this.state !== 'new') this.state = 'open';
@@ -320,11 +352,13 @@ export class NodeEventStream implements InferStream, ConnectionOwner, ResponseSi
       this.connection = undefined;
       connection.destroy();
     }
-    if (this.call?.aborted === true && this.sse !== undefined) this.sse.queue.length = 0;
+    if (this.call?.aborted === true) this.events.length = 0;
     this.call?.finish();
     this.deliver();
   }
 }
+
+const UNICODE_ESCAPE = Buffer.from('\\u');
 
 /** Whether `data: ` starts at `at`. */
 function startsWithData(bytes: Buffer, at: number): boolean {
