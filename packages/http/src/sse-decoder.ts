@@ -14,7 +14,8 @@ const NON_BLANK = /\S/;
  */
 export class SseDecoder {
   readonly queue: string[] = [];
-  private readonly parser: EventSourceParser;
+  /** Made on the first text: a reader that only ever hands over whole events never needs one. */
+  private parser: EventSourceParser | undefined;
   private overflow = false;
   // Whether text has arrived since the last blank line, i.e. an event is still incomplete.
   private inEvent = false;
@@ -28,17 +29,7 @@ export class SseDecoder {
   constructor(
     private readonly call: Call,
     private readonly limit: number | undefined,
-  ) {
-    this.parser = createParser({
-      onEvent: (event) => {
-        this.queue.push(event.data);
-      },
-      onError: (error) => {
-        if (error.type === 'max-buffer-size-exceeded') this.overflow = true;
-      },
-      ...(limit !== undefined ? { maxBufferSize: limit } : {}),
-    });
-  }
+  ) {}
 
   /** Parses more text; throws `resource_exhausted` when one event outgrows the limit. */
   feed(text: string): void {
@@ -49,6 +40,15 @@ export class SseDecoder {
     this.inEvent = end >= 0 ? NON_BLANK.test(joined.slice(end)) : this.inEvent || NON_BLANK.test(text);
     this.tail = joined.length > 3 ? joined.slice(-3) : joined;
     this.idle = end === joined.length && joined.endsWith('\n');
+    this.parser ??= createParser({
+      onEvent: (event) => {
+        this.queue.push(event.data);
+      },
+      onError: (error) => {
+        if (error.type === 'max-buffer-size-exceeded') this.overflow = true;
+      },
+      ...(this.limit !== undefined ? { maxBufferSize: this.limit } : {}),
+    });
     this.parser.feed(text);
     if (this.overflow && this.limit !== undefined) throw tooLarge(this.call, this.limit);
   }

@@ -162,14 +162,12 @@ export class NodeEventStream implements InferStream, ConnectionOwner, ResponseSi
     const ok = head.status >= 200 && head.status < 300;
     const type = head.headers.get('content-type');
     this.mode = !ok ? 'error' : isEventStream(type) ? 'events' : 'not-events';
-    this.decoder = new StringDecoder('utf8');
     if (this.mode === 'events') {
       this.sse = new SseDecoder(this.call as Call, this.client.maxResponseBytes);
     }
   }
 
   onBody(bytes: Buffer): void {
-    const decoder = this.decoder as StringDecoder;
     if (this.mode === 'events') {
       const sse = this.sse as SseDecoder;
       // Triton writes each event as `data: <json>\n\n`, usually whole in one read: those are
@@ -177,12 +175,18 @@ export class NodeEventStream implements InferStream, ConnectionOwner, ResponseSi
       // over reads) goes through the decoder and eventsource-parser.
       const at = sse.idle ? this.takeDataLines(bytes) : 0;
       if (at < 0) return;
-      if (at < bytes.length) this.feed(decoder.write(at === 0 ? bytes : bytes.subarray(at)));
+      if (at < bytes.length) this.feed(this.textOf(at === 0 ? bytes : bytes.subarray(at)));
       else if (this.sink !== undefined) this.deliver();
       return;
     }
     // Error bodies are read only to quote them.
-    if (this.text.length < ERROR_BODY_LIMIT) this.text += decoder.write(bytes);
+    if (this.text.length < ERROR_BODY_LIMIT) this.text += this.textOf(bytes);
+  }
+
+  /** The text of body bytes; the decoder is made on first need (whole one-line events need none). */
+  private textOf(bytes: Buffer): string {
+    this.decoder ??= new StringDecoder('utf8');
+    return this.decoder.write(bytes);
   }
 
   onComplete(): void {
