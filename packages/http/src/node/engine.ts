@@ -1,6 +1,7 @@
 import type { StreamEngineFactory } from '../stream-engine.js';
 import { ConnectionPool, originOf } from './connection.js';
-import { NodeEventStream, type NodeStreamShared } from './event-stream.js';
+import { NodeEventStream } from './event-stream.js';
+import type { NodeStreamShared } from './request-head.js';
 
 /**
  * Streams over Node's sockets: keep-alive HTTP/1.1 connections to the base URL's origin, the
