@@ -134,7 +134,7 @@ export class ReplicaPool {
     situation: { readonly delivered: boolean; readonly stopSent: boolean },
   ): ReplicaEndpoint | undefined {
     if (this.closed || attempts.tried.size > this.policy.failoverAttempts) return undefined;
-    if (!this.endpoints.some((e) => e.state !== 'draining' && !attempts.tried.has(e))) return undefined;
+    if (!this.endpoints.some((e) => untried(e, attempts))) return undefined;
     const decision = attempts.plan.decide(err, {
       ...situation,
       ended: attempts.options?.signal?.aborted === true,
@@ -200,7 +200,7 @@ export class ReplicaPool {
 
   /** Least outstanding requests among the healthy endpoints not tried yet (any, when none is healthy). */
   private pick(attempts: Attempts): ReplicaEndpoint | undefined {
-    const open = this.endpoints.filter((e) => e.state !== 'draining' && !attempts.tried.has(e));
+    const open = this.endpoints.filter((e) => untried(e, attempts));
     const healthy = open.filter((e) => e.state === 'healthy');
     // With every endpoint ejected the health view may be stale: trying one beats failing outright.
     const candidates = healthy.length > 0 ? healthy : open;
@@ -309,4 +309,9 @@ function unref(timer: unknown): void {
   if (typeof timer === 'object' && timer !== null && 'unref' in timer && typeof timer.unref === 'function') {
     timer.unref();
   }
+}
+
+/** Whether `e` may take the request's next attempt: not draining, and not tried by it yet. */
+function untried(e: ReplicaEndpoint, attempts: Attempts): boolean {
+  return e.state !== 'draining' && !attempts.tried.has(e);
 }

@@ -231,12 +231,6 @@ export class RetryPlan {
     else this.call.onRetry?.(this.attempt, decision.delayMs, err, false);
     return decision;
   }
-
-  /** The wait before the next attempt on the same target, or undefined to fail (see {@link decide}). */
-  nextDelay(err: unknown, random: number = Math.random()): number | undefined {
-    const decision = this.decide(err, {}, random);
-    return decision.action === 'wait' ? decision.delayMs : undefined;
-  }
 }
 
 /**

@@ -25,6 +25,12 @@ function policyFrom(p: RetryPolicy): RetryPolicy {
   return retryPolicy({ ...p, maxDelayMs: Math.max(p.maxDelayMs, p.initialDelayMs) });
 }
 
+/** The plan's verdict on a failure with no other endpoint to go to: the wait it chose, or undefined for fail. */
+function waitOnSameTarget(plan: RetryPlan, err: unknown, random?: number): number | undefined {
+  const decision = plan.decide(err, {}, random);
+  return decision.action === 'wait' ? decision.delayMs : undefined;
+}
+
 /** A clock the test moves by hand. */
 function manualClock(): { now: () => number; advance: (ms: number) => void } {
   let t = 0;
@@ -136,7 +142,7 @@ describe('RetryPlan: waits on the same target', () => {
           clock.now,
         );
         let retries = 0;
-        while (schedule.nextDelay(refused(), 0.5) !== undefined) retries++;
+        while (waitOnSameTarget(schedule, refused(), 0.5) !== undefined) retries++;
         expect(retries).toBe(attempts - 1);
         expect(schedule.attempts).toBe(attempts);
       }),
@@ -156,7 +162,7 @@ describe('RetryPlan: waits on the same target', () => {
           const schedule = new RetryPlan(policy, { idempotent: true }, clock.now);
           for (const [elapsed, random] of steps) {
             clock.advance(elapsed);
-            const delay = schedule.nextDelay(refused(), random);
+            const delay = waitOnSameTarget(schedule, refused(), random);
             if (delay === undefined) break;
             expect(clock.now() + delay).toBeLessThanOrEqual(policy.budgetMs);
             clock.advance(delay);
@@ -176,26 +182,26 @@ describe('RetryPlan: waits on the same target', () => {
     );
     expect(schedule.remainingMs()).toBe(250);
     clock.advance(40);
-    const delay = schedule.nextDelay(refused(), 0.999);
+    const delay = waitOnSameTarget(schedule, refused(), 0.999);
     expect(delay).toBe(99);
     clock.advance(99);
     expect(schedule.remainingMs()).toBe(111);
     clock.advance(50);
     // 61 ms are left: a wait of 99 would outlive the deadline.
-    expect(schedule.nextDelay(refused(), 0.999)).toBeUndefined();
+    expect(waitOnSameTarget(schedule, refused(), 0.999)).toBeUndefined();
   });
 
   it('retries non-idempotent calls only when asked', () => {
     const off = new RetryPlan(retryPolicy(), { idempotent: false });
-    expect(off.nextDelay(refused())).toBeUndefined();
+    expect(waitOnSameTarget(off, refused())).toBeUndefined();
     const on = new RetryPlan(retryPolicy({ retryNonIdempotent: true }), { idempotent: false });
-    expect(on.nextDelay(refused())).toBeTypeOf('number');
+    expect(waitOnSameTarget(on, refused())).toBeTypeOf('number');
   });
 
   it('does not retry an answer of the server', () => {
     const schedule = new RetryPlan(retryPolicy(), { idempotent: true });
     expect(
-      schedule.nextDelay(new TritonLlmError('unavailable', 'draining', { grpcStatus: 14 })),
+      waitOnSameTarget(schedule, new TritonLlmError('unavailable', 'draining', { grpcStatus: 14 })),
     ).toBeUndefined();
     expect(schedule.attempts).toBe(1);
   });
