@@ -1,5 +1,6 @@
 import { markdownTable as table, writeGeneratedBlock } from '../markdown.js';
 import type { OverheadResults, TargetCheck } from './results.js';
+import type { StreamLimitResults } from './stream-limit.js';
 
 const START = '<!-- overhead-results:start (written by pnpm bench:overhead; edits inside are lost) -->';
 const END = '<!-- overhead-results:end -->';
@@ -9,10 +10,16 @@ const n2 = (v: number) => v.toFixed(2);
 const kb = (v: number | null) => (v === null ? 'n/a' : (v / 1024).toFixed(1));
 
 function targetValue(t: TargetCheck): string {
-  if (t.target.startsWith('client memory')) return `${kb(t.value)} KB`;
-  if (t.target.includes('CPU per token')) return `${t.value.toFixed(1)} µs`;
-  if (t.target.startsWith('tokens/s')) return `${(t.value * 100).toFixed(1)} %`;
-  return `${t.value.toFixed(2)}x`;
+  switch (t.unit) {
+    case 'bytes':
+      return `${kb(t.value)} KB`;
+    case 'us':
+      return `${t.value.toFixed(1)} µs`;
+    case 'share':
+      return `${(t.value * 100).toFixed(1)} %`;
+    case 'ratio':
+      return `${t.value.toFixed(2)}x`;
+  }
 }
 
 /** The generated part of docs/PERFORMANCE.md: machine, throughput, memory, targets. */
@@ -55,13 +62,17 @@ export function resultsMarkdown(r: OverheadResults): string {
     r.memory.map((x) => [x.label, n0(x.streams), kb(x.rssBytesPerStream), kb(x.heapBytesPerStream)]),
   );
   const targets = table(
-    ['target (TritonLlm over gRPC)', 'level', 'measured', 'met'],
+    ['target (TritonLlm over gRPC unless named)', 'streams', 'measured', 'met'],
     r.targets.map((t) => [t.target, n0(t.level), targetValue(t), t.met ? 'yes' : '**no**']),
   );
   const failures =
     r.failures.length === 0
       ? ''
       : `\n\nRuns that failed:\n\n${r.failures.map((f) => `- ${f.variant} ${f.mode} at ${f.level}: ${f.error.split('\n')[0]}`).join('\n')}`;
+  const limit =
+    r.streamLimit === undefined
+      ? []
+      : ["### Past a server's stream limit", '', streamLimitMarkdown(r.streamLimit), ''];
   return [
     START,
     '### Machine',
@@ -76,10 +87,40 @@ export function resultsMarkdown(r: OverheadResults): string {
     '',
     memory,
     '',
+    ...limit,
     '### Targets',
     '',
     targets + failures,
     END,
+  ].join('\n');
+}
+
+function streamLimitMarkdown(l: StreamLimitResults): string {
+  const first = [...l.throughput].sort((a, b) => a.concurrency - b.concurrency)[0];
+  const rows = table(
+    [
+      'concurrent streams',
+      'tokens/s',
+      'client CPU µs/token',
+      `vs ${first === undefined ? '-' : n0(first.concurrency)} streams`,
+    ],
+    l.throughput.map((t) => [
+      n0(t.concurrency),
+      n0(t.tokensPerSec),
+      n2(t.cpuUsPerToken),
+      first === undefined ? 'n/a' : `${(t.cpuUsPerToken / first.cpuUsPerToken).toFixed(2)}x`,
+    ]),
+  );
+  const idle = l.memory.map(
+    (m) =>
+      `${kb(m.rssBytesPerStream)} KB of RSS and ${kb(m.heapBytesPerStream)} KB of JS heap + external per stream at ${n0(m.streams)} idle streams`,
+  );
+  return [
+    `\`TritonLlm\` over gRPC against a fake that allows ${l.maxStreams} concurrent streams per HTTP/2 connection ` +
+      `(\`grpcMaxConcurrentStreams\`), the transport allowed ${l.maxConnections} connections (\`maxConnections\`):`,
+    '',
+    rows,
+    ...(idle.length === 0 ? [] : ['', `Memory: ${idle.join('; ')}.`]),
   ].join('\n');
 }
 
@@ -143,6 +184,9 @@ export function summaryMarkdown(r: OverheadResults): string {
     .filter((t) => t !== undefined)
     .map((t) => `${n2(t.cpuUsPerToken)} µs at ${n0(t.concurrency)}`)
     .join(', ');
+  const limited = r.streamLimit?.throughput
+    .map((t) => `${n2(t.cpuUsPerToken)} µs at ${n0(t.concurrency)}`)
+    .join(', ');
   const missed = r.targets.filter((t) => !t.met);
   return [
     SUMMARY_START,
@@ -156,6 +200,12 @@ export function summaryMarkdown(r: OverheadResults): string {
       ? []
       : [
           `Below node:http2: a probe that reads HTTP/2 frames in JavaScript from a plain socket (not a client; see docs/PERFORMANCE.md) needs ${probe} per token.`,
+          '',
+        ]),
+    ...(limited === undefined || limited === ''
+      ? []
+      : [
+          `Against a server that allows ${r.streamLimit?.maxStreams} streams per connection (the transport opens more connections past it): ${limited} streams.`,
           '',
         ]),
     `RSS per idle gRPC stream: ${idle === '' ? 'not measured' : idle}. ` +

@@ -78,14 +78,18 @@ export interface ServerProcess {
 
 export function startServerProcess(
   script: string,
-  options: { cpu?: number | undefined; ttftMs: number; itlMs: number },
+  options: { cpu?: number | undefined; ttftMs: number; itlMs: number; env?: NodeJS.ProcessEnv },
 ): Promise<ServerProcess> {
   // The fake warns about listener counts with thousands of streams; its owners know (see docs/PERFORMANCE.md).
   const node = [process.execPath, '--disable-warning=MaxListenersExceededWarning', '--import', 'tsx', script];
   const [cmd, args] = pinned(node, options.cpu);
   const child: ChildProcess = spawn(cmd, args, {
     stdio: ['pipe', 'pipe', 'inherit'],
-    env: distEnv({ FAKE_TTFT_MS: String(options.ttftMs), FAKE_ITL_MS: String(options.itlMs) }),
+    env: distEnv({
+      ...options.env,
+      FAKE_TTFT_MS: String(options.ttftMs),
+      FAKE_ITL_MS: String(options.itlMs),
+    }),
   });
   return new Promise((resolve, reject) => {
     const lines = createInterface({ input: child.stdout! });

@@ -1,5 +1,6 @@
 import { BARE_VARIANTS, type OverheadConfig, VARIANT_LABELS, type VariantName } from './config.js';
 import type { Machine } from './machine.js';
+import type { StreamLimitResults } from './stream-limit.js';
 
 /** One variant at one concurrency level of the throughput runs. */
 export interface ThroughputRow {
@@ -36,8 +37,11 @@ export interface MemoryRow {
 
 export interface TargetCheck {
   readonly target: string;
+  /** Concurrent streams (throughput) or idle streams (memory) the check is about. */
   readonly level: number;
   readonly value: number;
+  /** How `value` and `threshold` read: µs, bytes, a ratio (x) or a share (shown as %). */
+  readonly unit: 'us' | 'bytes' | 'ratio' | 'share';
   readonly threshold: number;
   readonly met: boolean;
 }
@@ -54,6 +58,8 @@ export interface OverheadResults {
   readonly config: OverheadConfig & { readonly fakeServer: string };
   readonly throughput: readonly ThroughputRow[];
   readonly memory: readonly MemoryRow[];
+  /** The stream-limit part (issue 31 item 3), when it ran. */
+  readonly streamLimit?: StreamLimitResults;
   readonly targets: readonly TargetCheck[];
   readonly failures: readonly RunFailure[];
 }
@@ -105,86 +111,4 @@ export function withRatios(rows: readonly ThroughputRow[]): ThroughputRow[] {
     const fastest = Math.max(...bare.map((r) => r.tokensPerSec));
     return { ...row, ratioToFastestBare: row.tokensPerSec / fastest };
   });
-}
-
-export const MEMORY_TARGET_BYTES = 20 * 1024;
-
-/** The default client's CPU per token may not exceed this, by level (issue 21); other levels use 40. */
-const CPU_TARGET_US: Readonly<Record<number, number>> = { 1: 60 };
-const CPU_TARGET_DEFAULT_US = 40;
-const HTTP_CPU_TARGET_US = 60;
-
-/**
- * The targets of issue 21, checked for the default `TritonLlm` over gRPC (per-request streams) at
- * every level measured, and the HTTP SSE path's CPU at 64 streams.
- */
-export function checkTargets(
-  throughput: readonly ThroughputRow[],
-  memory: readonly MemoryRow[],
-): TargetCheck[] {
-  const checks: TargetCheck[] = [];
-  const at = (variant: VariantName, level: number) =>
-    throughput.find((r) => r.variant === variant && r.concurrency === level);
-  for (const sdk of throughput.filter((r) => r.variant === 'sdk-grpc')) {
-    const level = sdk.concurrency;
-    const cpuLimit = CPU_TARGET_US[level] ?? CPU_TARGET_DEFAULT_US;
-    checks.push({
-      target: `client CPU per token <= ${cpuLimit} µs`,
-      level,
-      value: sdk.cpuUsPerToken,
-      threshold: cpuLimit,
-      met: sdk.cpuUsPerToken <= cpuLimit,
-    });
-    const pa = at('perf-analyzer', level);
-    if (pa !== undefined) {
-      const ratio = sdk.tokensPerCpuSec / pa.tokensPerCpuSec;
-      checks.push({
-        target: 'tokens per client CPU-second > perf_analyzer',
-        level,
-        value: ratio,
-        threshold: 1,
-        met: ratio > 1,
-      });
-    }
-    const py = at('python-tritonclient', level);
-    if (py !== undefined && level >= 64) {
-      const ratio = sdk.tokensPerCpuSec / py.tokensPerCpuSec;
-      checks.push({
-        target: 'tokens per client CPU-second >= 3x Python tritonclient',
-        level,
-        value: ratio,
-        threshold: 3,
-        met: ratio >= 3,
-      });
-    }
-    if (sdk.ratioToFastestBare !== undefined) {
-      checks.push({
-        target: 'tokens/s >= 90 % of the fastest bare client',
-        level,
-        value: sdk.ratioToFastestBare,
-        threshold: 0.9,
-        met: sdk.ratioToFastestBare >= 0.9,
-      });
-    }
-  }
-  const http = at('sdk-http', 64);
-  if (http !== undefined) {
-    checks.push({
-      target: `TritonLlm over HTTP SSE: client CPU per token <= ${HTTP_CPU_TARGET_US} µs`,
-      level: 64,
-      value: http.cpuUsPerToken,
-      threshold: HTTP_CPU_TARGET_US,
-      met: http.cpuUsPerToken <= HTTP_CPU_TARGET_US,
-    });
-  }
-  for (const m of memory.filter((r) => r.variant === 'sdk-grpc')) {
-    checks.push({
-      target: 'client memory (RSS growth) per idle stream <= 20 KB',
-      level: m.streams,
-      value: m.rssBytesPerStream,
-      threshold: MEMORY_TARGET_BYTES,
-      met: m.rssBytesPerStream <= MEMORY_TARGET_BYTES,
-    });
-  }
-  return checks;
 }

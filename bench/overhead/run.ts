@@ -14,10 +14,9 @@ import { PROMPTS, readConfig, requestsFor, VARIANT_LABELS, type VariantName } fr
 import { describeMachine } from './machine.js';
 import { writeResultsMarkdown, writeSummaryMarkdown } from './markdown.js';
 import type { PerfAnalyzerJob } from './perf-analyzer-client.js';
-import { hasTaskset, runJsonChild, startServerProcess } from './processes.js';
+import { distEnv, hasTaskset, runJsonChild, type ServerProcess, startServerProcess } from './processes.js';
 import { ensurePythonEnv } from './python-env.js';
 import {
-  checkTargets,
   type MemoryRow,
   type OverheadResults,
   type RunFailure,
@@ -25,6 +24,8 @@ import {
   throughputRow,
   withRatios,
 } from './results.js';
+import { readStreamLimitConfig, type StreamLimitResults } from './stream-limit.js';
+import { checkTargets } from './targets.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const HERE = join(ROOT, 'bench', 'overhead');
@@ -96,87 +97,143 @@ function childArgv(variant: VariantName, job: ThroughputJob | MemoryJob): string
   ];
 }
 
+/** Child processes' environment: the built packages, plus what a part of the run adds. */
+type ChildEnv = NodeJS.ProcessEnv | undefined;
+
+/** Every variant at one level, `config.repeats` times, round robin; failures are recorded, not thrown. */
+async function throughputLevel(
+  server: ServerProcess,
+  runVariants: readonly VariantName[],
+  concurrency: number,
+  env?: ChildEnv,
+): Promise<ThroughputRow[]> {
+  const requests = requestsFor(config, concurrency);
+  const runs = new Map<VariantName, ThroughputResult[]>();
+  // Repeats go round the variants, so a burst of load from elsewhere on the machine hits them alike.
+  for (let repeat = 0; repeat < config.repeats; repeat++) {
+    for (const variant of runVariants) {
+      const job: ThroughputJob = {
+        mode: 'throughput',
+        variant,
+        grpcUrl: server.grpcUrl,
+        httpUrl: server.httpUrl,
+        concurrency,
+        requests,
+        maxTokens: config.maxTokens,
+        warmup: config.warmup,
+      };
+      try {
+        const r = await runJsonChild<ThroughputResult>(childArgv(variant, job), {
+          ...(clientCpu !== undefined ? { cpu: clientCpu } : {}),
+          ...(env !== undefined ? { env } : {}),
+          timeoutMs: 300_000,
+        });
+        runs.set(variant, [...(runs.get(variant) ?? []), r]);
+        console.log(
+          `${String(concurrency).padStart(5)} streams  ${VARIANT_LABELS[variant].padEnd(36)} ` +
+            `${Math.round(r.tokens / (r.wallMs / 1000))
+              .toString()
+              .padStart(8)} tokens/s  ${(r.cpuUs / r.tokens).toFixed(2).padStart(7)} µs CPU/token`,
+        );
+      } catch (err) {
+        failures.push({ variant, mode: 'throughput', level: concurrency, error: String(err) });
+        console.log(`${concurrency} streams ${variant}: FAILED ${String(err).split('\n')[0]}`);
+      }
+    }
+  }
+  return [...runs].map(([variant, results]) => throughputRow(variant, concurrency, results));
+}
+
+/**
+ * One variant holding `streams` idle streams on a fresh fake (the streams of a run are never
+ * ended, and an ensemble keeps generating), or undefined when the run failed (recorded).
+ */
+async function idleMemory(
+  variant: VariantName,
+  streams: number,
+  fakeEnv: NodeJS.ProcessEnv = {},
+  env?: ChildEnv,
+): Promise<MemoryRow | undefined> {
+  const slow = await startServerProcess(SERVER_SCRIPT, { cpu: serverCpu, ...SLOW, env: fakeEnv });
+  try {
+    const job: MemoryJob = { mode: 'memory', variant, grpcUrl: slow.grpcUrl, httpUrl: slow.httpUrl, streams };
+    const r = await runJsonChild<MemoryResult>(childArgv(variant, job), {
+      ...(clientCpu !== undefined ? { cpu: clientCpu } : {}),
+      ...(env !== undefined ? { env } : {}),
+      timeoutMs: 300_000,
+    });
+    console.log(
+      `${String(streams).padStart(6)} idle streams  ${VARIANT_LABELS[variant].padEnd(36)} ` +
+        `${(r.rssBytes / streams / 1024).toFixed(1).padStart(7)} KB RSS/stream`,
+    );
+    return {
+      variant,
+      label: VARIANT_LABELS[variant],
+      streams,
+      rssBytesPerStream: r.rssBytes / streams,
+      heapBytesPerStream: r.heapBytes === null ? null : r.heapBytes / streams,
+    };
+  } catch (err) {
+    failures.push({ variant, mode: 'memory', level: streams, error: String(err) });
+    console.log(`${streams} idle streams ${variant}: FAILED ${String(err).split('\n')[0]}`);
+    return undefined;
+  } finally {
+    await slow.stop();
+  }
+}
+
 const started = Date.now();
 const throughput: ThroughputRow[] = [];
 const server = await startServerProcess(SERVER_SCRIPT, { cpu: serverCpu, ttftMs: 0, itlMs: 0 });
 try {
-  for (const concurrency of config.levels) {
-    const requests = requestsFor(config, concurrency);
-    const runs = new Map<VariantName, ThroughputResult[]>();
-    // Repeats go round the variants, so a burst of load from elsewhere on the machine hits them alike.
-    for (let repeat = 0; repeat < config.repeats; repeat++) {
-      for (const variant of variants) {
-        const job: ThroughputJob = {
-          mode: 'throughput',
-          variant,
-          grpcUrl: server.grpcUrl,
-          httpUrl: server.httpUrl,
-          concurrency,
-          requests,
-          maxTokens: config.maxTokens,
-          warmup: config.warmup,
-        };
-        try {
-          const r = await runJsonChild<ThroughputResult>(childArgv(variant, job), {
-            ...(clientCpu !== undefined ? { cpu: clientCpu } : {}),
-            timeoutMs: 300_000,
-          });
-          runs.set(variant, [...(runs.get(variant) ?? []), r]);
-          console.log(
-            `${String(concurrency).padStart(4)} streams  ${VARIANT_LABELS[variant].padEnd(36)} ` +
-              `${Math.round(r.tokens / (r.wallMs / 1000))
-                .toString()
-                .padStart(8)} tokens/s  ${(r.cpuUs / r.tokens).toFixed(2).padStart(7)} µs CPU/token`,
-          );
-        } catch (err) {
-          failures.push({ variant, mode: 'throughput', level: concurrency, error: String(err) });
-          console.log(`${concurrency} streams ${variant}: FAILED ${String(err).split('\n')[0]}`);
-        }
-      }
-    }
-    for (const [variant, results] of runs) throughput.push(throughputRow(variant, concurrency, results));
-  }
+  for (const concurrency of config.levels)
+    throughput.push(...(await throughputLevel(server, variants, concurrency)));
 } finally {
   await server.stop();
 }
-
 console.log(`throughput runs done after ${((Date.now() - started) / 1000).toFixed(0)} s`);
+
 const memory: MemoryRow[] = [];
 for (const streams of config.memoryLevels) {
   // perf_analyzer cannot hold streams open idle: it has no memory run.
   for (const variant of variants.filter((v) => v !== 'perf-analyzer')) {
-    // A fresh server each time: the streams of a run are never ended, and an ensemble keeps generating.
-    const slow = await startServerProcess(SERVER_SCRIPT, { cpu: serverCpu, ...SLOW });
+    const row = await idleMemory(variant, streams);
+    if (row !== undefined) memory.push(row);
+  }
+}
+
+// Past a server's stream limit: the default gRPC path alone, on a fake that allows
+// `maxStreams` per connection, the transport allowed `maxConnections`.
+const limitConfig = readStreamLimitConfig();
+let streamLimit: StreamLimitResults | undefined;
+if (variants.includes('sdk-grpc') && (limitConfig.levels.length > 0 || limitConfig.memoryStreams > 0)) {
+  const fakeEnv = { FAKE_MAX_STREAMS: String(limitConfig.maxStreams) };
+  const clientEnv = distEnv({ BENCH_GRPC_MAX_CONNECTIONS: String(limitConfig.maxConnections) });
+  const limitedThroughput: ThroughputRow[] = [];
+  if (limitConfig.levels.length > 0) {
+    const limited = await startServerProcess(SERVER_SCRIPT, {
+      cpu: serverCpu,
+      ttftMs: 0,
+      itlMs: 0,
+      env: fakeEnv,
+    });
     try {
-      const job: MemoryJob = {
-        mode: 'memory',
-        variant,
-        grpcUrl: slow.grpcUrl,
-        httpUrl: slow.httpUrl,
-        streams,
-      };
-      const r = await runJsonChild<MemoryResult>(childArgv(variant, job), {
-        ...(clientCpu !== undefined ? { cpu: clientCpu } : {}),
-        timeoutMs: 300_000,
-      });
-      memory.push({
-        variant,
-        label: VARIANT_LABELS[variant],
-        streams,
-        rssBytesPerStream: r.rssBytes / streams,
-        heapBytesPerStream: r.heapBytes === null ? null : r.heapBytes / streams,
-      });
-      console.log(
-        `${String(streams).padStart(6)} idle streams  ${VARIANT_LABELS[variant].padEnd(36)} ` +
-          `${(r.rssBytes / streams / 1024).toFixed(1).padStart(7)} KB RSS/stream`,
-      );
-    } catch (err) {
-      failures.push({ variant, mode: 'memory', level: streams, error: String(err) });
-      console.log(`${streams} idle streams ${variant}: FAILED ${String(err).split('\n')[0]}`);
+      for (const concurrency of limitConfig.levels) {
+        limitedThroughput.push(...(await throughputLevel(limited, ['sdk-grpc'], concurrency, clientEnv)));
+      }
     } finally {
-      await slow.stop();
+      await limited.stop();
     }
   }
+  const limitedMemory =
+    limitConfig.memoryStreams > 0
+      ? await idleMemory('sdk-grpc', limitConfig.memoryStreams, fakeEnv, clientEnv)
+      : undefined;
+  streamLimit = {
+    ...limitConfig,
+    throughput: limitedThroughput,
+    memory: limitedMemory === undefined ? [] : [limitedMemory],
+  };
 }
 
 const rows = withRatios(throughput);
@@ -193,7 +250,8 @@ const results: OverheadResults = {
   },
   throughput: rows,
   memory,
-  targets: checkTargets(rows, memory),
+  ...(streamLimit !== undefined ? { streamLimit } : {}),
+  targets: checkTargets(rows, memory, streamLimit),
   failures,
 };
 // BENCH_RESULTS=<file>: a trial run writes its JSON there and leaves the published results and docs alone.

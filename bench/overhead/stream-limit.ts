@@ -1,0 +1,49 @@
+/**
+ * The stream-limit part of `pnpm bench:overhead` (issue 31 item 3): the default `TritonLlm` over
+ * gRPC against a fake that allows only so many concurrent streams per HTTP/2 connection, as nginx
+ * (128), HAProxy (100) and many gRPC servers do. Past that limit the transport opens more
+ * connections to the same endpoint (`maxConnections`) instead of queueing, so CPU per token should
+ * stay flat from 64 to 10,000 streams, and memory per idle stream small.
+ */
+import type { MemoryRow, ThroughputRow } from './results.js';
+
+export interface StreamLimitConfig {
+  /** Concurrent streams of the throughput runs. `BENCH_LIMIT_LEVELS`, default `64,512,2048,10000`; `0` skips the part. */
+  readonly levels: readonly number[];
+  /** Idle streams of the memory run. `BENCH_LIMIT_MEMORY`, default 10000; `0` skips it. */
+  readonly memoryStreams: number;
+  /** The fake's SETTINGS_MAX_CONCURRENT_STREAMS. `BENCH_LIMIT_STREAMS`, default 100. */
+  readonly maxStreams: number;
+  /** The transport's `maxConnections`. `BENCH_LIMIT_CONNECTIONS`, default 128 (10,000 streams need 100). */
+  readonly maxConnections: number;
+}
+
+export interface StreamLimitResults extends StreamLimitConfig {
+  readonly throughput: readonly ThroughputRow[];
+  readonly memory: readonly MemoryRow[];
+}
+
+function numbers(name: string, fallback: readonly number[]): number[] {
+  const raw = process.env[name];
+  if (raw === undefined || raw.trim() === '') return [...fallback];
+  if (raw.trim() === '0') return [];
+  const values = raw.split(',').map((s) => Number(s.trim()));
+  if (values.some((v) => !Number.isSafeInteger(v) || v < 1)) {
+    throw new Error(
+      `${name} must be 0 or a comma-separated list of whole numbers >= 1 (got ${JSON.stringify(raw)})`,
+    );
+  }
+  return values;
+}
+
+export function readStreamLimitConfig(): StreamLimitConfig {
+  const [memoryStreams = 0] = numbers('BENCH_LIMIT_MEMORY', [10_000]);
+  const [maxStreams = 100] = numbers('BENCH_LIMIT_STREAMS', [100]);
+  const [maxConnections = 128] = numbers('BENCH_LIMIT_CONNECTIONS', [128]);
+  return {
+    levels: numbers('BENCH_LIMIT_LEVELS', [64, 512, 2048, 10_000]),
+    memoryStreams,
+    maxStreams,
+    maxConnections,
+  };
+}

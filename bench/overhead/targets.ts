@@ -1,0 +1,172 @@
+import type { VariantName } from './config.js';
+import type { MemoryRow, TargetCheck, ThroughputRow } from './results.js';
+import type { StreamLimitResults } from './stream-limit.js';
+
+const KB = 1024;
+
+// Issue 21: the default client against absolute limits and its peers.
+const CPU_LIMIT_US: Readonly<Record<number, number>> = { 1: 60 };
+const CPU_LIMIT_DEFAULT_US = 40;
+const MEMORY_LIMIT_BYTES = 20 * KB;
+
+// Issue 31. The CPU limits are the issue's own figures, set on a machine where the default gRPC path
+// spent 10-14 µs per token; on a slower machine read them against that path's figure in the same run.
+const HTTP_CPU_LIMIT_US: Readonly<Record<number, number>> = { 1: 25, 64: 15, 512: 15 };
+const HTTP_MEMORY_LIMIT_BYTES = 12 * KB;
+const PROBE_RATIO_LIMIT = 1.25;
+const MULTIPLEX_RATIO_LIMIT = 1.2;
+const STREAM_LIMIT_FLATNESS = 1.2;
+const STREAM_LIMIT_MEMORY_BYTES = 6 * KB;
+
+type Check = Omit<TargetCheck, 'met'> & { readonly atMost?: boolean };
+
+/** `value <= threshold` unless the check says `atMost: false` (then `>=`). */
+function judged({ atMost = true, ...c }: Check): TargetCheck {
+  return { ...c, met: atMost ? c.value <= c.threshold : c.value >= c.threshold };
+}
+
+/**
+ * The targets the benchmark checks, from the rows of one run: issue 21's (the default client's CPU
+ * and memory, against perf_analyzer, Python and the bare clients) and issue 31's (HTTP SSE at the
+ * gRPC path's cost, the gRPC path near the socket probe, multiplexing near the default path, CPU
+ * flat and memory small past a server's stream limit). A check whose rows were not measured is left out.
+ */
+export function checkTargets(
+  throughput: readonly ThroughputRow[],
+  memory: readonly MemoryRow[],
+  streamLimit?: StreamLimitResults,
+): TargetCheck[] {
+  const checks: Check[] = [];
+  const at = (variant: VariantName, level: number) =>
+    throughput.find((r) => r.variant === variant && r.concurrency === level);
+  for (const sdk of throughput.filter((r) => r.variant === 'sdk-grpc')) {
+    const level = sdk.concurrency;
+    const limit = CPU_LIMIT_US[level] ?? CPU_LIMIT_DEFAULT_US;
+    checks.push({
+      target: `client CPU per token <= ${limit} µs`,
+      level,
+      value: sdk.cpuUsPerToken,
+      unit: 'us',
+      threshold: limit,
+    });
+    const pa = at('perf-analyzer', level);
+    if (pa !== undefined) {
+      checks.push({
+        target: 'tokens per client CPU-second > perf_analyzer',
+        level,
+        value: sdk.tokensPerCpuSec / pa.tokensPerCpuSec,
+        unit: 'ratio',
+        threshold: 1,
+        atMost: false,
+      });
+    }
+    const py = at('python-tritonclient', level);
+    if (py !== undefined && level >= 64) {
+      checks.push({
+        target: 'tokens per client CPU-second >= 3x Python tritonclient',
+        level,
+        value: sdk.tokensPerCpuSec / py.tokensPerCpuSec,
+        unit: 'ratio',
+        threshold: 3,
+        atMost: false,
+      });
+    }
+    if (sdk.ratioToFastestBare !== undefined) {
+      checks.push({
+        target: 'tokens/s >= 90 % of the fastest bare client',
+        level,
+        value: sdk.ratioToFastestBare,
+        unit: 'share',
+        threshold: 0.9,
+        atMost: false,
+      });
+    }
+    const probe = at('socket-probe', level);
+    if (probe !== undefined && level >= 64) {
+      checks.push({
+        target: `client CPU per token <= ${PROBE_RATIO_LIMIT}x the socket probe's`,
+        level,
+        value: sdk.cpuUsPerToken / probe.cpuUsPerToken,
+        unit: 'ratio',
+        threshold: PROBE_RATIO_LIMIT,
+      });
+    }
+    const mux = at('sdk-grpc-mux', level);
+    if (mux !== undefined) {
+      checks.push({
+        target: `multiplex: CPU per token <= ${MULTIPLEX_RATIO_LIMIT}x the default path's`,
+        level,
+        value: mux.cpuUsPerToken / sdk.cpuUsPerToken,
+        unit: 'ratio',
+        threshold: MULTIPLEX_RATIO_LIMIT,
+      });
+    }
+    const http = at('sdk-http', level);
+    const httpLimit = HTTP_CPU_LIMIT_US[level];
+    if (http !== undefined && httpLimit !== undefined) {
+      checks.push({
+        target: `HTTP SSE: client CPU per token <= ${httpLimit} µs`,
+        level,
+        value: http.cpuUsPerToken,
+        unit: 'us',
+        threshold: httpLimit,
+      });
+    }
+    if (http !== undefined && level === 64) {
+      checks.push({
+        target: "HTTP SSE: tokens/s >= the gRPC path's",
+        level,
+        value: http.tokensPerSec / sdk.tokensPerSec,
+        unit: 'share',
+        threshold: 1,
+        atMost: false,
+      });
+    }
+  }
+  for (const m of memory.filter((r) => r.variant === 'sdk-grpc')) {
+    checks.push({
+      target: 'client memory (RSS growth) per idle stream <= 20 KB',
+      level: m.streams,
+      value: m.rssBytesPerStream,
+      unit: 'bytes',
+      threshold: MEMORY_LIMIT_BYTES,
+    });
+  }
+  for (const m of memory.filter((r) => r.variant === 'sdk-http')) {
+    checks.push({
+      target: 'HTTP SSE: RSS growth per idle stream <= 12 KB',
+      level: m.streams,
+      value: m.rssBytesPerStream,
+      unit: 'bytes',
+      threshold: HTTP_MEMORY_LIMIT_BYTES,
+    });
+  }
+  if (streamLimit !== undefined) checks.push(...streamLimitChecks(streamLimit));
+  return checks.map(judged);
+}
+
+function streamLimitChecks(limit: StreamLimitResults): Check[] {
+  const checks: Check[] = [];
+  const rows = [...limit.throughput].sort((a, b) => a.concurrency - b.concurrency);
+  const first = rows[0];
+  for (const row of rows.slice(1)) {
+    if (first === undefined) break;
+    checks.push({
+      target: `past ${limit.maxStreams} streams per connection: CPU per token <= ${STREAM_LIMIT_FLATNESS}x that at ${first.concurrency}`,
+      level: row.concurrency,
+      value: row.cpuUsPerToken / first.cpuUsPerToken,
+      unit: 'ratio',
+      threshold: STREAM_LIMIT_FLATNESS,
+    });
+  }
+  for (const m of limit.memory) {
+    checks.push({
+      target: `past ${limit.maxStreams} streams per connection: RSS growth per idle stream <= 6 KB`,
+      level: m.streams,
+      value: m.rssBytesPerStream,
+      unit: 'bytes',
+      threshold: STREAM_LIMIT_MEMORY_BYTES,
+    });
+  }
+  return checks;
+}
