@@ -54,7 +54,9 @@ function makeVariant(name: string, endpoints: Endpoints): Variant {
     case 'sdk-grpc':
       return sdkVariant('grpc', endpoints);
     case 'sdk-grpc-baseline':
-      return sdkBaselineVariant(endpoints);
+      return sdkBaselineVariant('grpc', endpoints);
+    case 'sdk-http-baseline':
+      return sdkBaselineVariant('http', endpoints);
     case 'sdk-grpc-mux':
       return sdkVariant('grpc', endpoints, { multiplex: true });
     case 'sdk-http':
@@ -146,7 +148,7 @@ async function memory(job: MemoryJob): Promise<MemoryResult> {
 }
 
 const job = JSON.parse(process.argv[2] ?? '{}') as ThroughputJob | MemoryJob;
-if (job.variant === 'sdk-grpc-baseline') await loadBaseline(process.env.BENCH_BASELINE ?? '');
+if (job.variant.endsWith('-baseline')) await loadBaseline(process.env.BENCH_BASELINE ?? '');
 const result = job.mode === 'memory' ? await memory(job) : await throughput(job);
 process.stdout.write(`${JSON.stringify(result)}\n`);
 // Memory jobs leave their streams open on purpose; leave without waiting for them.

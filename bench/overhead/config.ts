@@ -36,6 +36,7 @@ export const ALL_VARIANTS = [
   'sdk-grpc-baseline',
   'sdk-grpc-mux',
   'sdk-http',
+  'sdk-http-baseline',
   'python-tritonclient',
   'perf-analyzer',
 ] as const;
@@ -52,6 +53,7 @@ export const VARIANT_LABELS: Readonly<Record<VariantName, string>> = {
   'sdk-grpc-baseline': 'TritonLlm over gRPC, baseline build (BENCH_BASELINE)',
   'sdk-grpc-mux': 'TritonLlm over gRPC (multiplex)',
   'sdk-http': 'TritonLlm over HTTP SSE',
+  'sdk-http-baseline': 'TritonLlm over HTTP SSE, baseline build (BENCH_BASELINE)',
   'python-tritonclient': 'Python tritonclient (gRPC stream)',
   'perf-analyzer': 'perf_analyzer (C++, gRPC streams)',
 };
@@ -83,7 +85,7 @@ function whole(name: string, fallback: number, min = 1): number {
 export function readConfig(hasTaskset: boolean): OverheadConfig {
   // The baseline build runs only when there is one to load.
   const defaults = ALL_VARIANTS.filter(
-    (v) => v !== 'sdk-grpc-baseline' || process.env.BENCH_BASELINE !== undefined,
+    (v) => !v.endsWith('-baseline') || process.env.BENCH_BASELINE !== undefined,
   );
   const variants = (process.env.BENCH_VARIANTS ?? defaults.join(','))
     .split(',')
@@ -93,8 +95,11 @@ export function readConfig(hasTaskset: boolean): OverheadConfig {
   if (unknown.length > 0) {
     throw new Error(`BENCH_VARIANTS: unknown ${unknown.join(', ')}; known: ${ALL_VARIANTS.join(', ')}`);
   }
-  if (variants.includes('sdk-grpc-baseline') && process.env.BENCH_BASELINE === undefined) {
-    throw new Error('sdk-grpc-baseline needs BENCH_BASELINE: the root of a built checkout to compare with');
+  const baselines = variants.filter((v) => v.endsWith('-baseline'));
+  if (baselines.length > 0 && process.env.BENCH_BASELINE === undefined) {
+    throw new Error(
+      `${baselines.join(', ')} needs BENCH_BASELINE: the root of a built checkout to compare with`,
+    );
   }
   const skipPython = process.env.BENCH_SKIP_PYTHON === '1';
   return {

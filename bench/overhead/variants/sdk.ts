@@ -8,6 +8,7 @@ import type { Endpoints, Variant } from './variant.js';
 interface SdkBuild {
   readonly TritonLlm: typeof TritonLlm;
   readonly grpcTransport: typeof grpcTransport;
+  readonly httpTransport: typeof httpTransport;
 }
 
 let baseline: SdkBuild | undefined;
@@ -25,13 +26,22 @@ export async function loadBaseline(root: string): Promise<void> {
     ? { TritonLlm }
     : ((await import(pathToFileURL(`${root}/packages/core/dist/index.js`).href)) as SdkBuild);
   const grpc = (await import(pathToFileURL(`${root}/packages/grpc/dist/index.js`).href)) as SdkBuild;
-  baseline = { TritonLlm: core.TritonLlm, grpcTransport: grpc.grpcTransport };
+  // The Node entry point, as Node's resolver picks it for users (it streams on sockets).
+  const http = (await import(pathToFileURL(`${root}/packages/http/dist/node.js`).href)) as SdkBuild;
+  baseline = {
+    TritonLlm: core.TritonLlm,
+    grpcTransport: grpc.grpcTransport,
+    httpTransport: http.httpTransport,
+  };
 }
 
-/** `TritonLlm` over gRPC from the build `loadBaseline` loaded. */
-export function sdkBaselineVariant(endpoints: Endpoints): Variant {
+/** `TritonLlm` over gRPC or HTTP from the build `loadBaseline` loaded. */
+export function sdkBaselineVariant(protocol: 'grpc' | 'http', endpoints: Endpoints): Variant {
   if (baseline === undefined) throw new Error('BENCH_BASELINE is not loaded');
-  const transport = baseline.grpcTransport({ baseUrl: endpoints.grpcUrl });
+  const transport =
+    protocol === 'grpc'
+      ? baseline.grpcTransport({ baseUrl: endpoints.grpcUrl })
+      : baseline.httpTransport({ baseUrl: endpoints.httpUrl });
   return streamingVariant(new baseline.TritonLlm({ transport, model: 'ensemble' }));
 }
 
