@@ -23,7 +23,8 @@ export class Call {
   private readonly callerSignal: AbortSignal | undefined;
   private readonly timeoutMs: number | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
-  private readonly onCallerAbort = (): void => this.abort('cancelled');
+  // Made only for a caller's signal: an idle stream holds no closure it does not need.
+  private onCallerAbort: (() => void) | undefined;
   private readonly onFinish: (call: Call) => void;
 
   constructor(
@@ -43,7 +44,10 @@ export class Call {
       this.abort('cancelled');
       return;
     }
-    signal?.addEventListener('abort', this.onCallerAbort, { once: true });
+    if (signal !== undefined) {
+      this.onCallerAbort = () => this.abort('cancelled');
+      signal.addEventListener('abort', this.onCallerAbort, { once: true });
+    }
     if (timeoutMs !== undefined && timeoutMs <= MAX_TIMER_MS) {
       this.timer = setTimeout(() => this.abort('deadline'), timeoutMs);
     }
@@ -131,7 +135,7 @@ export class Call {
   finish(): void {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
-    this.callerSignal?.removeEventListener('abort', this.onCallerAbort);
+    if (this.onCallerAbort !== undefined) this.callerSignal?.removeEventListener('abort', this.onCallerAbort);
     this.onFinish(this);
   }
 }

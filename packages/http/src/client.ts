@@ -31,6 +31,10 @@ export class HttpClient {
   private readonly staticHeaders: ReadonlyArray<readonly [string, string]>;
   private readonly timeoutMs: number | undefined;
   private readonly active = new Set<Call>();
+  // One function for every call rather than a closure each (an idle stream keeps its call).
+  private readonly release = (call: Call): void => {
+    this.active.delete(call);
+  };
   private closed = false;
 
   constructor(options: HttpTransportOptions, engine?: StreamEngineFactory) {
@@ -64,9 +68,7 @@ export class HttpClient {
         retryable: false,
       });
     }
-    const call = new Call(context, options?.signal, options?.timeoutMs ?? this.timeoutMs, (c) =>
-      this.active.delete(c),
-    );
+    const call = new Call(context, options?.signal, options?.timeoutMs ?? this.timeoutMs, this.release);
     this.active.add(call);
     return call;
   }

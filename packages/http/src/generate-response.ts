@@ -61,6 +61,19 @@ function parametersText(value: unknown): unknown {
   return out;
 }
 
+/**
+ * What a response falls back on when the server leaves it out: the request's model, version and
+ * id (and the outputs it asked for). A stream keeps this rather than its request, whose inputs an
+ * idle stream need not hold.
+ */
+export type RequestIdentity = Pick<InferRequest, 'model' | 'modelVersion' | 'id' | 'outputs'>;
+
+/** The {@link RequestIdentity} of a request, without its inputs. */
+export function requestIdentity(request: InferRequest): RequestIdentity {
+  const { model, modelVersion, id } = request;
+  return modelVersion === undefined ? { model, id } : { model, modelVersion, id };
+}
+
 // Keys of a generate response that describe it rather than being outputs.
 const ENVELOPE_KEYS = new Set(['model_name', 'model_version', 'id', 'parameters']);
 
@@ -80,7 +93,7 @@ export function errorField(json: unknown): string | undefined {
  */
 export function generateResponse(
   json: unknown,
-  request: InferRequest,
+  request: RequestIdentity,
   final: boolean,
   context: ErrorContext,
   wanted: ReadonlySet<string> | undefined = wantedOutputs(request),
@@ -118,7 +131,7 @@ export function generateResponse(
 }
 
 /** The outputs a request asked for, once per stream rather than per event; undefined for all. */
-export function wantedOutputs(request: InferRequest): ReadonlySet<string> | undefined {
+export function wantedOutputs(request: Pick<InferRequest, 'outputs'>): ReadonlySet<string> | undefined {
   return request.outputs !== undefined && request.outputs.length > 0 ? new Set(request.outputs) : undefined;
 }
 

@@ -9,7 +9,7 @@ import { describeText, readText } from './body.js';
 import { ERROR_BODY_LIMIT, type HttpClient, type Send } from './client.js';
 import { type ErrorContext, errorFromHttp, protocolError } from './errors.js';
 import { generateRequestJson } from './generate-request.js';
-import { errorField, generateResponse, wantedOutputs } from './generate-response.js';
+import { errorField, generateResponse, type RequestIdentity, wantedOutputs } from './generate-response.js';
 import { modelPath } from './paths.js';
 import { sseData } from './sse-events.js';
 
@@ -92,8 +92,11 @@ async function sendStop(
   }
 }
 
+/** What the final response repeats of the last event: its model, version and id. */
+export type ResponseIdentity = Pick<InferResponse, 'model' | 'modelVersion' | 'id'>;
+
 /** The empty response with `final: true` that follows the last event of a cleanly ended body. */
-export function finalResponse(last: InferResponse | undefined, request: InferRequest): InferResponse {
+export function finalResponse(last: ResponseIdentity | undefined, request: RequestIdentity): InferResponse {
   return {
     model: last?.model ?? request.model,
     modelVersion: last?.modelVersion ?? request.modelVersion ?? '',
@@ -136,7 +139,7 @@ export function streamSend(request: InferRequest): { send: Send; context: ErrorC
 /** One event's data as a response; an `{"error": ...}` event is thrown as the server's error. */
 export function eventResponse(
   data: string,
-  request: InferRequest,
+  request: RequestIdentity,
   wanted: ReadonlySet<string> | undefined,
   context: ErrorContext,
 ): InferResponse {

@@ -11,9 +11,22 @@ import { tooLarge } from '../body.js';
 import type { Call } from '../call.js';
 import { ERROR_BODY_LIMIT, type HttpClient } from '../client.js';
 import { type ErrorContext, errorFromHttp, notHttpEndpoint, protocolError } from '../errors.js';
-import { errorField, generateResponse, wantedOutputs } from '../generate-response.js';
+import {
+  errorField,
+  generateResponse,
+  type RequestIdentity,
+  requestIdentity,
+  wantedOutputs,
+} from '../generate-response.js';
 import { SseDecoder } from '../sse-decoder.js';
-import { eventResponse, finalResponse, isEventStream, notEventStream, streamSend } from '../stream.js';
+import {
+  eventResponse,
+  finalResponse,
+  isEventStream,
+  notEventStream,
+  type ResponseIdentity,
+  streamSend,
+} from '../stream.js';
 import type { Connection, ConnectionOwner, ConnectionPool } from './connection.js';
 import { keepAliveMs, type NodeStreamShared, requestText } from './request-head.js';
 import {
@@ -52,12 +65,26 @@ export class NodeEventStream implements InferStream, ConnectionOwner, ResponseSi
    */
   private readonly events: (InferResponse | string)[] = [];
   private mode: BodyMode = 'events';
+  /** Kept only for an answer that is not an event stream, to describe it. */
   private head: ResponseHead | undefined;
+  /** The connection may carry another request after this answer; for how long idle (server's hint). */
+  private keepAlive = false;
+  private idleMs: number | undefined;
   private text = '';
   private sink: InferSink | undefined;
-  private last: InferResponse | undefined;
+  /**
+   * What the final response repeats of the last event (model, version, id): kept as strings, not
+   * the event itself, which an idle stream would hold with all its tensors. Undefined: no event yet.
+   */
+  private lastModel: string | undefined;
+  private lastVersion = '';
+  private lastId = '';
   private readonly wanted: ReadonlySet<string> | undefined;
+  /** The request until it is written; then only what responses fall back on (see RequestIdentity). */
+  private request: InferRequest | undefined;
+  private readonly identity: RequestIdentity;
   private context: ErrorContext;
+  /** The request as written, until the answer starts (then it is never sent again). */
   private wire = '';
   private state: 'new' | 'open' | 'complete' | 'final-sent' | 'failed' = 'new';
   private error: unknown;
@@ -73,9 +100,11 @@ export class NodeEventStream implements InferStream, ConnectionOwner, ResponseSi
   constructor(
     private readonly client: HttpClient,
     private readonly shared: NodeStreamShared,
-    private readonly request: InferRequest,
+    request: InferRequest,
     private readonly options: CallOptions | undefined,
   ) {
+    this.request = request;
+    this.identity = requestIdentity(request);
     this.pool = shared.pool;
     this.wanted = wantedOutputs(request);
     this.context = { what: 'POST /generate_stream', requestId: request.id, model: request.model };
@@ -134,8 +163,7 @@ export class NodeEventStream implements InferStream, ConnectionOwner, ResponseSi
     if (parser.done && this.connection !== undefined) {
       const connection = this.connection;
       this.connection = undefined;
-      if (this.head?.keepAlive === true && !parser.trailing)
-        this.pool.release(connection, keepAliveMs(this.head));
+      if (this.keepAlive && !parser.trailing) this.pool.release(connection, this.idleMs);
       else connection.destroy();
     }
     if (!this.paused && this.events.length >= HIGH_WATER && this.connection) {
@@ -159,22 +187,21 @@ export class NodeEventStream implements InferStream, ConnectionOwner, ResponseSi
   }
 
   onHead(head: ResponseHead): void {
-    this.head = head;
+    this.wire = '';
+    this.keepAlive = head.keepAlive;
+    if (head.keepAlive) this.idleMs = keepAliveMs(head);
     const ok = head.status >= 200 && head.status < 300;
     const type = head.headers.get('content-type');
     this.mode = !ok ? 'error' : isEventStream(type) ? 'events' : 'not-events';
-    if (this.mode === 'events') {
-      this.sse = new SseDecoder(this.call as Call, this.client.maxResponseBytes);
-    }
+    if (this.mode !== 'events') this.head = head;
   }
 
   onBody(bytes: Buffer): void {
     if (this.mode === 'events') {
-      const sse = this.sse as SseDecoder;
       // Triton writes each event as `data: <json>\n\n`, usually whole in one read: those are
       // taken from the bytes directly; anything else (comments, CR, other fields, an event split
       // over reads) goes through the decoder and eventsource-parser.
-      const at = sse.idle ? this.takeDataLines(bytes) : 0;
+      const at = this.sse === undefined || this.sse.idle ? this.takeDataLines(bytes) : 0;
       if (at < 0) return;
       if (at < bytes.length) this.feed(this.textOf(at === 0 ? bytes : bytes.subarray(at)));
       else if (this.sink !== undefined) this.deliver();
@@ -191,7 +218,6 @@ export class NodeEventStream implements InferStream, ConnectionOwner, ResponseSi
   }
 
   onComplete(): void {
-    const head = this.head as ResponseHead;
     if (this.mode === 'events') {
       if (!this.feed(this.decoder?.end() ?? '')) return;
       try {
@@ -207,6 +233,7 @@ export class NodeEventStream implements InferStream, ConnectionOwner, ResponseSi
       return;
     }
     const text = this.text + (this.decoder?.end() ?? '');
+    const head = this.head as ResponseHead;
     this.fail(
       this.mode === 'error'
         ? errorFromHttp(head.status, text.slice(0, ERROR_BODY_LIMIT), this.context)
@@ -219,7 +246,8 @@ export class NodeEventStream implements InferStream, ConnectionOwner, ResponseSi
     let call: Call;
     try {
       // As with fetch, a request that cannot be sent fails on the first read, not on stream().
-      const { send, context } = streamSend(this.request);
+      const { send, context } = streamSend(this.request as InferRequest);
+      this.request = undefined;
       this.context = context;
       this.wire = requestText(this.shared, send, this.client, this.options);
       call = this.client.begin(this.options, context);
@@ -276,7 +304,7 @@ export class NodeEventStream implements InferStream, ConnectionOwner, ResponseSi
       try {
         const json: unknown = JSON.parse(bytes.toString('latin1', from, to));
         if (errorField(json) === undefined)
-          return generateResponse(json, this.request, false, this.context, this.wanted, 'bytes');
+          return generateResponse(json, this.identity, false, this.context, this.wanted, 'bytes');
       } catch {
         // eventResponse reports it, in its turn.
       }
@@ -287,7 +315,9 @@ export class NodeEventStream implements InferStream, ConnectionOwner, ResponseSi
   /** Feeds event text; false when that failed the stream. */
   private feed(text: string): boolean {
     if (text === '') return true;
-    const sse = this.sse as SseDecoder;
+    // Made on first need: whole one-line events (Triton's usual answer) never need it.
+    this.sse ??= new SseDecoder(this.call as Call, this.client.maxResponseBytes);
+    const sse = this.sse;
     try {
       sse.feed(text);
     } catch (err) {
@@ -310,7 +340,7 @@ export class NodeEventStream implements InferStream, ConnectionOwner, ResponseSi
       let response: InferResponse;
       try {
         response =
-          typeof event === 'string' ? eventResponse(event, this.request, this.wanted, this.context) : event;
+          typeof event === 'string' ? eventResponse(event, this.identity, this.wanted, this.context) : event;
       } catch (err) {
         // A bad event or an in-band error ends the stream even after its body was complete.
         if (this.state !== 'new') this.state = 'open';
@@ -318,7 +348,9 @@ export class NodeEventStream implements InferStream, ConnectionOwner, ResponseSi
         sink.onError(this.error);
         return;
       }
-      this.last = response;
+      this.lastModel = response.model;
+      this.lastVersion = response.modelVersion;
+      this.lastId = response.id;
       if (this.paused && queue.length === 0 && this.connection !== undefined) {
         this.paused = false;
         this.connection.socket.resume();
@@ -330,7 +362,7 @@ export class NodeEventStream implements InferStream, ConnectionOwner, ResponseSi
       case 'complete':
         this.sink = undefined;
         this.state = 'final-sent';
-        sink.onResponse(finalResponse(this.last, this.request));
+        sink.onResponse(finalResponse(this.lastIdentity(), this.identity));
         return;
       case 'final-sent':
         this.sink = undefined;
@@ -341,6 +373,11 @@ export class NodeEventStream implements InferStream, ConnectionOwner, ResponseSi
         sink.onError(this.error);
         return;
     }
+  }
+
+  private lastIdentity(): ResponseIdentity | undefined {
+    const model = this.lastModel;
+    return model === undefined ? undefined : { model, modelVersion: this.lastVersion, id: this.lastId };
   }
 
   /**
