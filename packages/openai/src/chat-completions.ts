@@ -4,10 +4,12 @@ import { requireGuidedDecoding, requireLogProbs, requireModel } from './capabili
 import { chatMessages } from './chat-messages.js';
 import { toolPlan } from './chat-tools.js';
 import type { ChoiceOutcome } from './choices.js';
+import { chunkTemplate } from './chunk-template.js';
 import type { EndpointContext, EndpointFormat } from './endpoint.js';
 import { responseId, unixSeconds } from './ids.js';
 import { chatLogProbs } from './logprobs.js';
 import { type Body, commonParams, optionalBoolean, optionalInteger } from './params.js';
+import { sseEvent, sseEvents } from './sse.js';
 import { readToolOutput, ToolCallDeltas, type ToolOutputContext } from './tool-call-deltas.js';
 import type { OpenAiChatFinishReason, OpenAiFinishReason, OpenAiUsage } from './wire.js';
 
@@ -97,6 +99,18 @@ export async function chatCompletionsFormat(body: Body, ctx: ChatContext): Promi
     choices: [{ index, delta, logprobs: logprobsField, finish_reason: finish }],
     ...usageField,
   });
+  const event = (index: number, delta: object, logprobsField: unknown, finish: string | null) =>
+    sseEvent(JSON.stringify(chunk(index, delta, logprobsField, finish)));
+  // The chunk of plain content, per choice: made once, then only the text is serialized.
+  const contentEvents: ((text: string) => string)[] = [];
+  const contentEvent = (index: number, text: string): string => {
+    let template = contentEvents[index];
+    if (template === undefined) {
+      template = chunkTemplate((content) => chunk(index, { content }, null, null));
+      contentEvents[index] = template;
+    }
+    return template(text);
+  };
   const output: ToolOutputContext | undefined =
     tools !== undefined
       ? { parser: tools.parser, known: tools.known, warn: (m) => ctx.warn(`${id}: ${m}`) }
@@ -144,21 +158,25 @@ export async function chatCompletionsFormat(body: Body, ctx: ChatContext): Promi
     }),
     // OpenAI opens every choice with a delta that carries only the role.
     opening: () =>
-      Array.from({ length: params.n }, (_, i) => chunk(i, { role: 'assistant', content: '' }, null, null)),
-    delta: (event) => {
-      const lp = logprobs && event.logProbs !== undefined ? chatLogProbs(event.logProbs, top ?? 0) : null;
-      if (output === undefined) return [chunk(event.choice, { content: event.text }, lp, null)];
-      const deltas = streamOf(event.choice, output).push(event.text);
+      sseEvents(
+        Array.from({ length: params.n }, (_, i) => chunk(i, { role: 'assistant', content: '' }, null, null)),
+      ),
+    delta: ({ choice, text, logProbs }) => {
+      const lp = logprobs && logProbs !== undefined ? chatLogProbs(logProbs, top ?? 0) : null;
+      if (output === undefined) {
+        return lp === null ? contentEvent(choice, text) : event(choice, { content: text }, lp, null);
+      }
+      const deltas = streamOf(choice, output).push(text);
       // Text held back by the parser still has its log probs delivered, on an empty delta.
-      if (deltas.length === 0) return lp !== null ? [chunk(event.choice, {}, lp, null)] : [];
-      return deltas.map((d, k) => chunk(event.choice, d, k === 0 ? lp : null, null));
+      if (deltas.length === 0) return lp !== null ? event(choice, {}, lp, null) : '';
+      return sseEvents(deltas.map((d, k) => chunk(choice, d, k === 0 ? lp : null, null)));
     },
     finish: (choice, reason) => {
-      if (output === undefined) return [chunk(choice, {}, null, reason)];
+      if (output === undefined) return event(choice, {}, null, reason);
       const s = streamOf(choice, output);
       const rest = s.end().map((d) => chunk(choice, d, null, null));
-      return [...rest, chunk(choice, {}, null, chatFinish(reason, s.called))];
+      return sseEvents([...rest, chunk(choice, {}, null, chatFinish(reason, s.called))]);
     },
-    usage: (usage) => ({ ...head, choices: [], usage }),
+    usage: (usage) => sseEvent(JSON.stringify({ ...head, choices: [], usage })),
   };
 }

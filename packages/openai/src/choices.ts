@@ -1,13 +1,5 @@
-import type {
-  FinishReason,
-  GenerateRequest,
-  GenerateResult,
-  StreamChunk,
-  Tokenizer,
-  TritonLlm,
-} from '@trtllm/sdk';
+import type { FinishReason, GenerateRequest, GenerateResult, Tokenizer, TritonLlm } from '@trtllm/sdk';
 import { tritonRequestId } from './ids.js';
-import { mergeAsync } from './merge.js';
 import type { SamplingRequest } from './params.js';
 import type { OpenAiFinishReason, OpenAiUsage } from './wire.js';
 
@@ -98,7 +90,7 @@ export async function planJobs(
   return jobs;
 }
 
-function promptTokens(
+export function promptTokens(
   job: ChoiceJob,
   reported: number | undefined,
   tokenizer: Tokenizer | undefined,
@@ -115,21 +107,21 @@ function promptTokens(
  * text from several sequences) leave a sequence with text but no tokens: a local tokenizer can
  * count its text instead.
  */
-function completionTokens(result: GenerateResult, tokenizer: Tokenizer | undefined): number {
+export function completionTokens(result: GenerateResult, tokenizer: Tokenizer | undefined): number {
   return result.sequences.reduce((n, s) => {
     if (s.tokenCount !== undefined || tokenizer === undefined) return n + (s.tokenCount ?? 0);
     return n + tokenizer.encode(s.text).length;
   }, 0);
 }
 
-function usageOf(parts: readonly { prompt: number; completion: number }[]): OpenAiUsage {
+export function usageOf(parts: readonly { prompt: number; completion: number }[]): OpenAiUsage {
   const prompt = parts.reduce((a, p) => a + p.prompt, 0);
   const completion = parts.reduce((a, p) => a + p.completion, 0);
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }
 
 /** The text of each token, where ids and a tokenizer make it known. */
-function tokenTexts(
+export function tokenTexts(
   ids: readonly number[],
   count: number,
   tokenizer: Tokenizer | undefined,
@@ -202,63 +194,8 @@ function choiceOf(
   };
 }
 
-/**
- * Streams every job, interleaved as their tokens arrive. Each choice gets its deltas and then one
- * `finish`; a `usage` event closes the stream. Leaving the iteration early, or the caller's signal,
- * cancels every upstream request still running.
- */
-export async function* streamChoices(
-  ctx: ChoiceContext,
-  jobs: readonly ChoiceJob[],
-): AsyncGenerator<ChoiceEvent, void, undefined> {
-  const inner = linkedController(ctx.signal);
-  const usage: { prompt: number; completion: number }[] = [];
-  let completed = false;
-  try {
-    const streams = jobs.map((job) => ctx.llm.stream(job.request, { signal: inner.signal }));
-    for await (const { source, value } of mergeAsync<StreamChunk>(streams)) {
-      const job = jobs[source]!;
-      if (!value.done) {
-        const lp = value.logProbs;
-        if (value.text.length === 0 && (lp === undefined || lp.length === 0)) continue;
-        yield {
-          type: 'delta',
-          choice: job.firstChoice + value.sequenceIndex,
-          text: value.text,
-          ...(lp !== undefined && lp.length > 0
-            ? {
-                logProbs: {
-                  tokens: tokenTexts(value.tokenIds, lp.length, ctx.tokenizer, value.text),
-                  logProbs: lp,
-                },
-              }
-            : {}),
-        };
-        continue;
-      }
-      usage.push({
-        prompt: promptTokens(job, value.usage.promptTokens, ctx.tokenizer),
-        completion: completionTokens(value.result, ctx.tokenizer),
-      });
-      for (let k = 0; k < job.choiceCount; k++) {
-        const seq = value.result.sequences.find((s) => s.index === k);
-        yield {
-          type: 'finish',
-          choice: job.firstChoice + k,
-          finishReason: openAiFinishReason(seq?.finishReason ?? value.finishReason),
-        };
-      }
-    }
-    completed = true;
-    yield { type: 'usage', usage: usageOf(usage) };
-  } finally {
-    if (!completed) inner.abort();
-    inner.dispose();
-  }
-}
-
 /** An AbortController that also aborts when `outer` does (AbortSignal.any needs Node 20.3). */
-function linkedController(outer: AbortSignal): AbortController & { dispose(): void } {
+export function linkedController(outer: AbortSignal): AbortController & { dispose(): void } {
   const controller = new AbortController();
   const onAbort = (): void => controller.abort(outer.reason);
   if (outer.aborted) controller.abort(outer.reason);

@@ -1,10 +1,12 @@
 import { invalidArgument } from '@trtllm/sdk';
 import { requireLogProbs, requireModel } from './capabilities.js';
 import type { ChoiceOutcome, PromptInput } from './choices.js';
+import { chunkTemplate } from './chunk-template.js';
 import type { EndpointContext, EndpointFormat } from './endpoint.js';
 import { responseId, unixSeconds } from './ids.js';
 import { completionLogProbs } from './logprobs.js';
 import { type Body, commonParams, optionalBoolean, optionalInteger, refuseNonEmpty } from './params.js';
+import { sseEvent } from './sse.js';
 import type { OpenAiUsage } from './wire.js';
 
 /** OpenAI's documented default of `max_tokens` for `/v1/completions`. */
@@ -72,14 +74,22 @@ export async function completionsFormat(body: Body, ctx: EndpointContext): Promi
   const head = { id, object: 'text_completion', created, model: ctx.modelName };
   const promptOf = (choice: number): string => echoed[Math.floor(choice / params.n)] ?? '';
   // text_offset counts from the start of the choice's text, echoed prompt included.
-  const offsets = new Map<number, number>();
-  // Built as literals (not spreads of head): this runs once per streamed token.
+  const offsets: number[] = [];
   const chunk = (index: number, text: string, logprobsField: unknown, finish: string | null) => {
     const choices = [{ index, text, logprobs: logprobsField, finish_reason: finish }];
-    const model = ctx.modelName;
-    return params.includeUsage
-      ? { id, object: 'text_completion', created, model, choices, usage: null }
-      : { id, object: 'text_completion', created, model, choices };
+    return params.includeUsage ? { ...head, choices, usage: null } : { ...head, choices };
+  };
+  const event = (index: number, text: string, logprobsField: unknown, finish: string | null) =>
+    sseEvent(JSON.stringify(chunk(index, text, logprobsField, finish)));
+  // The chunk of a plain token, per choice: made once, then only the text is serialized.
+  const textEvents: ((text: string) => string)[] = [];
+  const textEvent = (index: number, text: string): string => {
+    let template = textEvents[index];
+    if (template === undefined) {
+      template = chunkTemplate((t) => chunk(index, t, null, null));
+      textEvents[index] = template;
+    }
+    return template(text);
   };
   return {
     prompts,
@@ -101,24 +111,23 @@ export async function completionsFormat(body: Body, ctx: EndpointContext): Promi
       usage,
     }),
     opening: () => {
-      if (!echo) return [];
-      const out: unknown[] = [];
+      if (!echo) return '';
+      let out = '';
       for (let choice = 0; choice < prompts.length * params.n; choice++) {
-        offsets.set(choice, promptOf(choice).length);
-        out.push(chunk(choice, promptOf(choice), null, null));
+        offsets[choice] = promptOf(choice).length;
+        out += event(choice, promptOf(choice), null, null);
       }
       return out;
     },
-    delta: (event) => {
-      const at = offsets.get(event.choice) ?? 0;
-      offsets.set(event.choice, at + event.text.length);
-      const lp =
-        logprobs !== undefined && event.logProbs !== undefined
-          ? completionLogProbs(event.logProbs, logprobs, at)
-          : null;
-      return [chunk(event.choice, event.text, lp, null)];
+    delta: ({ choice, text, logProbs }) => {
+      // text_offset is only ever read with log probs, so without them tokens skip its bookkeeping.
+      if (logprobs === undefined) return textEvent(choice, text);
+      const at = offsets[choice] ?? 0;
+      offsets[choice] = at + text.length;
+      if (logProbs === undefined) return textEvent(choice, text);
+      return event(choice, text, completionLogProbs(logProbs, logprobs, at), null);
     },
-    finish: (choice, reason) => [chunk(choice, '', null, reason)],
-    usage: (usage) => ({ ...head, choices: [], usage }),
+    finish: (choice, reason) => event(choice, '', null, reason),
+    usage: (usage) => sseEvent(JSON.stringify({ ...head, choices: [], usage })),
   };
 }

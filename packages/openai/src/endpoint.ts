@@ -1,12 +1,12 @@
 import type { ServerResponse } from 'node:http';
 import type { Tokenizer, TritonLlm } from '@trtllm/sdk';
+import { streamChoices } from './choice-stream.js';
 import {
   type ChoiceEvent,
   type ChoiceOutcome,
   generateChoices,
   type PromptInput,
   planJobs,
-  streamChoices,
 } from './choices.js';
 import { sendJson } from './http-io.js';
 import type { CommonParams } from './params.js';
@@ -23,20 +23,24 @@ export interface EndpointContext {
   readonly signal: AbortSignal;
 }
 
-/** How one OpenAI endpoint shapes the choices into its response and its stream chunks. */
+/**
+ * How one OpenAI endpoint shapes the choices into its response and its stream chunks. Stream
+ * chunks come as SSE text (`data: <json>\n\n` blocks, '' for none), so an endpoint can splice a
+ * token into a serialized chunk instead of serializing a chunk object per token.
+ */
 export interface EndpointFormat {
   readonly prompts: readonly PromptInput[];
   readonly params: CommonParams;
   /** The whole response of a non-streaming call. */
   complete(choices: readonly ChoiceOutcome[], usage: OpenAiUsage): unknown;
   /** Chunks sent before any generated text (chat: the role of each choice; completions: the echoed prompt). */
-  opening(): readonly unknown[];
+  opening(): string;
   /** The chunks for one piece of generated text (none while a tool-call parser holds it back). */
-  delta(event: Extract<ChoiceEvent, { type: 'delta' }>): readonly unknown[];
+  delta(event: Extract<ChoiceEvent, { type: 'delta' }>): string;
   /** The chunks that end a choice: whatever a parser still held, then the finish reason. */
-  finish(choice: number, reason: OpenAiFinishReason): readonly unknown[];
+  finish(choice: number, reason: OpenAiFinishReason): string;
   /** The closing chunk of `stream_options.include_usage`. */
-  usage(usage: OpenAiUsage): unknown;
+  usage(usage: OpenAiUsage): string;
 }
 
 /**
@@ -66,18 +70,15 @@ export async function respond(
     if (ctx.signal.aborted) return;
     const sse = new SseWriter(res, headers);
     try {
-      for (const chunk of format.opening()) await sse.send(chunk);
+      await sse.send(format.opening());
       while (!next.done && !sse.closed) {
         const event = next.value;
-        if (event.type === 'delta') {
-          // Most writes fit the socket: awaiting only a full one saves a microtask per chunk.
-          for (const chunk of format.delta(event)) {
-            const full = sse.send(chunk);
-            if (full !== undefined) await full;
-          }
-        } else if (event.type === 'finish') {
-          for (const chunk of format.finish(event.choice, event.finishReason)) await sse.send(chunk);
-        } else if (params.includeUsage) await sse.send(format.usage(event.usage));
+        let full: Promise<void> | undefined;
+        if (event.type === 'delta') full = sse.send(format.delta(event));
+        else if (event.type === 'finish') full = sse.send(format.finish(event.choice, event.finishReason));
+        else if (params.includeUsage) full = sse.send(format.usage(event.usage));
+        // Most writes fit the socket: awaiting only a full one saves a microtask per chunk.
+        if (full !== undefined) await full;
         next = await events.next();
       }
       if (!sse.closed) await sse.done();

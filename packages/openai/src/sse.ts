@@ -2,13 +2,39 @@ import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { toOpenAiError } from './api-error.js';
 
+/** One `data:` block of the event stream, for a JSON text. */
+export function sseEvent(json: string): string {
+  return `data: ${json}\n\n`;
+}
+
+/** The `data:` blocks of several chunk objects, in order, as one text. */
+export function sseEvents(chunks: readonly unknown[]): string {
+  let text = '';
+  for (const chunk of chunks) text += sseEvent(JSON.stringify(chunk));
+  return text;
+}
+
 /**
  * Server-sent events as OpenAI clients parse them: `data: <json>` blocks and a final
  * `data: [DONE]`. Writes wait for the socket to drain, so a slow reader slows the upstream
  * iteration instead of growing a buffer.
+ *
+ * Events given in one turn of the event loop (several tokens out of one upstream read) go out as
+ * one `res.write` at the end of the turn: each write is an HTTP chunk that costs node:http four
+ * socket writes and the kernel its share of a `writev`, and Node would have held them back to the
+ * same point anyway (it corks the socket until the next tick), so no event leaves later than before.
  */
 export class SseWriter {
   private opened = false;
+  /** Events of this turn, not yet handed to the response. */
+  private pending = '';
+  private flushScheduled = false;
+  /** The last write found the socket full: the next send waits for it to drain. */
+  private full = false;
+  private readonly flush = (): void => {
+    this.flushScheduled = false;
+    this.writePending();
+  };
 
   constructor(
     private readonly res: ServerResponse,
@@ -24,7 +50,10 @@ export class SseWriter {
     return this.opened;
   }
 
-  /** Sends the status line and headers; called by the first write. */
+  /**
+   * Sets the status line and headers; called by the first send. They leave with the first events
+   * (node:http puts them in front of the first write), not in a packet of their own.
+   */
   open(): void {
     if (this.opened) return;
     this.opened = true;
@@ -36,18 +65,28 @@ export class SseWriter {
       // Proxies such as nginx buffer responses unless told not to, which would hold every token back.
       'x-accel-buffering': 'no',
     });
-    this.res.flushHeaders();
   }
 
-  /** Undefined when the socket took the event at once: the caller awaits only a full socket. */
-  send(data: unknown): Promise<void> | undefined {
-    return this.write(`data: ${JSON.stringify(data)}\n\n`);
+  /**
+   * Queues SSE text (one or more `data:` blocks, see {@link sseEvent}) for this turn's write.
+   * Undefined unless the socket is full: the caller awaits only then, which saves a microtask per
+   * chunk.
+   */
+  send(events: string): Promise<void> | undefined {
+    this.open();
+    if (this.closed || events === '') return undefined;
+    this.pending += events;
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      process.nextTick(this.flush);
+    }
+    return this.full ? this.drained() : undefined;
   }
 
   /** Ends a successful stream with the sentinel OpenAI clients stop on. */
   async done(): Promise<void> {
-    await this.write('data: [DONE]\n\n');
-    this.res.end();
+    await this.send('data: [DONE]\n\n');
+    this.end();
   }
 
   /**
@@ -55,17 +94,33 @@ export class SseWriter {
    * travels as a data event, which the official clients raise as an API error.
    */
   async fail(err: unknown): Promise<void> {
-    await this.write(`data: ${JSON.stringify(toOpenAiError(err).body)}\n\n`);
-    this.res.end();
+    await this.send(sseEvent(JSON.stringify(toOpenAiError(err).body)));
+    this.end();
   }
 
-  private write(text: string): Promise<void> | undefined {
-    this.open();
-    if (this.closed || this.res.write(text)) return undefined;
-    return this.drained();
+  private end(): void {
+    const text = this.pending;
+    this.pending = '';
+    // One write for the last events and the terminating chunk.
+    if (text !== '' && !this.closed) this.res.end(text);
+    else this.res.end();
+  }
+
+  private writePending(): void {
+    const text = this.pending;
+    if (text === '') return;
+    this.pending = '';
+    if (this.closed) return;
+    this.full = !this.res.write(text);
   }
 
   private async drained(): Promise<void> {
+    // The queued text goes out now, so the wait is for the socket, not for the tick.
+    this.writePending();
+    if (!this.res.writableNeedDrain || this.closed) {
+      this.full = false;
+      return;
+    }
     const settle = new AbortController();
     try {
       await Promise.race([
@@ -75,6 +130,7 @@ export class SseWriter {
     } finally {
       // Removes the listener that lost the race; its rejection is absorbed by the race.
       settle.abort();
+      this.full = false;
     }
   }
 }

@@ -1,0 +1,23 @@
+import { sseEvent } from './sse.js';
+
+// A string no chunk holds of itself: JSON.stringify escapes it to six-character sequences.
+const MARK = '\u0000\u0001trtllm-text\u0001\u0000';
+const MARK_JSON = JSON.stringify(MARK);
+
+/**
+ * The SSE event of a chunk whose only varying field is one string: the chunk is serialized once
+ * with a marker in that field and split there, so each token costs a JSON.stringify of its text
+ * alone. The output is byte for byte what `sseEvent(JSON.stringify(build(text)))` writes (issue 31:
+ * serializing the whole chunk object was the OpenAI layer's largest cost per token).
+ */
+export function chunkTemplate(build: (text: string) => unknown): (text: string) => string {
+  const whole = sseEvent(JSON.stringify(build(MARK)));
+  const at = whole.indexOf(MARK_JSON);
+  if (at < 0 || whole.indexOf(MARK_JSON, at + 1) >= 0) {
+    // The field did not come out once (a build that ignores or repeats it): serialize each time.
+    return (text) => sseEvent(JSON.stringify(build(text)));
+  }
+  const prefix = whole.slice(0, at);
+  const suffix = whole.slice(at + MARK_JSON.length);
+  return (text) => prefix + JSON.stringify(text) + suffix;
+}
