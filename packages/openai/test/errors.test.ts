@@ -130,6 +130,25 @@ describe('error mapping', () => {
   });
 });
 
+describe('request body limit', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ model: 'ensemble', server: { maxBodyBytes: 1000 } });
+  });
+  afterAll(() => stack.close());
+
+  test('a body over maxBodyBytes is a 400 naming the limit, and the server goes on serving', async () => {
+    const big = JSON.stringify({ model: 'ensemble', prompt: 'x'.repeat(200_000), max_tokens: 2 });
+    const res = await fetch(`${stack.baseURL}/completions`, { method: 'POST', body: big });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { error: { param: string | null; message: string } };
+    expect(body.error.param).toBe('body');
+    expect(body.error.message).toContain('at most 1000 bytes');
+    const r = await stack.client.completions.create({ model: 'ensemble', prompt: 'Hi', max_tokens: 2 });
+    expect(r.choices).toHaveLength(1);
+  });
+});
+
 describe('API key', () => {
   let stack: Stack;
   beforeAll(async () => {
