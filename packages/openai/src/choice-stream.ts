@@ -32,7 +32,12 @@ export function streamChoices(ctx: ChoiceContext, jobs: readonly ChoiceJob[]): C
  * resumption, an await and a yield each (issue 31).
  */
 export class ChoiceStream implements AsyncIterator<ChoiceEvent, void, undefined> {
-  private readonly inner: AbortController & { dispose(): void };
+  /**
+   * Cancels the merged jobs together (one failing, or the consumer leaving). One job needs none:
+   * its own `return()` cancels it and the caller's signal reaches it directly, which saves an
+   * AbortSignal (an EventTarget, costly in Node) and a listener per request.
+   */
+  private readonly inner: (AbortController & { dispose(): void }) | undefined;
   /** Set for one job: its stream, read without the merge. */
   private readonly single: AsyncIterator<StreamChunk> | undefined;
   private readonly merged: AsyncIterator<Tagged, void, undefined> | undefined;
@@ -56,10 +61,15 @@ export class ChoiceStream implements AsyncIterator<ChoiceEvent, void, undefined>
     private readonly ctx: ChoiceContext,
     private readonly jobs: readonly ChoiceJob[],
   ) {
-    this.inner = linkedController(ctx.signal);
-    const streams = jobs.map((job) => ctx.llm.stream(job.request, { signal: this.inner.signal }));
-    if (streams.length === 1) this.single = streams[0]![Symbol.asyncIterator]();
-    else this.merged = mergeAsync<StreamChunk>(streams);
+    if (jobs.length === 1) {
+      this.single = ctx.llm.stream(jobs[0]!.request, { signal: ctx.signal })[Symbol.asyncIterator]();
+      return;
+    }
+    const inner = linkedController(ctx.signal);
+    this.inner = inner;
+    this.merged = mergeAsync<StreamChunk>(
+      jobs.map((job) => ctx.llm.stream(job.request, { signal: inner.signal })),
+    );
   }
 
   next(): Promise<IteratorResult<ChoiceEvent, void>> {
@@ -132,6 +142,7 @@ export class ChoiceStream implements AsyncIterator<ChoiceEvent, void, undefined>
   private close(): void {
     if (this.over) return;
     this.over = true;
+    if (this.inner === undefined) return;
     if (!this.completed) this.inner.abort();
     this.inner.dispose();
   }

@@ -15,6 +15,16 @@ import { type EndpointContext, respond } from './endpoint.js';
 import { readJsonBody, sendError, sendJson } from './http-io.js';
 import { unixSeconds } from './ids.js';
 
+// A path of these characters alone is its own URL pathname: no query, escapes, dot segments or
+// leading `//` (which URL reads as a host).
+const PLAIN_PATH = /^\/(?:[\w-][\w/-]*)?$/;
+
+/** The request's path without trailing slashes; `new URL` only when the path needs parsing. */
+function pathOf(url: string): string {
+  const pathname = PLAIN_PATH.test(url) ? url : new URL(url, 'http://localhost').pathname;
+  return pathname.replace(/\/+$/, '');
+}
+
 /** Where the server's generations go: a ready client, or a transport and model to make one from. */
 export type OpenAiServerBackend =
   | { readonly llm: TritonLlm }
@@ -109,7 +119,7 @@ export function createOpenAiServer(options: OpenAiServerOptions): OpenAiServer {
   const model = { id: modelName, object: 'model', created, owned_by: 'triton' };
 
   const route = async (req: IncomingMessage, res: ServerResponse, signal: AbortSignal): Promise<void> => {
-    const path = new URL(req.url ?? '/', 'http://localhost').pathname.replace(/\/+$/, '');
+    const path = pathOf(req.url ?? '/');
     if (req.method === 'GET' && path === '/health') {
       const ready = await llm.modelReady({ signal }).catch(() => false);
       sendJson(res, ready ? 200 : 503, { status: ready ? 'ok' : 'unavailable' });
