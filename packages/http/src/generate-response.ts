@@ -96,7 +96,7 @@ export function generateResponse(
   request: RequestIdentity,
   final: boolean,
   context: ErrorContext,
-  wanted: ReadonlySet<string> | undefined = wantedOutputs(request),
+  wanted: WantedOutputs | undefined = wantedOutputs(request),
   strings: JsonStrings = 'text',
 ): InferResponse {
   if (typeof json !== 'object' || json === null || Array.isArray(json)) {
@@ -107,10 +107,9 @@ export function generateResponse(
   const bytesOf = strings === 'bytes' ? charBytes : utf8Bytes;
   if (wanted !== undefined) {
     // A server answers with every output (some 20 per TRT-LLM event): look up the few asked for.
-    for (const key of wanted) {
-      const spelled = strings === 'bytes' ? textChars(key) : key;
-      if (ENVELOPE_KEYS.has(key) || !Object.hasOwn(body, spelled)) continue;
-      outputs.push(jsonTensor(key, body[spelled], context, bytesOf));
+    for (const { name, spelled } of wanted) {
+      const key = strings === 'bytes' ? spelled : name;
+      if (Object.hasOwn(body, key)) outputs.push(jsonTensor(name, body[key], context, bytesOf));
     }
   } else {
     for (const key in body) {
@@ -130,9 +129,25 @@ export function generateResponse(
   };
 }
 
-/** The outputs a request asked for, once per stream rather than per event; undefined for all. */
-export function wantedOutputs(request: Pick<InferRequest, 'outputs'>): ReadonlySet<string> | undefined {
-  return request.outputs !== undefined && request.outputs.length > 0 ? new Set(request.outputs) : undefined;
+/** An output asked for: its name, and its UTF-8 bytes as characters (its key in a body read as bytes). */
+export interface WantedOutput {
+  readonly name: string;
+  readonly spelled: string;
+}
+
+/** Outputs a request asked for, each once and none of the envelope's keys. */
+export type WantedOutputs = readonly WantedOutput[];
+
+/**
+ * The outputs a request asked for, once per stream rather than per event (with their spelling in
+ * a body read as bytes); undefined for all.
+ */
+export function wantedOutputs(request: Pick<InferRequest, 'outputs'>): WantedOutputs | undefined {
+  const names = request.outputs;
+  if (names === undefined || names.length === 0) return undefined;
+  return [...new Set(names)]
+    .filter((name) => !ENVELOPE_KEYS.has(name))
+    .map((name) => ({ name, spelled: textChars(name) }));
 }
 
 function jsonTensor(

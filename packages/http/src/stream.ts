@@ -9,7 +9,13 @@ import { describeText, readText } from './body.js';
 import { ERROR_BODY_LIMIT, type HttpClient, type Send } from './client.js';
 import { type ErrorContext, errorFromHttp, protocolError } from './errors.js';
 import { generateRequestJson } from './generate-request.js';
-import { errorField, generateResponse, type RequestIdentity, wantedOutputs } from './generate-response.js';
+import {
+  errorField,
+  generateResponse,
+  type RequestIdentity,
+  type WantedOutputs,
+  wantedOutputs,
+} from './generate-response.js';
 import { modelPath } from './paths.js';
 import { sseData } from './sse-events.js';
 
@@ -140,7 +146,7 @@ export function streamSend(request: InferRequest): { send: Send; context: ErrorC
 export function eventResponse(
   data: string,
   request: RequestIdentity,
-  wanted: ReadonlySet<string> | undefined,
+  wanted: WantedOutputs | undefined,
   context: ErrorContext,
 ): InferResponse {
   let json: unknown;

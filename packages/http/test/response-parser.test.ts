@@ -10,7 +10,7 @@ function parse(pieces: readonly Buffer[], closeAtEnd: boolean) {
   const parser = new ResponseParser({
     onHead: (head) => heads.push(head),
     // Copied: views are valid only during the call.
-    onBody: (bytes) => body.push(Buffer.from(bytes)),
+    onBody: (bytes, from, to) => body.push(Buffer.from(bytes.subarray(from, to))),
     onComplete: () => completions++,
   });
   for (const piece of pieces) parser.push(piece);

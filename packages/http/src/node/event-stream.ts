@@ -16,6 +16,7 @@ import {
   generateResponse,
   type RequestIdentity,
   requestIdentity,
+  type WantedOutputs,
   wantedOutputs,
 } from '../generate-response.js';
 import { SseDecoder } from '../sse-decoder.js';
@@ -28,6 +29,7 @@ import {
   streamSend,
 } from '../stream.js';
 import type { Connection, ConnectionOwner, ConnectionPool } from './connection.js';
+import { type DataLineSink, takeDataLines } from './data-lines.js';
 import { keepAliveMs, type NodeStreamShared, requestText } from './request-head.js';
 import {
   MalformedResponse,
@@ -53,7 +55,7 @@ type BodyMode = 'events' | 'error' | 'not-events';
  * the keep-alive race (the server closed it as the request went out): the request is sent once
  * more on a new connection.
  */
-export class NodeEventStream implements InferStream, ConnectionOwner, ResponseSink {
+export class NodeEventStream implements InferStream, ConnectionOwner, ResponseSink, DataLineSink {
   private call: Call | undefined;
   private connection: Connection | undefined;
   private parser: ResponseParser | undefined;
@@ -79,7 +81,7 @@ export class NodeEventStream implements InferStream, ConnectionOwner, ResponseSi
   private lastModel: string | undefined;
   private lastVersion = '';
   private lastId = '';
-  private readonly wanted: ReadonlySet<string> | undefined;
+  private readonly wanted: WantedOutputs | undefined;
   /** The request until it is written; then only what responses fall back on (see RequestIdentity). */
   private request: InferRequest | undefined;
   private readonly identity: RequestIdentity;
@@ -196,19 +198,23 @@ export class NodeEventStream implements InferStream, ConnectionOwner, ResponseSi
     if (this.mode !== 'events') this.head = head;
   }
 
-  onBody(bytes: Buffer): void {
+  onBody(bytes: Buffer, from: number, to: number): void {
     if (this.mode === 'events') {
       // Triton writes each event as `data: <json>\n\n`, usually whole in one read: those are
       // taken from the bytes directly; anything else (comments, CR, other fields, an event split
       // over reads) goes through the decoder and eventsource-parser.
-      const at = this.sse === undefined || this.sse.idle ? this.takeDataLines(bytes) : 0;
-      if (at < 0) return;
-      if (at < bytes.length) this.feed(this.textOf(at === 0 ? bytes : bytes.subarray(at)));
+      const limit = this.client.maxResponseBytes;
+      const at = this.sse === undefined || this.sse.idle ? takeDataLines(bytes, from, to, limit, this) : from;
+      if (at < 0) {
+        this.fail(tooLarge(this.call as Call, limit as number));
+        return;
+      }
+      if (at < to) this.feed(this.textOf(bytes.subarray(at, to)));
       else if (this.sink !== undefined) this.deliver();
       return;
     }
     // Error bodies are read only to quote them.
-    if (this.text.length < ERROR_BODY_LIMIT) this.text += this.textOf(bytes);
+    if (this.text.length < ERROR_BODY_LIMIT) this.text += this.textOf(bytes.subarray(from, to));
   }
 
   /** The text of body bytes; the decoder is made on first need (whole one-line events need none). */
@@ -270,35 +276,16 @@ export class NodeEventStream implements InferStream, ConnectionOwner, ResponseSi
     connection.socket.write(this.wire);
   }
 
-  /** Queues the whole one-line events at the start of `bytes`; where the rest begins (-1: failed). */
-  private takeDataLines(bytes: Buffer): number {
-    let at = 0;
-    const n = bytes.length;
-    const limit = this.client.maxResponseBytes;
-    // Where the next `\\u` of the read is, found once for all its events (-1: none, -2: not looked).
-    let unicode = -2;
-    while (n - at > 7 && startsWithData(bytes, at)) {
-      const lf = bytes.indexOf(10, at + 6);
-      if (lf < 0 || bytes[lf + 1] !== 10) break;
-      const cr = bytes.indexOf(13, at + 6);
-      if (cr >= 0 && cr < lf) break;
-      if (limit !== undefined && lf - at - 6 > limit) {
-        this.fail(tooLarge(this.call as Call, limit));
-        return -1;
-      }
-      if (unicode !== -1 && unicode < at) unicode = bytes.indexOf(UNICODE_ESCAPE, at);
-      this.events.push(this.eventOf(bytes, at + 6, lf, unicode >= 0 && unicode < lf));
-      at = lf + 2;
-    }
-    return at;
-  }
-
   /**
    * The response of the event data in `bytes[from, to)`, or its text when {@link eventResponse}
    * must read it (an error event, or one that is not what it should be). Without `\\u` escapes the
    * data is parsed as Latin-1: one byte per character, so a token that is not ASCII costs neither
    * decoding nor two-byte parsing, and its bytes are taken back as they came (see JsonStrings).
    */
+  onDataLine(bytes: Buffer, from: number, to: number, escapes: boolean): void {
+    this.events.push(this.eventOf(bytes, from, to, escapes));
+  }
+
   private eventOf(bytes: Buffer, from: number, to: number, escapes: boolean): InferResponse | string {
     if (!escapes) {
       try {
@@ -398,20 +385,6 @@ export class NodeEventStream implements InferStream, ConnectionOwner, ResponseSi
     this.call?.finish();
     this.deliver();
   }
-}
-
-const UNICODE_ESCAPE = Buffer.from('\\u');
-
-/** Whether `data: ` starts at `at`. */
-function startsWithData(bytes: Buffer, at: number): boolean {
-  return (
-    bytes[at] === 100 &&
-    bytes[at + 1] === 97 &&
-    bytes[at + 2] === 116 &&
-    bytes[at + 3] === 97 &&
-    bytes[at + 4] === 58 &&
-    bytes[at + 5] === 32
-  );
 }
 
 /** Reads a stream to its end (the answer to an in-band stop), throwing its error. */

@@ -1,7 +1,8 @@
 /** Where {@link ResponseParser} hands what it reads; body views are valid only during the call. */
 export interface ResponseSink {
   onHead(head: ResponseHead): void;
-  onBody(bytes: Buffer): void;
+  /** The body bytes `bytes[from, to)`: a range rather than a view, which would be a Buffer per chunk. */
+  onBody(bytes: Buffer, from: number, to: number): void;
   /** The body ended where its framing says it does. */
   onComplete(): void;
 }
@@ -71,15 +72,15 @@ export class ResponseParser {
         case 'length': {
           const take = Math.min(this.remaining, bytes.length - at);
           this.remaining -= take;
-          const body = bytes.subarray(at, at + take);
+          const from = at;
           at += take;
           if (this.remaining === 0) this.state = this.state === 'data' ? 'data-end' : 'done';
-          this.sink.onBody(body);
+          this.sink.onBody(bytes, from, at);
           if (this.state === 'done') this.sink.onComplete();
           break;
         }
         case 'close':
-          this.sink.onBody(at === 0 ? bytes : bytes.subarray(at));
+          this.sink.onBody(bytes, at, bytes.length);
           return;
         case 'done':
           this.trailing = true;
