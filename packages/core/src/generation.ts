@@ -192,36 +192,34 @@ export class Generation
     return this.expireIdle;
   }
 
+  // The sink methods take the pending read's resolvers before the answer is worked out: working it
+  // out may start the next read (a response that brought no chunk), which sets its own.
+
   /** @internal The pulled stream's next response (see {@link InferSink}). */
   onResponse(response: InferResponse): void {
-    const [resolve, reject] = this.takeRead();
+    const resolve = this.resolveRead;
+    const reject = this.rejectRead;
+    this.resolveRead = undefined;
+    this.rejectRead = undefined;
     settle(this.result(response), resolve, reject);
   }
 
   /** @internal The pulled stream ended. */
   onEnd(): void {
-    const [resolve, reject] = this.takeRead();
+    const resolve = this.resolveRead;
+    const reject = this.rejectRead;
+    this.resolveRead = undefined;
+    this.rejectRead = undefined;
     settle(this.result(undefined), resolve, reject);
   }
 
   /** @internal The pulled stream failed. */
   onError(error: unknown): void {
-    const [resolve, reject] = this.takeRead();
-    settle(this.readFailed(error), resolve, reject);
-  }
-
-  /**
-   * The pending read's resolvers, taken before the answer is worked out: working it out may start
-   * the next read (a response that brought no chunk), which sets its own.
-   */
-  private takeRead(): [
-    ((r: IteratorResult<StreamChunk>) => void) | undefined,
-    ((e: unknown) => void) | undefined,
-  ] {
-    const pair: [typeof this.resolveRead, typeof this.rejectRead] = [this.resolveRead, this.rejectRead];
+    const resolve = this.resolveRead;
+    const reject = this.rejectRead;
     this.resolveRead = undefined;
     this.rejectRead = undefined;
-    return pair;
+    settle(this.readFailed(error), resolve, reject);
   }
 
   /** One answer of the transport: a response, or (undefined) the end of the stream. */

@@ -32,6 +32,9 @@ class SequenceState {
   constructor(
     readonly index: number,
     readonly detokenizer: IncrementalDetokenizer | undefined,
+    /** Whether the server sends text (not token ids): its text is taken as it comes, or through `textDecoder`. */
+    readonly textModel: boolean,
+    /** Cumulative text only: delta text passes through as it is, as TextDeltaDecoder's delta mode does. */
     readonly textDecoder: TextDeltaDecoder | undefined,
     readonly stops: StopSequenceMatcher | undefined,
   ) {}
@@ -131,7 +134,7 @@ export class SequenceTracker {
       let text = '';
       let lossy = false;
       if (s.detokenizer !== undefined) text = s.detokenizer.push(ids);
-      else if (s.textDecoder !== undefined && seq.text !== undefined) {
+      else if (s.textModel && seq.text !== undefined) {
         let raw = seq.text;
         if (
           !streaming &&
@@ -141,7 +144,7 @@ export class SequenceTracker {
         ) {
           raw = raw.slice(request.prompt.length);
         }
-        text = s.textDecoder.push(raw);
+        text = s.textDecoder !== undefined ? s.textDecoder.push(raw) : raw;
         s.textLength = raw.length;
         lossy = streaming && !schema.cumulativeText && raw.includes('\uFFFD');
         // An ensemble or BLS stream sends one response per token. The LLM-API model does not (a
@@ -276,11 +279,14 @@ export class SequenceTracker {
       schema.flavor === 'tensorrt_llm' && tokenizer !== undefined
         ? new IncrementalDetokenizer(tokenizer, { skipSpecialTokens: true })
         : undefined;
+    const textModel = schema.flavor !== 'tensorrt_llm';
+    // A delta decoder would only keep a copy of all text so far (a string grown per token) that
+    // nothing reads: the state keeps its own pieces.
     const textDecoder =
-      schema.flavor === 'tensorrt_llm'
-        ? undefined
-        : new TextDeltaDecoder({ mode: streaming && schema.cumulativeText ? 'cumulative' : 'delta' });
-    const s = new SequenceState(index, detok, textDecoder, stops);
+      textModel && streaming && schema.cumulativeText
+        ? new TextDeltaDecoder({ mode: 'cumulative' })
+        : undefined;
+    const s = new SequenceState(index, detok, textModel, textDecoder, stops);
     this.states.push(s);
     return s;
   }

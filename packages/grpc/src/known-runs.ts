@@ -50,8 +50,17 @@ export class KnownRuns {
   }
 }
 
-/** `known` equals `buf[at..at+n)`; a loop, cheaper than Buffer#compare's checks for a few hundred bytes. */
+// Runs of one stream differ first in their parameters (the final flag): those leading bytes are
+// checked in JavaScript, so a run that does not match costs little.
+const HEAD_BYTES = 32;
+
+/**
+ * `known` equals `buf[at..at+n)`. Past its head, Buffer#compare rather than a loop over bytes: a
+ * run is about 150 bytes (four outputs and the final flag), where the native compare took half
+ * the time of a JavaScript loop (about 0.2 against 0.4 us, min of 2M here), for every token.
+ */
 function sameBytes(known: Buffer, buf: Buffer, at: number, n: number): boolean {
-  for (let i = 0; i < n; i++) if (known[i] !== buf[at + i]) return false;
-  return true;
+  const head = Math.min(n, HEAD_BYTES);
+  for (let i = 0; i < head; i++) if (known[i] !== buf[at + i]) return false;
+  return head === n || buf.compare(known, head, n, at + head, at + n) === 0;
 }

@@ -3,7 +3,13 @@ import { TritonLlmError } from '../errors.js';
 import type { Logits, PerfMetrics } from '../result.js';
 import type { ModelSchema } from '../schema.js';
 import type { Tensor } from '../tensor.js';
-import { tensorBigInts, tensorBytes, tensorNumbers, tensorStrings } from '../tensor-readers.js';
+import {
+  firstTensorNumber,
+  tensorBigInts,
+  tensorBytes,
+  tensorNumbers,
+  tensorStrings,
+} from '../tensor-readers.js';
 import type { InferResponse } from '../transport.js';
 
 /** What one response says about one sequence. */
@@ -55,15 +61,33 @@ export function decodeResponse(
 ): DecodedResponse {
   const outputs = response.outputs;
   if (outputs.length === 0) return NOTHING;
-  const baseIndex = firstNumber(find(outputs, 'sequence_index')) ?? 0;
+  // One pass over the outputs instead of one scan per name: this runs for every streamed token.
+  const found = FOUND;
+  for (let i = 0; i < outputs.length; i++) {
+    const slot = SLOTS.get(outputs[i]!.name);
+    if (slot !== undefined) found[slot] ??= outputs[i];
+  }
+  const outputIds = found[OUTPUT_IDS];
+  const lengthTensor = found[SEQUENCE_LENGTH];
+  const text = found[TEXT_OUTPUT];
+  const indexTensor = found[SEQUENCE_INDEX];
+  const numInTensor = found[NUM_INPUT_TOKENS];
+  const numOutTensor = found[NUM_OUTPUT_TOKENS];
+  const finishTensor = found[FINISH_REASON];
+  const stopTensor = found[STOP_REASON];
+  const cumTensor = found[CUM_LOG_PROBS] ?? found[CUMULATIVE_LOGPROB];
+  const perTokenTensor = found[OUTPUT_LOG_PROBS];
+  const genLogitsTensor = found[GENERATION_LOGITS];
+  const contextLogitsTensor = found[CONTEXT_LOGITS];
+  // The scratch keeps no response alive.
+  found.fill(undefined);
+  const baseIndex = firstNumber(indexTensor) ?? 0;
 
   let count: number;
   let ids: number[][] | undefined;
   let texts: string[] | undefined;
   if (schema.flavor === 'tensorrt_llm') {
-    const outputIds = find(outputs, 'output_ids');
     if (outputIds === undefined) return NOTHING;
-    const lengthTensor = find(outputs, 'sequence_length');
     const lengths = lengthTensor !== undefined ? tensorNumbers(lengthTensor) : undefined;
     const flat = tensorNumbers(outputIds);
     count = lengths?.length ?? beamsOf(outputIds);
@@ -85,7 +109,6 @@ export function decodeResponse(
       }
     }
   } else {
-    const text = find(outputs, 'text_output');
     if (text === undefined) return NOTHING;
     texts = tensorStrings(text);
     count = texts.length;
@@ -100,15 +123,11 @@ export function decodeResponse(
     }
   }
 
-  const cum = wants.logProbs
-    ? numbersOf(find(outputs, 'cum_log_probs') ?? find(outputs, 'cumulative_logprob'))
-    : undefined;
-  const perToken = wants.logProbs ? numbersOf(find(outputs, 'output_log_probs')) : undefined;
-  const finishTensor = find(outputs, 'finish_reason');
+  const cum = wants.logProbs ? numbersOf(cumTensor) : undefined;
+  const perToken = wants.logProbs ? numbersOf(perTokenTensor) : undefined;
   const finish = finishTensor !== undefined ? tensorStrings(finishTensor) : undefined;
-  const stopTensor = find(outputs, 'stop_reason');
   const stop = stopTensor !== undefined ? tensorStrings(stopTensor) : undefined;
-  const genLogits = wants.generationLogits ? logitsOf(find(outputs, 'generation_logits')) : undefined;
+  const genLogits = wants.generationLogits ? logitsOf(genLogitsTensor) : undefined;
 
   const sequences: SequenceOutput[] = new Array(count);
   for (let b = 0; b < count; b++) {
@@ -132,12 +151,12 @@ export function decodeResponse(
   }
 
   const decoded: { -readonly [K in keyof DecodedResponse]: DecodedResponse[K] } = { sequences };
-  const numIn = firstNumber(find(outputs, 'num_input_tokens'));
+  const numIn = firstNumber(numInTensor);
   if (numIn !== undefined) decoded.numInputTokens = numIn;
-  const numOut = firstNumber(find(outputs, 'num_output_tokens'));
+  const numOut = firstNumber(numOutTensor);
   if (numOut !== undefined) decoded.numOutputTokens = numOut;
   if (wants.contextLogits) {
-    const contextLogits = logitsOf(find(outputs, 'context_logits'));
+    const contextLogits = logitsOf(contextLogitsTensor);
     if (contextLogits !== undefined) decoded.contextLogits = contextLogits;
   }
   if (wants.perfMetrics) {
@@ -166,6 +185,38 @@ export interface DecodeWants {
 
 const NOTHING: DecodedResponse = Object.freeze({ sequences: Object.freeze([]) as readonly SequenceOutput[] });
 
+// The outputs decodeResponse reads, by slot; the first output of a name is the one read.
+const OUTPUT_IDS = 0;
+const SEQUENCE_LENGTH = 1;
+const TEXT_OUTPUT = 2;
+const SEQUENCE_INDEX = 3;
+const NUM_INPUT_TOKENS = 4;
+const NUM_OUTPUT_TOKENS = 5;
+const FINISH_REASON = 6;
+const STOP_REASON = 7;
+const CUM_LOG_PROBS = 8;
+const CUMULATIVE_LOGPROB = 9;
+const OUTPUT_LOG_PROBS = 10;
+const GENERATION_LOGITS = 11;
+const CONTEXT_LOGITS = 12;
+const SLOTS: ReadonlyMap<string, number> = new Map([
+  ['output_ids', OUTPUT_IDS],
+  ['sequence_length', SEQUENCE_LENGTH],
+  ['text_output', TEXT_OUTPUT],
+  ['sequence_index', SEQUENCE_INDEX],
+  ['num_input_tokens', NUM_INPUT_TOKENS],
+  ['num_output_tokens', NUM_OUTPUT_TOKENS],
+  ['finish_reason', FINISH_REASON],
+  ['stop_reason', STOP_REASON],
+  ['cum_log_probs', CUM_LOG_PROBS],
+  ['cumulative_logprob', CUMULATIVE_LOGPROB],
+  ['output_log_probs', OUTPUT_LOG_PROBS],
+  ['generation_logits', GENERATION_LOGITS],
+  ['context_logits', CONTEXT_LOGITS],
+]);
+// Scratch of the response being decoded (decoding is synchronous and never nested).
+const FOUND: (Tensor | undefined)[] = new Array(SLOTS.size).fill(undefined);
+
 /** A response holds a handful of outputs: a scan costs less than building a map for every token. */
 function find(outputs: readonly Tensor[], name: string): Tensor | undefined {
   for (let i = 0; i < outputs.length; i++) if (outputs[i]!.name === name) return outputs[i];
@@ -193,7 +244,7 @@ function firstBigInt(t: Tensor | undefined): bigint | undefined {
 
 function firstNumber(t: Tensor | undefined): number | undefined {
   if (t === undefined || elementCount(t.shape) === 0) return undefined;
-  return tensorNumbers(t)[0];
+  return firstTensorNumber(t);
 }
 
 function logitsOf(t: Tensor | undefined): Logits | undefined {
