@@ -50,12 +50,18 @@ interface Measurement {
   readonly wallMs: number;
   readonly serverCpuMs: number;
   readonly cpuUsPerChunk: number;
+  /** The kernel's part of cpuUsPerChunk. */
+  readonly systemUsPerChunk: number;
+  /** Write system calls per chunk: how many chunks share a socket write. */
+  readonly writesPerChunk: number | undefined;
   readonly chunksPerSec: number;
 }
 
 async function measure(server: FrontEnd, streams: number, repeat: number): Promise<Measurement> {
   const requests = Math.max(streams * 2, Math.ceil(chunksPerRun / maxTokens));
   const before = server.cpuMs();
+  const systemBefore = server.systemMs();
+  const writesBefore = server.writeCalls();
   const load = await driveCompletions({
     baseUrl: server.baseUrl,
     model: 'ensemble',
@@ -64,6 +70,8 @@ async function measure(server: FrontEnd, streams: number, repeat: number): Promi
     maxTokens,
   });
   const serverCpuMs = server.cpuMs() - before;
+  const systemMs = server.systemMs() - systemBefore;
+  const writesAfter = server.writeCalls();
   if (load.textChunks !== load.requests * maxTokens) {
     throw new Error(
       `${server.name}: ${load.textChunks} text chunks for ${load.requests} requests of ${maxTokens} tokens`,
@@ -76,6 +84,11 @@ async function measure(server: FrontEnd, streams: number, repeat: number): Promi
     ...load,
     serverCpuMs,
     cpuUsPerChunk: (serverCpuMs * 1000) / load.textChunks,
+    systemUsPerChunk: (systemMs * 1000) / load.textChunks,
+    writesPerChunk:
+      writesBefore !== undefined && writesAfter !== undefined
+        ? (writesAfter - writesBefore) / load.textChunks
+        : undefined,
     chunksPerSec: (load.textChunks * 1000) / load.wallMs,
   };
 }
@@ -115,7 +128,7 @@ try {
         const row = await measure(server, streams, repeat);
         rows.push(row);
         process.stderr.write(
-          `${row.server} ${streams} streams #${repeat + 1}: ${row.cpuUsPerChunk.toFixed(1)} µs CPU/chunk, ${Math.round(row.chunksPerSec)} chunks/s\n`,
+          `${row.server} ${streams} streams #${repeat + 1}: ${row.cpuUsPerChunk.toFixed(1)} µs CPU/chunk (${row.systemUsPerChunk.toFixed(1)} system), ${row.writesPerChunk?.toFixed(2) ?? '?'} writes/chunk, ${Math.round(row.chunksPerSec)} chunks/s\n`,
         );
       }
     }
@@ -129,6 +142,10 @@ try {
           {
             cpuUsPerChunk: median(mine.map((r) => r.cpuUsPerChunk)),
             cpuUsPerChunkRuns: mine.map((r) => Number(r.cpuUsPerChunk.toFixed(2))),
+            systemUsPerChunk: median(mine.map((r) => r.systemUsPerChunk)),
+            ...(mine.every((r) => r.writesPerChunk !== undefined)
+              ? { writesPerChunk: median(mine.map((r) => r.writesPerChunk!)) }
+              : {}),
             chunksPerSec: median(mine.map((r) => r.chunksPerSec)),
           },
         ];

@@ -11,6 +11,10 @@ export interface FrontEnd {
   readonly baseUrl: string;
   /** User + system CPU of the whole process (every thread), in milliseconds. */
   cpuMs(): number;
+  /** System CPU alone (the kernel's share: socket reads and writes), in milliseconds. */
+  systemMs(): number;
+  /** Write system calls the process has made (`syscw` of /proc/<pid>/io); undefined where unreadable. */
+  writeCalls(): number | undefined;
   stop(): Promise<void>;
 }
 
@@ -24,12 +28,24 @@ function pinned(argv: readonly string[], cpu: number | undefined): [string, stri
   return cpu === undefined ? [argv[0]!, argv.slice(1)] : ['taskset', ['-c', String(cpu), ...argv]];
 }
 
-/** utime + stime of a process (taskset execs its command, so the pid is the server's). */
-function processCpuMs(pid: number): number {
+/** utime and stime of a process (taskset execs its command, so the pid is the server's). */
+function processCpu(pid: number): { userMs: number; systemMs: number } {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   // The command name may hold spaces and parentheses; fields after it are plain numbers.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+  return { userMs: Number(fields[11]) * TICK_MS, systemMs: Number(fields[12]) * TICK_MS };
+}
+
+/** Write system calls (write, writev, sendmsg ...) of a process so far. */
+function processWriteCalls(pid: number): number | undefined {
+  try {
+    const io = readFileSync(`/proc/${pid}/io`, 'utf8');
+    const n = Number(/^syscw: (\d+)$/m.exec(io)?.[1]);
+    return Number.isFinite(n) ? n : undefined;
+  } catch {
+    // Hardened kernels and some containers hide /proc/<pid>/io.
+    return undefined;
+  }
 }
 
 function frontEnd(name: string, child: ChildProcess, baseUrl: string): FrontEnd {
@@ -38,7 +54,12 @@ function frontEnd(name: string, child: ChildProcess, baseUrl: string): FrontEnd 
     name,
     pid,
     baseUrl,
-    cpuMs: () => processCpuMs(pid),
+    cpuMs: () => {
+      const { userMs, systemMs } = processCpu(pid);
+      return userMs + systemMs;
+    },
+    systemMs: () => processCpu(pid).systemMs,
+    writeCalls: () => processWriteCalls(pid),
     stop: () =>
       new Promise<void>((done) => {
         if (child.exitCode !== null || child.signalCode !== null) return done();
