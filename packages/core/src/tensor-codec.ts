@@ -163,6 +163,16 @@ function readSmall(
   count: number,
   size: number,
 ): FixedWidthArray {
+  if (datatype === 'INT32') {
+    // The counters' own type, built with one constructor V8 sees here alone (no lookup by name)
+    // and read without the scratch buffer: about half the cost of the general loop below.
+    const ints = new Int32Array(count);
+    for (let i = 0; i < count; i++) {
+      const at = start + i * 4;
+      ints[i] = bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 24);
+    }
+    return ints;
+  }
   const out = new FIXED_WIDTH_ARRAYS[datatype](count);
   // The element's bytes go through a scratch buffer; the host is little-endian, as the wire is.
   const scratch = SCRATCH[datatype];
