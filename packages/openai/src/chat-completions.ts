@@ -4,7 +4,7 @@ import { requireGuidedDecoding, requireLogProbs, requireModel } from './capabili
 import { chatMessages } from './chat-messages.js';
 import { toolPlan } from './chat-tools.js';
 import type { ChoiceOutcome } from './choices.js';
-import { chunkTemplate } from './chunk-template.js';
+import { choiceTemplates } from './chunk-template.js';
 import type { EndpointContext, EndpointFormat } from './endpoint.js';
 import { responseId, unixSeconds } from './ids.js';
 import { chatLogProbs } from './logprobs.js';
@@ -102,15 +102,7 @@ export async function chatCompletionsFormat(body: Body, ctx: ChatContext): Promi
   const event = (index: number, delta: object, logprobsField: unknown, finish: string | null) =>
     sseEvent(JSON.stringify(chunk(index, delta, logprobsField, finish)));
   // The chunk of plain content, per choice: made once, then only the text is serialized.
-  const contentEvents: ((text: string) => string)[] = [];
-  const contentEvent = (index: number, text: string): string => {
-    let template = contentEvents[index];
-    if (template === undefined) {
-      template = chunkTemplate((content) => chunk(index, { content }, null, null));
-      contentEvents[index] = template;
-    }
-    return template(text);
-  };
+  const contentEvent = choiceTemplates((index, content) => chunk(index, { content }, null, null));
   const output: ToolOutputContext | undefined =
     tools !== undefined
       ? { parser: tools.parser, known: tools.known, warn: (m) => ctx.warn(`${id}: ${m}`) }

@@ -21,3 +21,21 @@ export function chunkTemplate(build: (text: string) => unknown): (text: string) 
   const suffix = whole.slice(at + MARK_JSON.length);
   return (text) => prefix + JSON.stringify(text) + suffix;
 }
+
+/**
+ * {@link chunkTemplate} per choice: the event of choice `index` carrying `text`, its template made
+ * on the choice's first chunk and kept for the rest of the response.
+ */
+export function choiceTemplates(
+  build: (index: number, text: string) => unknown,
+): (index: number, text: string) => string {
+  const templates: ((text: string) => string)[] = [];
+  return (index, text) => {
+    let template = templates[index];
+    if (template === undefined) {
+      template = chunkTemplate((t) => build(index, t));
+      templates[index] = template;
+    }
+    return template(text);
+  };
+}

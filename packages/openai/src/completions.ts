@@ -1,7 +1,7 @@
 import { invalidArgument } from '@trtllm/sdk';
 import { requireLogProbs, requireModel } from './capabilities.js';
 import type { ChoiceOutcome, PromptInput } from './choices.js';
-import { chunkTemplate } from './chunk-template.js';
+import { choiceTemplates } from './chunk-template.js';
 import type { EndpointContext, EndpointFormat } from './endpoint.js';
 import { responseId, unixSeconds } from './ids.js';
 import { completionLogProbs } from './logprobs.js';
@@ -82,15 +82,7 @@ export async function completionsFormat(body: Body, ctx: EndpointContext): Promi
   const event = (index: number, text: string, logprobsField: unknown, finish: string | null) =>
     sseEvent(JSON.stringify(chunk(index, text, logprobsField, finish)));
   // The chunk of a plain token, per choice: made once, then only the text is serialized.
-  const textEvents: ((text: string) => string)[] = [];
-  const textEvent = (index: number, text: string): string => {
-    let template = textEvents[index];
-    if (template === undefined) {
-      template = chunkTemplate((t) => chunk(index, t, null, null));
-      textEvents[index] = template;
-    }
-    return template(text);
-  };
+  const textEvent = choiceTemplates((index, text) => chunk(index, text, null, null));
   return {
     prompts,
     params: { ...params, sampling },
