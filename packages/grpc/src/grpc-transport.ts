@@ -111,8 +111,9 @@ export function grpcTransport(
   return {
     protocol: 'grpc',
     connectionStats: () => connection.stats(),
-    // Multiplexed streams share a call and listen to their signal; the lean ones can be cancelled.
-    cancellableStreams: mux === undefined,
+    // Every stream, on a call of its own or on the shared one, ends with cancel(): the client then
+    // needs no AbortController per request.
+    cancellableStreams: true,
 
     infer: (request: InferRequest, call?: CallOptions) =>
       unary('ModelInfer', { model: request.model, requestId: request.id }, call, async (o) => {

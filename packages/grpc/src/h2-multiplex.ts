@@ -130,15 +130,18 @@ class SharedCall implements H2StreamOwner, MessageSink {
 
   /** @internal One response message of the call. */
   message(buf: Buffer, start: number, end: number, compressed: boolean): boolean {
-    const bytes = buf.subarray(start, end);
-    const message = compressed ? inflate(bytes, this.status.encoding, this.config.maxReceiveBytes) : bytes;
-    const read = readStreamResponse(message);
+    const inflated = compressed
+      ? inflate(buf.subarray(start, end), this.status.encoding, this.config.maxReceiveBytes)
+      : undefined;
+    const read =
+      inflated !== undefined ? readStreamResponse(inflated) : readStreamResponse(buf, undefined, start, end);
     if (typeof read !== 'string') {
       // A response of a request whose consumer left is dropped.
       this.members.get(read.id)?.deliver(read);
       return !this.over;
     }
     // An error carries its request's id in the rare cases Triton knows it (read the slow way).
+    const message = inflated ?? buf.subarray(start, end);
     const id = fromBinary(ModelStreamInferResponseSchema, message).inferResponse?.id ?? '';
     const member = this.members.get(id);
     if (member !== undefined) member.failWith(read);

@@ -56,6 +56,24 @@ describe('multiplexed streams (one shared ModelStreamInfer call)', () => {
     expect((err as TritonLlmError).code).toBe('cancelled');
   });
 
+  it('ends a stream opened without a signal with cancel(), the call and its other requests going on', async () => {
+    // The client opens streams without an AbortController when the transport says all can be cancelled.
+    expect(transport.cancellableStreams).toBe(true);
+    const other = collect(transport.stream(rawRequest('mux-other', [264], 20)));
+    const stream = transport.stream(rawRequest('mux-cancel', [265], 400));
+    const seen: InferResponse[] = [];
+    const err = await (async () => {
+      for await (const r of stream) {
+        seen.push(r);
+        if (seen.length === 2) stream.cancel?.();
+      }
+    })().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TritonLlmError);
+    expect((err as TritonLlmError).code).toBe('cancelled');
+    expect(streamedIds(seen)).toEqual(generateTokens([265], { maxTokens: 400 })[0]?.tokens.slice(0, 2));
+    expect(streamedIds(await other)).toEqual(generateTokens([264], { maxTokens: 20 })[0]?.tokens);
+  });
+
   it('stops a request in-band on the shared call', async () => {
     const stream = transport.stream(rawRequest('77', [263], 400));
     const responses: InferResponse[] = [];
