@@ -10,7 +10,7 @@ import {
 import { openConnection } from './connection.js';
 import { toTritonLlmError } from './errors.js';
 import type { GrpcConnectionStats } from './h2/sessions.js';
-import { H2Multiplexer } from './h2-multiplex.js';
+import { DEFAULT_MULTIPLEX_CALLS, H2Multiplexer } from './h2-multiplex.js';
 import { H2InferStream } from './h2-stream.js';
 import { callHeaders, requestHeaders } from './headers.js';
 import { toModelInferRequest } from './infer-request.js';
@@ -50,6 +50,8 @@ export function grpcTransport(
 ): GrpcTransport | ReplicaTransport {
   if (isReplicaOptions(options)) return grpcReplicaTransport(options, grpcTransport);
   const gzip = options.gzip === true;
+  // Checked before anything is opened: a bad option must not leave a connection behind.
+  const sharedCalls = multiplexCalls(options.multiplex);
   // The headers of every streamed call without headers of its own, built once: bad static headers
   // fail here, once, instead of on every call.
   const streamHeaders = requestHeaders(callHeaders(options.headers, undefined, 'options.headers'), gzip);
@@ -68,7 +70,7 @@ export function grpcTransport(
     logger: connection.logger,
   };
   let closed = false;
-  const mux = options.multiplex === true ? new H2Multiplexer(streamConfig) : undefined;
+  const mux = sharedCalls !== undefined ? new H2Multiplexer(streamConfig, sharedCalls) : undefined;
 
   /** Refuses a call on a closed transport or with a bad deadline; returns the deadline. */
   function checkCall(call: CallOptions | undefined): number | undefined {
@@ -183,4 +185,26 @@ export function grpcTransport(
       connection.close();
     },
   };
+}
+
+// More shared calls than this gain nothing (responses already leave many to a write) and only
+// cost the server a handler each.
+const MAX_MULTIPLEX_CALLS = 1024;
+
+/** The shared calls `multiplex` asks for, or undefined when each streamed request gets its own call. */
+function multiplexCalls(multiplex: GrpcTransportOptions['multiplex']): number | undefined {
+  if (multiplex === undefined || multiplex === false) return undefined;
+  if (multiplex === true) return DEFAULT_MULTIPLEX_CALLS;
+  if (typeof multiplex !== 'object' || multiplex === null) {
+    throw invalidArgument('multiplex', multiplex, 'must be true, false or { calls }');
+  }
+  const calls = multiplex.calls ?? DEFAULT_MULTIPLEX_CALLS;
+  if (!Number.isSafeInteger(calls) || calls < 1 || calls > MAX_MULTIPLEX_CALLS) {
+    throw invalidArgument(
+      'multiplex.calls',
+      multiplex.calls,
+      `must be a whole number from 1 to ${MAX_MULTIPLEX_CALLS}`,
+    );
+  }
+  return calls;
 }

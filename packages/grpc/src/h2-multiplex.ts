@@ -17,37 +17,64 @@ import type { H2StreamConfig } from './stream-config.js';
 import { streamErrorFromMessage } from './stream-error.js';
 import { readStreamResponse, type WireResponse } from './wire-reader.js';
 
+/** Shared calls of `multiplex: true` (see {@link H2Multiplexer}). */
+export const DEFAULT_MULTIPLEX_CALLS = 32;
+
 /**
- * `multiplex: true`: many requests on one `ModelStreamInfer` call, as Triton's own clients do, on
- * the package's own HTTP/2 engine and wire reader. It keeps the HTTP/2 streams at one per
- * connection, for proxies and servers that limit them. The price: ending one request early cannot
- * cancel the shared call (that would cancel them all), so it only stops listening
- * (`cancelsOnServer: false`; the client then sends the model's in-band stop where there is one),
- * and responses are buffered per request, since one slow reader must not stall the others.
+ * `multiplex: true`: many requests on each of a few shared `ModelStreamInfer` calls, as Triton's
+ * own clients do, on the package's own HTTP/2 engine and wire reader. It keeps the HTTP/2 streams
+ * at a fixed few per connection whatever the concurrency, for proxies and servers that limit them.
+ * The price: ending one request early cannot cancel its shared call (that would cancel them all),
+ * so it only stops listening (`cancelsOnServer: false`; the client then sends the model's in-band
+ * stop where there is one), and responses are buffered per request, since one slow reader must
+ * not stall the others.
+ *
+ * Why a few calls and not one: a server writes one call's responses one at a time (Triton's gRPC
+ * server, like grpc-js, keeps one write in flight per call), so with every request on one call
+ * each response is a socket write of its own and the client wakes for each, at about 1.5x the CPU
+ * per token of a call per request. Responses of different calls leave in the same write.
+ * A request joins the call with the fewest requests; one request at a time stays on one call.
  */
 export class H2Multiplexer {
-  private call: SharedCall | undefined;
+  /** The shared calls, opened on first need; undefined where none is open. */
+  private readonly calls: (SharedCall | undefined)[];
   private closed = false;
 
-  constructor(private readonly config: H2StreamConfig) {}
+  constructor(
+    private readonly config: H2StreamConfig,
+    calls: number,
+  ) {
+    this.calls = new Array<SharedCall | undefined>(calls).fill(undefined);
+  }
 
   stream(request: InferRequest, signal: AbortSignal | undefined): InferStream {
     return new MultiplexedStream(this, request, signal);
   }
 
-  /** Adds a request to the shared call (opened if there is none) and sends it. */
+  /** Adds a request to the least busy shared call (opened if there is none) and sends it. */
   join(member: MultiplexedStream, request: InferRequest): SharedCall {
     if (this.closed) {
       throw new TritonLlmError('unavailable', 'this gRPC transport is closed', { retryable: false });
     }
-    const call = this.call ?? this.open();
-    if (call.members.has(request.id)) {
-      throw new TritonLlmError(
-        'invalid_argument',
-        `requestId: '${request.id}' is already in flight on this connection; ids must be unique to tell responses apart`,
-        { model: request.model, requestId: request.id },
-      );
+    let lane = 0;
+    let fewest = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < this.calls.length; i++) {
+      const call = this.calls[i];
+      if (call?.members.has(request.id) === true) {
+        throw new TritonLlmError(
+          'invalid_argument',
+          `requestId: '${request.id}' is already in flight on this connection; ids must be unique to tell responses apart`,
+          { model: request.model, requestId: request.id },
+        );
+      }
+      // The first of equals wins, so an unopened call is opened only when every open one is busy.
+      const size = call?.members.size ?? 0;
+      if (size < fewest) {
+        fewest = size;
+        lane = i;
+      }
     }
+    const call = this.calls[lane] ?? this.open(lane);
     const bytes = this.encode(request);
     call.members.set(request.id, member);
     call.send(bytes);
@@ -63,22 +90,25 @@ export class H2Multiplexer {
     this.config.logger.warn(consumerThrew(err));
   }
 
-  /** The call ended: the next request opens a new one. */
+  /** The call ended: its place opens a new one when next needed. */
   ended(call: SharedCall): void {
-    if (this.call === call) this.call = undefined;
+    const lane = this.calls.indexOf(call);
+    if (lane >= 0) this.calls[lane] = undefined;
   }
 
   close(): void {
     this.closed = true;
-    this.call?.end(
-      new TritonLlmError('unavailable', 'this gRPC transport is closed', { retryable: false }),
-      true,
-    );
+    for (const call of this.calls) {
+      call?.end(
+        new TritonLlmError('unavailable', 'this gRPC transport is closed', { retryable: false }),
+        true,
+      );
+    }
   }
 
-  private open(): SharedCall {
+  private open(lane: number): SharedCall {
     const call = new SharedCall(this, this.config);
-    this.call = call;
+    this.calls[lane] = call;
     return call;
   }
 }

@@ -54,16 +54,18 @@ export interface GrpcTransportOptions {
   /** Largest request message sent, in bytes (default: no limit below 4 GiB). */
   readonly maxSendMessageBytes?: number;
   /**
-   * Carry every streamed request on one shared `ModelStreamInfer` call, as Triton's own clients do
-   * (on the same HTTP/2 engine as the default, which drives one HTTP/2 stream per request); it
-   * keeps the number of HTTP/2 streams at one per connection, for proxies or servers that limit
-   * them. The trade-off: ending one
-   * request early cannot cancel the shared call, so it only stops listening, and the SDK sends
-   * the model's in-band stop where the model has one (raw and LLM-API models); responses are
-   * buffered per request. Calls with per-call headers or `timeoutMs` still get their own call.
-   * Default `false`.
+   * Carry the streamed requests on a few shared `ModelStreamInfer` calls, many requests each, as
+   * Triton's own clients do (on the same HTTP/2 engine as the default, which drives one HTTP/2
+   * stream per request); it keeps the HTTP/2 streams at `calls` or fewer whatever the
+   * concurrency, for proxies or servers that limit them. `true` means 32 calls; `{ calls: 1 }`
+   * puts every request on one call, at about 1.5x the client CPU per token under load: a server
+   * writes one call's responses one at a time, so the client wakes for each. A request joins the
+   * call with the fewest requests. The trade-off: ending one request early cannot cancel its
+   * shared call, so it only stops listening, and the SDK sends the model's in-band stop where the
+   * model has one (raw and LLM-API models); responses are buffered per request. Calls with
+   * per-call headers or `timeoutMs` still get their own call. Default `false`.
    */
-  readonly multiplex?: boolean;
+  readonly multiplex?: boolean | { readonly calls?: number };
   /**
    * Connections the streamed calls may open to the endpoint when the server (or a proxy: nginx
    * allows 128 streams per connection, HAProxy 100) limits the streams of each; streams past the

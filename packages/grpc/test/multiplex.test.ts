@@ -23,7 +23,7 @@ async function collect(stream: AsyncIterable<InferResponse>): Promise<InferRespo
   return out;
 }
 
-describe('multiplexed streams (one shared ModelStreamInfer call)', () => {
+describe('multiplexed streams (shared ModelStreamInfer calls)', () => {
   it('keeps concurrent requests apart by id', async () => {
     const inputs = Array.from({ length: 24 }, (_, i) => [259 + (i % 20), 3 + i]);
     const results = await Promise.all(
@@ -72,6 +72,47 @@ describe('multiplexed streams (one shared ModelStreamInfer call)', () => {
     expect((err as TritonLlmError).code).toBe('cancelled');
     expect(streamedIds(seen)).toEqual(generateTokens([265], { maxTokens: 400 })[0]?.tokens.slice(0, 2));
     expect(streamedIds(await other)).toEqual(generateTokens([264], { maxTokens: 20 })[0]?.tokens);
+  });
+
+  it('spreads concurrent requests over at most `calls` shared calls, one request at a time staying on one', async () => {
+    const three = grpcTransport({ baseUrl: fake.grpcUrl, multiplex: { calls: 3 } });
+    try {
+      for (let i = 0; i < 3; i++) {
+        const responses = await collect(three.stream(rawRequest(`seq-${i}`, [266 + i], 4)));
+        expect(streamedIds(responses)).toEqual(generateTokens([266 + i], { maxTokens: 4 })[0]?.tokens);
+      }
+      expect(three.connectionStats().openStreams).toBe(1);
+      const inputs = Array.from({ length: 10 }, (_, i) => [270 + i, 5 + i]);
+      const results = await Promise.all(
+        inputs.map((input, i) => collect(three.stream(rawRequest(`spread-${i}`, input, 8)))),
+      );
+      results.forEach((responses, i) => {
+        expect(streamedIds(responses)).toEqual(generateTokens(inputs[i]!, { maxTokens: 8 })[0]?.tokens);
+      });
+      expect(three.connectionStats().openStreams).toBe(3);
+    } finally {
+      await three.close();
+    }
+  });
+
+  it('names a bad multiplex option before anything is opened', () => {
+    const cases: [unknown, string][] = [
+      [{ calls: 0 }, 'multiplex.calls: must be a whole number from 1 to 1024 (got 0)'],
+      [{ calls: 2.5 }, 'multiplex.calls: must be a whole number from 1 to 1024 (got 2.5)'],
+      [{ calls: 5000 }, 'multiplex.calls: must be a whole number from 1 to 1024 (got 5000)'],
+      ['yes', 'multiplex: must be true, false or { calls } (got "yes")'],
+    ];
+    for (const [multiplex, message] of cases) {
+      let err: unknown;
+      try {
+        grpcTransport({ baseUrl: fake.grpcUrl, multiplex: multiplex as never });
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(TritonLlmError);
+      expect((err as TritonLlmError).code).toBe('invalid_argument');
+      expect((err as TritonLlmError).message).toBe(message);
+    }
   });
 
   it('stops a request in-band on the shared call', async () => {
