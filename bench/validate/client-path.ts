@@ -2,7 +2,7 @@
  * Where our extra time to first token comes from: the same `TritonLlm.stream()` requests as
  * trtllm-bench sends, timed the same way (send to the first chunk carrying a token), over the gRPC
  * transport as trtllm-bench builds it (one `ModelStreamInfer` call per request) and with
- * `multiplex: true` (every request on one shared call, as perf_analyzer and tritonclient send them).
+ * `multiplex: { calls: 1 }` (every request on one shared call, as perf_analyzer and tritonclient send them).
  * Same server, same levels, one after the other.
  */
 import { performance } from 'node:perf_hooks';
@@ -44,7 +44,7 @@ export async function measureClientPath(options: {
   for (const level of options.levels) {
     for (const multiplex of [false, true]) {
       const llm = new TritonLlm({
-        transport: grpcTransport({ baseUrl: options.grpcUrl, multiplex }),
+        transport: grpcTransport({ baseUrl: options.grpcUrl, multiplex: multiplex && { calls: 1 } }),
         model: options.model,
       });
       try {

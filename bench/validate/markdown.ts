@@ -151,7 +151,7 @@ export function validationMarkdown(r: ValidateResults): string {
     if (server === 'fake' && r.clientPath.length > 0) {
       parts.push(
         '**Client path**: `TritonLlm.stream()` over the gRPC transport, timed like trtllm-bench, with one ' +
-          '`ModelStreamInfer` call per request (as trtllm-bench builds it) and with `multiplex: true`',
+          '`ModelStreamInfer` call per request (as trtllm-bench builds it) and with `multiplex: { calls: 1 }` (every request on one shared call)',
         '',
         table(
           ['transport', 'conc.', 'requests', 'TTFT p50 ms', 'TTFT p99 ms', 'E2E p50 ms', 'E2E p99 ms'],
