@@ -8,8 +8,8 @@ const h = useFake();
 const REQUESTS = 40;
 const TOKENS = 300;
 
-// Triton's own clients (tritonclient, perf_analyzer) and the SDK's `multiplex: true` carry every
-// request on one ModelStreamInfer call. The fake used to add a 'drain' listener to the call and an
+// Triton's own clients (tritonclient, perf_analyzer) and the SDK's `multiplex: { calls: 1 }` carry
+// every request on one ModelStreamInfer call (`multiplex: true`, many on each of a few). The fake used to add a 'drain' listener to the call and an
 // abort listener to its signal per request, so a call with more than ten requests in flight printed
 // MaxListenersExceededWarning in the user's test output.
 describe('one call carrying many requests at once', () => {
