@@ -59,6 +59,8 @@ function makeVariant(name: string, endpoints: Endpoints): Variant {
       return sdkBaselineVariant('http', endpoints);
     case 'sdk-grpc-mux':
       return sdkVariant('grpc', endpoints, { multiplex: true });
+    case 'sdk-grpc-mux-baseline':
+      return sdkBaselineVariant('grpc', endpoints, { multiplex: true });
     case 'sdk-http':
       return sdkVariant('http', endpoints);
     case 'connect-bare':

@@ -36,11 +36,15 @@ export async function loadBaseline(root: string): Promise<void> {
 }
 
 /** `TritonLlm` over gRPC or HTTP from the build `loadBaseline` loaded. */
-export function sdkBaselineVariant(protocol: 'grpc' | 'http', endpoints: Endpoints): Variant {
+export function sdkBaselineVariant(
+  protocol: 'grpc' | 'http',
+  endpoints: Endpoints,
+  grpcOptions: { readonly multiplex?: boolean } = {},
+): Variant {
   if (baseline === undefined) throw new Error('BENCH_BASELINE is not loaded');
   const transport =
     protocol === 'grpc'
-      ? baseline.grpcTransport({ baseUrl: endpoints.grpcUrl })
+      ? baseline.grpcTransport({ baseUrl: endpoints.grpcUrl, ...grpcOptions })
       : baseline.httpTransport({ baseUrl: endpoints.httpUrl });
   return streamingVariant(new baseline.TritonLlm({ transport, model: 'ensemble' }));
 }
