@@ -50,7 +50,7 @@ export function grpcTransport(
 ): GrpcTransport | ReplicaTransport {
   if (isReplicaOptions(options)) return grpcReplicaTransport(options, grpcTransport);
   const gzip = options.gzip === true;
-  // Checked before anything is opened: a bad option must not leave a connection behind.
+  // Checked with the other options, before the transport is built (connections open on first use).
   const sharedCalls = multiplexCalls(options.multiplex);
   // The headers of every streamed call without headers of its own, built once: bad static headers
   // fail here, once, instead of on every call.
