@@ -20,6 +20,16 @@ for version in "${versions[@]}"; do
   # same two cores.
   for project in unit conformance; do
     echo "+ [node $version] vitest run --project $project $*"
-    PATH="$node_bin:$PATH" pnpm exec vitest run --project "$project" --passWithNoTests "$@"
+    if ! PATH="$node_bin:$PATH" pnpm exec vitest run --project "$project" --passWithNoTests "$@"; then
+      # The real Triton's own account of a failure (a Python stub that died, a model that did not
+      # load) is in its log, which a clean-clone CI run would otherwise never show.
+      if [[ "$project" == conformance ]]; then
+        port="${TRITON_HTTP_PORT:-18000}"
+        for log in "build/triton-$port.log.prev" "build/triton-$port.log"; do
+          [[ -s "$log" ]] && { echo "---- last lines of $log ----"; tail -n 60 "$log"; }
+        done
+      fi
+      exit 1
+    fi
   done
 done

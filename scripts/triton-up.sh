@@ -4,7 +4,7 @@
 # Event log of the generator models: TRTLLM_FAKE_EVENT_LOG (build/triton-events.jsonl).
 # Model repository: TRITON_MODEL_REPOSITORY (test/triton/models). More tritonserver flags: TRITON_EXTRA_ARGS,
 # split on whitespace and appended to the command line (e.g. a scaled gRPC ping policy for a test).
-# Writes build/triton-<http port>.pid and .log (so servers on other ports can run side by side); stop it
+# Writes build/triton-<http port>.pid and .log (the previous .log kept as .log.prev; so servers on other ports can run side by side); stop it
 # with scripts/triton-down.sh and the same TRITON_HTTP_PORT.
 set -euo pipefail
 
@@ -41,6 +41,9 @@ bash "$ROOT/scripts/triton-setup.sh" --check || bash "$ROOT/scripts/triton-setup
 SP="$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 LIBDIR="$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_config_var("LIBDIR"))')"
 mkdir -p "$BUILD" "$(dirname "$EVENTS")"
+# The previous run's log is kept beside the new one: a test that restarts Triton (reliability) would
+# otherwise erase the evidence of what went wrong before it.
+if [[ -s "$LOG" ]]; then mv -f "$LOG" "$LOG.prev"; fi
 : >"$LOG"
 : >"$EVENTS" # a fresh event log per server run
 

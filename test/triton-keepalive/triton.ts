@@ -78,6 +78,7 @@ export async function startTriton(repository: string, args: readonly string[]): 
     stop: async () => {
       await run('bash', ['scripts/triton-down.sh'], { cwd: root, env });
       rmSync(log, { force: true });
+      rmSync(`${log}.prev`, { force: true });
     },
   };
 }

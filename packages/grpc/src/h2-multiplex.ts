@@ -74,8 +74,9 @@ export class H2Multiplexer {
         lane = i;
       }
     }
-    const call = this.calls[lane] ?? this.open(lane);
+    // Encoded first: a request too large to send fails without opening a call it will not use.
     const bytes = this.encode(request);
+    const call = this.calls[lane] ?? this.open(lane);
     call.members.set(request.id, member);
     call.send(bytes);
     return call;
