@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { describeMachine } from '../overhead/machine.js';
 import { hasTaskset, startServerProcess } from '../overhead/processes.js';
 import { driveCompletions } from './load.js';
-import { type FrontEnd, startOurs, startPeer } from './servers.js';
+import { type FrontEnd, startFloor, startOurs, startPeer } from './servers.js';
 
 const FAKE_SCRIPT = fileURLToPath(new URL('../overhead/fake-server.ts', import.meta.url));
 const RESULT_FILE = fileURLToPath(new URL('../results/openai.json', import.meta.url));
@@ -35,6 +35,8 @@ const repeats = envNumber('BENCH_OPENAI_REPEATS', 3);
 const peerBinary = process.env.BENCH_OPENAI_TRTLLM;
 // Another build of our CLI (its dist/cli.js), measured beside the current one: before and after a change.
 const baselineCli = process.env.BENCH_OPENAI_BASELINE;
+// The Node floor (node-floor.ts) beside them unless BENCH_OPENAI_FLOOR=0: what Node itself costs.
+const withFloor = process.env.BENCH_OPENAI_FLOOR !== '0';
 const pin = process.env.BENCH_PIN !== '0' && hasTaskset();
 // Both front ends share CPU 0; the fake and this load generator share CPU 1.
 const serverCpu = pin ? 0 : undefined;
@@ -106,6 +108,7 @@ try {
   if (baselineCli !== undefined && baselineCli !== '') {
     servers.push(await startOurs(fake.grpcUrl, serverCpu, 'trtllm-openai (baseline)', baselineCli));
   }
+  if (withFloor) servers.push(await startFloor(fake.grpcUrl, serverCpu));
   if (peerBinary !== undefined && peerBinary !== '')
     servers.push(await startPeer(peerBinary, fake.grpcUrl, serverCpu));
   for (const server of servers) {
@@ -153,17 +156,26 @@ try {
     );
     const ours = per['trtllm-openai']?.cpuUsPerChunk;
     const peer = per.openai_trtllm?.cpuUsPerChunk;
+    const floor = per['node floor']?.cpuUsPerChunk;
     return {
       streams,
       ...per,
       ...(ours !== undefined && peer !== undefined ? { oursOverPeer: ours / peer } : {}),
+      ...(ours !== undefined && floor !== undefined ? { oursOverFloor: ours / floor } : {}),
+      ...(floor !== undefined && peer !== undefined ? { floorOverPeer: floor / peer } : {}),
     };
   });
   const names = servers.map((s) => s.name);
-  const withPeer = names.includes('openai_trtllm');
+  const ratios = (
+    [
+      ['oursOverPeer', 'ours / peer'],
+      ['oursOverFloor', 'ours / floor'],
+      ['floorOverPeer', 'floor / peer'],
+    ] as const
+  ).filter(([key]) => summary.some((row) => key in row));
   const lines = [
-    `| streams | ${names.map((n) => `${n} µs CPU/chunk (runs)`).join(' | ')} |${withPeer ? ' ours / peer |' : ''}`,
-    `|---|${names.map(() => '---').join('|')}|${withPeer ? '---|' : ''}`,
+    `| streams | ${[...names.map((n) => `${n} µs CPU/chunk (runs)`), ...ratios.map(([, label]) => label)].join(' | ')} |`,
+    `|---|${[...names, ...ratios].map(() => '---').join('|')}|`,
     ...summary.map((row) => {
       const cells = names.map((n) => {
         const s = (row as unknown as Record<string, { cpuUsPerChunk: number; cpuUsPerChunkRuns: number[] }>)[
@@ -171,8 +183,8 @@ try {
         ]!;
         return `${s.cpuUsPerChunk.toFixed(1)} (${s.cpuUsPerChunkRuns.map((v) => v.toFixed(1)).join(', ')})`;
       });
-      const ratio = 'oursOverPeer' in row ? ` ${(row.oursOverPeer as number).toFixed(2)} |` : '';
-      return `| ${row.streams} | ${cells.join(' | ')} |${ratio}`;
+      const shares = ratios.map(([key]) => (row as Record<string, unknown>)[key] as number | undefined);
+      return `| ${row.streams} | ${[...cells, ...shares.map((v) => v?.toFixed(2) ?? 'n/a')].join(' | ')} |`;
     }),
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
@@ -189,6 +201,7 @@ try {
           warmupRequests,
           repeats,
           peer: peerBinary !== undefined,
+          floor: withFloor,
         },
         summary,
         runs: rows,

@@ -21,6 +21,7 @@ export interface FrontEnd {
 // BENCH_OPENAI_NODE_ARGS passes flags to our server's node, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
 const nodeArgs = (process.env.BENCH_OPENAI_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
 const OURS_CLI = fileURLToPath(new URL('../../packages/openai/dist/cli.js', import.meta.url));
+const FLOOR_SCRIPT = fileURLToPath(new URL('./node-floor.ts', import.meta.url));
 // /proc/<pid>/stat counts in clock ticks; Linux reports them at USER_HZ, 100 on every mainstream build.
 const TICK_MS = 10;
 
@@ -73,6 +74,23 @@ function frontEnd(name: string, child: ChildProcess, baseUrl: string): FrontEnd 
   };
 }
 
+/** A front end that prints `... at http://...` once it serves. */
+function announced(child: ChildProcess, name: string): Promise<FrontEnd> {
+  return new Promise((resolve, reject) => {
+    failOnEarlyExit(child, name, reject);
+    createInterface({ input: child.stdout! }).once('line', (line) => {
+      const url = /at (http:\/\/\S+)/.exec(line)?.[1];
+      child.removeAllListeners('exit');
+      if (url === undefined) {
+        child.kill('SIGKILL');
+        reject(new Error(`${name} printed no URL: ${line}`));
+        return;
+      }
+      resolve(frontEnd(name, child, url));
+    });
+  });
+}
+
 function failOnEarlyExit(child: ChildProcess, name: string, reject: (e: Error) => void): void {
   child.once('exit', (code, signal) =>
     reject(new Error(`${name} exited (${code ?? signal}) before serving`)),
@@ -96,19 +114,15 @@ export function startOurs(
     cpu,
   );
   const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'inherit'], env: process.env });
-  return new Promise((resolve, reject) => {
-    failOnEarlyExit(child, name, reject);
-    createInterface({ input: child.stdout! }).once('line', (line) => {
-      const url = /at (http:\/\/\S+)/.exec(line)?.[1];
-      child.removeAllListeners('exit');
-      if (url === undefined) {
-        child.kill('SIGKILL');
-        reject(new Error(`${name} printed no URL: ${line}`));
-        return;
-      }
-      resolve(frontEnd(name, child, url));
-    });
-  });
+  return announced(child, name);
+}
+
+/** The Node floor (node-floor.ts: the least any Node front end spends per chunk), on an ephemeral port. */
+export function startFloor(tritonGrpcUrl: string, cpu: number | undefined): Promise<FrontEnd> {
+  const name = 'node floor';
+  const [cmd, args] = pinned([process.execPath, '--import', 'tsx', FLOOR_SCRIPT, tritonGrpcUrl], cpu);
+  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'inherit'], env: process.env });
+  return announced(child, name);
 }
 
 /**

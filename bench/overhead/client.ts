@@ -14,6 +14,7 @@ import { driveLoad } from '@trtllm/bench';
 import { PROMPTS } from './config.js';
 import { connectBareVariant } from './variants/connect-bare.js';
 import { grpcJsBareVariant } from './variants/grpc-js-bare.js';
+import { httpProbeVariant } from './variants/http-probe.js';
 import { http2BareVariant } from './variants/http2-bare.js';
 import { loadBaseline, sdkBaselineVariant, sdkVariant } from './variants/sdk.js';
 import { socketProbeVariant } from './variants/socket-probe.js';
@@ -69,6 +70,8 @@ function makeVariant(name: string, endpoints: Endpoints): Variant {
       return grpcJsBareVariant(endpoints);
     case 'socket-probe':
       return socketProbeVariant(endpoints);
+    case 'http-probe':
+      return httpProbeVariant(endpoints);
     case 'http2-bare':
       return http2BareVariant(endpoints);
     default:

@@ -179,11 +179,14 @@ export function summaryMarkdown(r: OverheadResults): string {
     .filter((m) => m.variant === 'sdk-grpc')
     .map((m) => `${kb(m.rssBytesPerStream)} KB at ${n0(m.streams)}`)
     .join(', ');
-  const probe = levels
-    .map((level) => row('socket-probe', level))
-    .filter((t) => t !== undefined)
-    .map((t) => `${n2(t.cpuUsPerToken)} µs at ${n0(t.concurrency)}`)
-    .join(', ');
+  const probeFigures = (variant: string): string =>
+    levels
+      .map((level) => row(variant, level))
+      .filter((t) => t !== undefined)
+      .map((t) => `${n2(t.cpuUsPerToken)} µs at ${n0(t.concurrency)}`)
+      .join(', ');
+  const probe = probeFigures('socket-probe');
+  const httpProbe = probeFigures('http-probe');
   const limited = r.streamLimit?.throughput
     .map((t) => `${n2(t.cpuUsPerToken)} µs at ${n0(t.concurrency)}`)
     .join(', ');
@@ -200,6 +203,12 @@ export function summaryMarkdown(r: OverheadResults): string {
       ? []
       : [
           `Below node:http2: a probe that reads HTTP/2 frames in JavaScript from a plain socket (not a client; see docs/PERFORMANCE.md) needs ${probe} per token.`,
+          '',
+        ]),
+    ...(httpProbe === ''
+      ? []
+      : [
+          `The same for HTTP/1.1: a probe that reads \`generate_stream\` events from plain sockets, one connection per stream, needs ${httpProbe} per token.`,
           '',
         ]),
     ...(limited === undefined || limited === ''

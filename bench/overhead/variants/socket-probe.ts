@@ -19,6 +19,11 @@ const SETTINGS_INITIAL_WINDOW_SIZE = 0x4;
 const MAX_WINDOW = 0x7fffffff;
 const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 
+/** The probe as a variant, and with each token's text handed over as it arrives. */
+export interface SocketProbe extends Variant {
+  streamText(prompt: string, maxTokens: number, id: number, onText: (text: string) => void): Promise<number>;
+}
+
 /** What one open request has received so far. */
 interface Call {
   tokens: number;
@@ -26,6 +31,8 @@ interface Call {
   /** The start of a gRPC message cut by the end of a DATA frame. */
   partial: Buffer | undefined;
   readonly onFirstToken: (() => void) | undefined;
+  /** Each token's text as it arrives (the OpenAI benchmark's floor server forwards it). */
+  readonly onText: ((text: string) => void) | undefined;
   readonly resolve: (tokens: number) => void;
   readonly reject: (err: Error) => void;
 }
@@ -41,7 +48,7 @@ interface Call {
  * HTTP/2 client written on sockets could reach; they are not a bare client users could adopt, so
  * the benchmark does not count it among the bare variants.
  */
-export function socketProbeVariant(endpoints: Endpoints): Variant {
+export function socketProbeVariant(endpoints: Endpoints): SocketProbe {
   const url = new URL(endpoints.grpcUrl);
   const calls = new Map<number, Call>();
   let socket: Socket | undefined;
@@ -126,7 +133,9 @@ export function socketProbeVariant(endpoints: Endpoints): Variant {
       if (text !== undefined) {
         if (call.tokens === 0) call.onFirstToken?.();
         call.tokens += 1;
-        call.text += firstString(text);
+        const piece = firstString(text);
+        if (call.onText !== undefined) call.onText(piece);
+        else call.text += piece;
       }
       // The final flag rides on the last response with tensors (or on an empty one where none
       // carries it): half-close, and the server ends the call with its trailers.
@@ -135,31 +144,40 @@ export function socketProbeVariant(endpoints: Endpoints): Variant {
     if (buf.length > 0) call.partial = buf;
   };
 
-  return {
-    stream(prompt, maxTokens, id, onFirstToken) {
-      const s = opened();
-      const message = toBinary(
-        ModelInferRequestSchema,
-        create(ModelInferRequestSchema, ensembleRequestInit(prompt, maxTokens, id)),
+  const send = (
+    prompt: string,
+    maxTokens: number,
+    id: number,
+    onFirstToken: (() => void) | undefined,
+    onText: ((text: string) => void) | undefined,
+  ): Promise<number> => {
+    const s = opened();
+    const message = toBinary(
+      ModelInferRequestSchema,
+      create(ModelInferRequestSchema, ensembleRequestInit(prompt, maxTokens, id)),
+    );
+    const streamId = nextStreamId;
+    nextStreamId += 2;
+    const block = headerBlock(url.host);
+    const prefix = Buffer.alloc(5);
+    prefix.writeUInt32BE(message.length, 1);
+    return new Promise<number>((resolve, reject) => {
+      calls.set(streamId, { tokens: 0, text: '', partial: undefined, onFirstToken, onText, resolve, reject });
+      s.write(
+        Buffer.concat([
+          frameHeader(block.length, HEADERS, END_HEADERS, streamId),
+          block,
+          frameHeader(prefix.length + message.length, DATA, 0, streamId),
+          prefix,
+          message,
+        ]),
       );
-      const streamId = nextStreamId;
-      nextStreamId += 2;
-      const block = headerBlock(url.host);
-      const prefix = Buffer.alloc(5);
-      prefix.writeUInt32BE(message.length, 1);
-      return new Promise<number>((resolve, reject) => {
-        calls.set(streamId, { tokens: 0, text: '', partial: undefined, onFirstToken, resolve, reject });
-        s.write(
-          Buffer.concat([
-            frameHeader(block.length, HEADERS, END_HEADERS, streamId),
-            block,
-            frameHeader(prefix.length + message.length, DATA, 0, streamId),
-            prefix,
-            message,
-          ]),
-        );
-      });
-    },
+    });
+  };
+
+  return {
+    stream: (prompt, maxTokens, id, onFirstToken) => send(prompt, maxTokens, id, onFirstToken, undefined),
+    streamText: (prompt, maxTokens, id, onText) => send(prompt, maxTokens, id, undefined, onText),
     close: async () => {
       socket?.destroy();
     },
