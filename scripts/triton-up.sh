@@ -4,8 +4,8 @@
 # Event log of the generator models: TRTLLM_FAKE_EVENT_LOG (build/triton-events.jsonl).
 # Model repository: TRITON_MODEL_REPOSITORY (test/triton/models). More tritonserver flags: TRITON_EXTRA_ARGS,
 # split on whitespace and appended to the command line (e.g. a scaled gRPC ping policy for a test).
-# Writes build/triton-<http port>.pid and .log (the previous .log kept as .log.prev; so servers on other ports can run side by side); stop it
-# with scripts/triton-down.sh and the same TRITON_HTTP_PORT.
+# Writes build/triton-<http port>.pid and .log (per port, so servers on other ports can run side by side; the
+# previous run's .log is kept as .log.prev); stop it with scripts/triton-down.sh and the same TRITON_HTTP_PORT.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
