@@ -40,6 +40,8 @@ export interface ThroughputResult {
   readonly requests: number;
   readonly wallMs: number;
   readonly cpuUs: number;
+  /** Tokens and CPU time of the warm-up requests (Node clients only). */
+  readonly warmup?: { readonly tokens: number; readonly cpuUs: number };
 }
 
 export interface MemoryResult {
@@ -88,9 +90,13 @@ async function throughput(job: ThroughputJob): Promise<ThroughputResult> {
     if (got !== job.maxTokens) throw new Error(`request ${n}: ${got} tokens, expected ${job.maxTokens}`);
     return got;
   };
+  let warmupTokens = 0;
+  const warmupCpu0 = process.cpuUsage();
   await driveLoad({ concurrency: job.concurrency, requests: job.warmup }, async () => {
-    await one();
+    const got = await one();
+    warmupTokens += got;
   });
+  const warmupCpu = process.cpuUsage(warmupCpu0);
   let tokens = 0;
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
@@ -102,7 +108,13 @@ async function throughput(job: ThroughputJob): Promise<ThroughputResult> {
   const wallMs = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
   await variant.close();
-  return { tokens, requests: job.requests, wallMs, cpuUs: cpu.user + cpu.system };
+  return {
+    tokens,
+    requests: job.requests,
+    wallMs,
+    cpuUs: cpu.user + cpu.system,
+    warmup: { tokens: warmupTokens, cpuUs: warmupCpu.user + warmupCpu.system },
+  };
 }
 
 const MEMORY_BATCH = 1000;

@@ -33,17 +33,30 @@ export function resultsMarkdown(r: OverheadResults): string {
       ? 'The fake server ran pinned to CPU 0 and each client (its own process) to CPU 1 (taskset).'
       : 'Server and clients were not pinned to cores.',
     `Fake server: ${r.config.fakeServer}. Each run: \`max_tokens\` ${r.config.maxTokens}, about ` +
-      `${n0(r.config.tokens)} tokens (at least two requests per stream), after ${r.config.warmup} warm-up requests` +
+      `${n0(r.config.tokens)} tokens (at least two requests per stream), after ` +
+      (r.config.nodeWarmup === undefined
+        ? `${r.config.warmup} warm-up requests`
+        : `${n0(r.config.nodeWarmup)} warm-up requests (Node clients; ${r.config.warmup} for Python and ` +
+          'perf_analyzer, which do not compile as they run)') +
       (r.config.repeats > 1 ? `; ${r.config.repeats} runs per cell, medians shown.` : '; one run per cell.'),
   ].join(' ');
   const levels = [...new Set(r.throughput.map((t) => t.concurrency))];
+  // Runs before warm-up was measured have no such column.
+  const warmups = r.throughput.some((t) => t.warmupCpuUsPerToken !== undefined);
   const throughput = levels
     .map((level) =>
       [
         `**${level} concurrent stream${level === 1 ? '' : 's'}**`,
         '',
         table(
-          ['client', 'tokens/s', 'vs fastest bare', 'client CPU µs/token', 'tokens per CPU-s'],
+          [
+            'client',
+            'tokens/s',
+            'vs fastest bare',
+            'client CPU µs/token',
+            'tokens per CPU-s',
+            ...(warmups ? ['µs/token in warm-up'] : []),
+          ],
           r.throughput
             .filter((t) => t.concurrency === level)
             .map((t) => [
@@ -52,6 +65,7 @@ export function resultsMarkdown(r: OverheadResults): string {
               t.ratioToFastestBare === undefined ? 'n/a' : `${(t.ratioToFastestBare * 100).toFixed(1)} %`,
               n2(t.cpuUsPerToken),
               n0(t.tokensPerCpuSec),
+              ...(warmups ? [t.warmupCpuUsPerToken === undefined ? '-' : n2(t.warmupCpuUsPerToken)] : []),
             ]),
         ),
       ].join('\n'),

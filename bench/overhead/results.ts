@@ -21,6 +21,8 @@ export interface ThroughputRow {
   /** Median over the runs. */
   readonly cpuUsPerToken: number;
   readonly tokensPerCpuSec: number;
+  /** Median CPU per token over the warm-up requests (Node clients), what a freshly started process pays. */
+  readonly warmupCpuUsPerToken?: number;
   /** tokens/s divided by that of the fastest bare client at this level (1 = as fast). */
   readonly ratioToFastestBare?: number;
 }
@@ -55,7 +57,11 @@ export interface RunFailure {
 
 export interface OverheadResults {
   readonly machine: Machine;
-  readonly config: OverheadConfig & { readonly fakeServer: string };
+  /** `nodeWarmup` is absent from runs before it existed (then every client warmed up with `warmup`). */
+  readonly config: Omit<OverheadConfig, 'nodeWarmup'> & {
+    readonly nodeWarmup?: number;
+    readonly fakeServer: string;
+  };
   readonly throughput: readonly ThroughputRow[];
   readonly memory: readonly MemoryRow[];
   /** The stream-limit part (issue 31 item 3), when it ran. */
@@ -69,6 +75,7 @@ export interface RunResult {
   readonly requests: number;
   readonly wallMs: number;
   readonly cpuUs: number;
+  readonly warmup?: { readonly tokens: number; readonly cpuUs: number };
 }
 
 /** One row from one or more runs of a variant at a level: the medians of tokens/s and of CPU per token. */
@@ -81,6 +88,7 @@ export function throughputRow(
   const cpuPerToken = runs.map((r) => r.cpuUs / r.tokens);
   const sum = (f: (r: RunResult) => number) => runs.reduce((a, r) => a + f(r), 0);
   const cpuUsPerToken = median(cpuPerToken);
+  const warmups = runs.flatMap((r) => (r.warmup !== undefined && r.warmup.tokens > 0 ? [r.warmup] : []));
   return {
     variant,
     label: VARIANT_LABELS[variant],
@@ -94,6 +102,9 @@ export function throughputRow(
     ...(runs.length > 1 ? { tokensPerSecRuns: perSec } : {}),
     cpuUsPerToken,
     tokensPerCpuSec: 1e6 / cpuUsPerToken,
+    ...(warmups.length === runs.length
+      ? { warmupCpuUsPerToken: median(warmups.map((w) => w.cpuUs / w.tokens)) }
+      : {}),
   };
 }
 

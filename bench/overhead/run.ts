@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensurePeers } from '../validate/peers.js';
 import type { MemoryJob, MemoryResult, ThroughputJob, ThroughputResult } from './client.js';
-import { PROMPTS, readConfig, requestsFor, VARIANT_LABELS, type VariantName } from './config.js';
+import { PROMPTS, readConfig, requestsFor, VARIANT_LABELS, type VariantName, warmupFor } from './config.js';
 import { describeMachine } from './machine.js';
 import { writeResultsMarkdown, writeSummaryMarkdown } from './markdown.js';
 import type { PerfAnalyzerJob } from './perf-analyzer-client.js';
@@ -120,7 +120,7 @@ async function throughputLevel(
         concurrency,
         requests,
         maxTokens: config.maxTokens,
-        warmup: config.warmup,
+        warmup: warmupFor(config, variant),
       };
       try {
         const r = await runJsonChild<ThroughputResult>(childArgv(variant, job), {
@@ -133,7 +133,10 @@ async function throughputLevel(
           `${String(concurrency).padStart(5)} streams  ${VARIANT_LABELS[variant].padEnd(36)} ` +
             `${Math.round(r.tokens / (r.wallMs / 1000))
               .toString()
-              .padStart(8)} tokens/s  ${(r.cpuUs / r.tokens).toFixed(2).padStart(7)} µs CPU/token`,
+              .padStart(8)} tokens/s  ${(r.cpuUs / r.tokens).toFixed(2).padStart(7)} µs CPU/token` +
+            (r.warmup !== undefined && r.warmup.tokens > 0
+              ? `  (warm-up: ${(r.warmup.cpuUs / r.warmup.tokens).toFixed(2)})`
+              : ''),
         );
       } catch (err) {
         failures.push({ variant, mode: 'throughput', level: concurrency, error: String(err) });
