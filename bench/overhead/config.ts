@@ -28,9 +28,9 @@ export interface OverheadConfig {
    * optimizes a function only after many calls, and code that runs once per request (encoding a
    * request, parsing an answer's head) gets there after thousands of requests; it also grows its
    * young generation to the load. Measured on this bench's 2-core machine, the SDK's CPU per token
-   * kept falling for the first 2,000 requests at 64 streams (HTTP: 4,000, and 5,000 at 512
-   * streams); 100 warm-up requests measured mostly that. The cost of the warm-up window is
-   * reported beside the measured one.
+   * kept falling until about the 2,000th request over gRPC and the 2,500th over HTTP at 64
+   * streams (over HTTP at 512 streams, the 5,500th); 100 warm-up requests measured mostly that.
+   * The cost of the warm-up window is reported beside the measured one.
    */
   readonly nodeWarmup: number;
   /** Variants to run, by name. `BENCH_VARIANTS`, default all. */
