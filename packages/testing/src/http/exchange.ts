@@ -5,6 +5,9 @@ import type { Delivery } from '../engine/request.js';
 import { httpStatusOf, type TritonError } from '../errors.js';
 import { stringify } from './json.js';
 
+// How often a write held back by a full socket looks whether it has emptied (see Exchange.drained).
+const DRAIN_POLL_MS = 5;
+
 export class Exchange {
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
@@ -52,8 +55,37 @@ export class Exchange {
   async write(chunk: string | Buffer): Promise<Delivery> {
     if (this.gone) return 'cancelled';
     if (this.res.write(chunk)) return 'ok';
-    await Promise.race([new Promise((resolve) => this.res.once('drain', resolve)), this.closed]);
+    await this.drained();
     return this.gone ? 'cancelled' : 'ok';
+  }
+
+  /**
+   * Settles once the response can take more. On Node 26 a response can wait for a 'drain' that
+   * never comes, after its socket has drained and without the socket's own 'drain' reaching us
+   * either (seen in backpressure.test.ts: response and socket both empty, the response's
+   * `writableNeedDrain` still set, the generator stalled for good). So besides both events, an
+   * empty socket is looked for every few milliseconds while the wait lasts; a socket with nothing
+   * queued needs no wait at all.
+   */
+  private drained(): Promise<void> {
+    const socket = this.req.socket;
+    if (!socket.writableNeedDrain && socket.writableLength === 0) {
+      return new Promise((resolve) => setImmediate(resolve));
+    }
+    return new Promise<void>((resolve) => {
+      const poll = setInterval(() => {
+        if (!socket.writableNeedDrain && socket.writableLength === 0) done();
+      }, DRAIN_POLL_MS);
+      const done = () => {
+        clearInterval(poll);
+        this.res.off('drain', done);
+        socket.off('drain', done);
+        resolve();
+      };
+      this.res.on('drain', done);
+      socket.on('drain', done);
+      void this.closed.then(done);
+    });
   }
 
   /** Cuts the connection without finishing the response, once what was written has left. */
