@@ -55,6 +55,7 @@ export interface MemoryResult {
 function makeVariant(name: string, endpoints: Endpoints): Variant {
   switch (name) {
     case 'sdk-grpc':
+    case 'sdk-grpc-young': // the same client; run.ts gives its process the V8 flag
       return sdkVariant('grpc', endpoints);
     case 'sdk-grpc-baseline':
       return sdkBaselineVariant('grpc', endpoints);

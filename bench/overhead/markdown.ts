@@ -1,5 +1,5 @@
 import { markdownTable as table, writeGeneratedBlock } from '../markdown.js';
-import type { OverheadResults, TargetCheck } from './results.js';
+import { byVariant, type OverheadResults, type TargetCheck } from './results.js';
 import type { StreamLimitResults } from './stream-limit.js';
 
 const START = '<!-- overhead-results:start (written by pnpm bench:overhead; edits inside are lost) -->';
@@ -110,20 +110,33 @@ export function resultsMarkdown(r: OverheadResults): string {
 }
 
 function streamLimitMarkdown(l: StreamLimitResults): string {
-  const first = [...l.throughput].sort((a, b) => a.concurrency - b.concurrency)[0];
+  const groups = [...byVariant(l.throughput)];
+  // One client run (results written before the young-generation run) keeps the old four columns.
+  const named = groups.length > 1;
+  const lowest = groups[0]?.[1][0]?.concurrency;
   const rows = table(
     [
+      ...(named ? ['client'] : []),
       'concurrent streams',
       'tokens/s',
       'client CPU µs/token',
-      `vs ${first === undefined ? '-' : n0(first.concurrency)} streams`,
+      `vs ${lowest === undefined ? '-' : n0(lowest)} streams`,
     ],
-    l.throughput.map((t) => [
-      n0(t.concurrency),
-      n0(t.tokensPerSec),
-      n2(t.cpuUsPerToken),
-      first === undefined ? 'n/a' : `${(t.cpuUsPerToken / first.cpuUsPerToken).toFixed(2)}x`,
-    ]),
+    groups.flatMap(([variant, runs]) =>
+      runs.map((t) => [
+        ...(named
+          ? [
+              variant === 'sdk-grpc-young'
+                ? `\`--max-semi-space-size=${l.semiSpaceMb ?? 64}\``
+                : 'V8 defaults',
+            ]
+          : []),
+        n0(t.concurrency),
+        n0(t.tokensPerSec),
+        n2(t.cpuUsPerToken),
+        `${(t.cpuUsPerToken / runs[0]!.cpuUsPerToken).toFixed(2)}x`,
+      ]),
+    ),
   );
   const idle = l.memory.map(
     (m) =>
@@ -201,9 +214,13 @@ export function summaryMarkdown(r: OverheadResults): string {
       .join(', ');
   const probe = probeFigures('socket-probe');
   const httpProbe = probeFigures('http-probe');
-  const limited = r.streamLimit?.throughput
-    .map((t) => `${n2(t.cpuUsPerToken)} µs at ${n0(t.concurrency)}`)
-    .join(', ');
+  const limitedFigures = (variant: string): string | undefined =>
+    r.streamLimit?.throughput
+      .filter((t) => t.variant === variant)
+      .map((t) => `${n2(t.cpuUsPerToken)} µs at ${n0(t.concurrency)}`)
+      .join(', ');
+  const limited = limitedFigures('sdk-grpc');
+  const young = limitedFigures('sdk-grpc-young');
   const missed = r.targets.filter((t) => !t.met);
   return [
     SUMMARY_START,
@@ -228,7 +245,10 @@ export function summaryMarkdown(r: OverheadResults): string {
     ...(limited === undefined || limited === ''
       ? []
       : [
-          `Against a server that allows ${r.streamLimit?.maxStreams} streams per connection (the transport opens more connections past it): ${limited} streams.`,
+          `Against a server that allows ${r.streamLimit?.maxStreams} streams per connection (the transport opens more connections past it): ${limited} streams` +
+            (young === undefined || young === ''
+              ? '.'
+              : `; with \`--max-semi-space-size=${r.streamLimit?.semiSpaceMb ?? 64}\` (see docs/PERFORMANCE.md): ${young}.`),
           '',
         ]),
     `RSS per idle gRPC stream: ${idle === '' ? 'not measured' : idle}. ` +

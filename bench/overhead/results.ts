@@ -123,3 +123,11 @@ export function withRatios(rows: readonly ThroughputRow[]): ThroughputRow[] {
     return { ...row, ratioToFastestBare: row.tokensPerSec / fastest };
   });
 }
+
+/** Rows by variant (in the order variants first appear), each sorted by concurrency. */
+export function byVariant(rows: readonly ThroughputRow[]): Map<string, ThroughputRow[]> {
+  const out = new Map<string, ThroughputRow[]>();
+  for (const row of rows) out.set(row.variant, [...(out.get(row.variant) ?? []), row]);
+  for (const list of out.values()) list.sort((a, b) => a.concurrency - b.concurrency);
+  return out;
+}

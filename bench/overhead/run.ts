@@ -24,7 +24,7 @@ import {
   throughputRow,
   withRatios,
 } from './results.js';
-import { readStreamLimitConfig, type StreamLimitResults } from './stream-limit.js';
+import { readStreamLimitConfig, type StreamLimitResults, streamLimitVariants } from './stream-limit.js';
 import { checkTargets } from './targets.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -43,6 +43,7 @@ const STEADY_NURSERY = ['--min-semi-space-size=16', '--max-semi-space-size=16'];
 const SLOW = { ttftMs: 0, itlMs: 600_000 };
 
 const config = readConfig(hasTaskset());
+const limitConfig = readStreamLimitConfig();
 const serverCpu = config.pin ? 0 : undefined;
 const clientCpu = config.pin ? 1 : undefined;
 const failures: RunFailure[] = [];
@@ -89,6 +90,7 @@ function childArgv(variant: VariantName, job: ThroughputJob | MemoryJob): string
   return [
     process.execPath,
     ...(job.mode === 'memory' ? STEADY_NURSERY : []),
+    ...(variant === 'sdk-grpc-young' ? [`--max-semi-space-size=${limitConfig.semiSpaceMb || 64}`] : []),
     '--expose-gc',
     '--import',
     'tsx',
@@ -205,9 +207,8 @@ for (const streams of config.memoryLevels) {
   }
 }
 
-// Past a server's stream limit: the default gRPC path alone, on a fake that allows
-// `maxStreams` per connection, the transport allowed `maxConnections`.
-const limitConfig = readStreamLimitConfig();
+// Past a server's stream limit: the default gRPC path alone (and with a larger young generation),
+// on a fake that allows `maxStreams` per connection, the transport allowed `maxConnections`.
 let streamLimit: StreamLimitResults | undefined;
 if (variants.includes('sdk-grpc') && (limitConfig.levels.length > 0 || limitConfig.memoryStreams > 0)) {
   const fakeEnv = { FAKE_MAX_STREAMS: String(limitConfig.maxStreams) };
@@ -222,7 +223,9 @@ if (variants.includes('sdk-grpc') && (limitConfig.levels.length > 0 || limitConf
     });
     try {
       for (const concurrency of limitConfig.levels) {
-        limitedThroughput.push(...(await throughputLevel(limited, ['sdk-grpc'], concurrency, clientEnv)));
+        limitedThroughput.push(
+          ...(await throughputLevel(limited, streamLimitVariants(limitConfig), concurrency, clientEnv)),
+        );
       }
     } finally {
       await limited.stop();

@@ -282,7 +282,9 @@ export class Generation
     const value = this.out[this.outHead]!;
     this.outHead += 1;
     if (this.outHead === this.out.length) {
-      this.out.length = 0;
+      // Emptied by pops: `length = 0` would drop the backing store, and the next response's push
+      // would allocate another (about 150 bytes per streamed token).
+      while (this.out.length > 0) this.out.pop();
       this.outHead = 0;
     }
     return { done: false, value };

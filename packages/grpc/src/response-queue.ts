@@ -10,6 +10,9 @@ export const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true,
  * Subclasses decide when the stream starts and ends; the queue costs no allocation per response
  * beyond the array slot.
  */
+/** Queues up to this long keep their backing store when emptied (a 32-token request's worth). */
+const SHORT_QUEUE = 32;
+
 export abstract class ResponseQueue implements AsyncIterator<InferResponse> {
   private readonly queue: InferResponse[] = [];
   private head = 0;
@@ -59,7 +62,10 @@ export abstract class ResponseQueue implements AsyncIterator<InferResponse> {
     const value = this.queue[this.head]!;
     this.queue[this.head++] = undefined as unknown as InferResponse;
     if (this.head === this.queue.length) {
-      this.queue.length = 0;
+      // A short queue is emptied by pops, which keep its backing store for the next response
+      // (`length = 0` drops it, and the next push allocates one); a long one is let go.
+      if (this.head > SHORT_QUEUE) this.queue.length = 0;
+      else while (this.queue.length > 0) this.queue.pop();
       this.head = 0;
     }
     return value;

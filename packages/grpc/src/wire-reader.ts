@@ -246,7 +246,8 @@ function readOutput(w: Walker, start: number, end: number, index: number): void 
   let name = '';
   let datatype = '';
   const dims = DIMS;
-  dims.length = 0;
+  // Pops keep the scratch's backing store; `length = 0` would drop it for every output read.
+  while (dims.length > 0) dims.pop();
   w.pos = start;
   while (w.pos < end) {
     const tag = w.varint();

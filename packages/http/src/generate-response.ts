@@ -150,6 +150,10 @@ export function wantedOutputs(request: Pick<InferRequest, 'outputs'>): WantedOut
     .map((name) => ({ name, spelled: textChars(name) }));
 }
 
+// The shape of every scalar output, shared rather than allocated per output and event (a tensor's
+// shape is read-only).
+const SCALAR: readonly number[] = Object.freeze([]);
+
 function jsonTensor(
   name: string,
   value: unknown,
@@ -159,11 +163,11 @@ function jsonTensor(
   // Scalars, the usual case of a streamed token, skip the general walk.
   switch (typeof value) {
     case 'string':
-      return { name, datatype: 'BYTES', shape: [], data: [bytesOf(value)] };
+      return { name, datatype: 'BYTES', shape: SCALAR, data: [bytesOf(value)] };
     case 'boolean':
-      return { name, datatype: 'BOOL', shape: [], data: [value] };
+      return { name, datatype: 'BOOL', shape: SCALAR, data: [value] };
     case 'number':
-      return { name, datatype: 'FP64', shape: [], data: Float64Array.of(value) };
+      return { name, datatype: 'FP64', shape: SCALAR, data: Float64Array.of(value) };
   }
   const shape: number[] = [];
   const flat: unknown[] = [];

@@ -1,0 +1,99 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { readConfig } from '../../bench/overhead/config.js';
+import { resultsMarkdown, summaryMarkdown } from '../../bench/overhead/markdown.js';
+import { type OverheadResults, throughputRow } from '../../bench/overhead/results.js';
+import { readStreamLimitConfig, streamLimitVariants } from '../../bench/overhead/stream-limit.js';
+import { checkTargets } from '../../bench/overhead/targets.js';
+
+const saved = { ...process.env };
+afterEach(() => {
+  process.env = { ...saved };
+});
+
+/** A row of one run whose client spent `usPerToken` per token. */
+function row(variant: 'sdk-grpc' | 'sdk-grpc-young', concurrency: number, usPerToken: number) {
+  return throughputRow(variant, concurrency, [
+    { tokens: 1000, requests: 32, wallMs: 1000, cpuUs: 1000 * usPerToken },
+  ]);
+}
+
+describe('bench:overhead past a stream limit, with a larger young generation', () => {
+  it('runs the larger young generation beside the default path only when asked', () => {
+    delete process.env.BENCH_LIMIT_SEMI_SPACE;
+    delete process.env.BENCH_VARIANTS;
+    expect(readStreamLimitConfig().semiSpaceMb).toBe(0);
+    expect(streamLimitVariants(readStreamLimitConfig())).toEqual(['sdk-grpc']);
+    // Never one of the main levels' default variants.
+    expect(readConfig(false).variants).not.toContain('sdk-grpc-young');
+    process.env.BENCH_LIMIT_SEMI_SPACE = '64';
+    const config = readStreamLimitConfig();
+    expect(config.semiSpaceMb).toBe(64);
+    expect(streamLimitVariants(config)).toEqual(['sdk-grpc', 'sdk-grpc-young']);
+    process.env.BENCH_LIMIT_SEMI_SPACE = '0';
+    expect(streamLimitVariants(readStreamLimitConfig())).toEqual(['sdk-grpc']);
+    process.env.BENCH_LIMIT_SEMI_SPACE = 'big';
+    expect(() => readStreamLimitConfig()).toThrow(/BENCH_LIMIT_SEMI_SPACE.*"big"/);
+  });
+
+  it('judges each client run against its own lowest level, the default one by the target', () => {
+    const streamLimit = {
+      levels: [64, 10_000],
+      memoryStreams: 0,
+      maxStreams: 100,
+      maxConnections: 128,
+      semiSpaceMb: 64,
+      throughput: [
+        row('sdk-grpc', 64, 10),
+        row('sdk-grpc-young', 64, 8),
+        row('sdk-grpc', 10_000, 18),
+        row('sdk-grpc-young', 10_000, 9),
+      ],
+      memory: [],
+    };
+    const checks = checkTargets([], [], streamLimit).filter((c) => c.target.startsWith('past 100'));
+    expect(checks.map((c) => [c.target, c.level, c.value, c.met])).toEqual([
+      ['past 100 streams per connection: CPU per token <= 1.2x that at 64', 10_000, 1.8, false],
+      [
+        'past 100 streams per connection with --max-semi-space-size=64: CPU per token <= 1.2x that at 64',
+        10_000,
+        1.125,
+        true,
+      ],
+    ]);
+
+    const results: OverheadResults = {
+      machine: {
+        date: '2026-11-27T00:00:00Z',
+        cpu: 'cpu',
+        cores: 2,
+        memoryGiB: 4,
+        os: 'os',
+        node: 'v20',
+        pinned: false,
+      },
+      config: { ...readConfig(false), fakeServer: 'fake' },
+      throughput: [],
+      memory: [],
+      streamLimit,
+      targets: checkTargets([], [], streamLimit),
+      failures: [],
+    };
+    const doc = resultsMarkdown(results);
+    expect(doc).toContain('| V8 defaults | 10,000 |');
+    expect(doc).toContain('| `--max-semi-space-size=64` | 10,000 |');
+    expect(doc).toContain('| 1.80x |');
+    expect(doc).toContain('| 1.13x |');
+    expect(summaryMarkdown(results)).toContain(
+      '10.00 µs at 64, 18.00 µs at 10,000 streams; with `--max-semi-space-size=64` (see docs/PERFORMANCE.md): 8.00 µs at 64, 9.00 µs at 10,000.',
+    );
+
+    // Results written before the young-generation run keep their one-client table.
+    const { semiSpaceMb: _, ...older } = streamLimit;
+    const before = resultsMarkdown({
+      ...results,
+      streamLimit: { ...older, throughput: streamLimit.throughput.filter((t) => t.variant === 'sdk-grpc') },
+    });
+    expect(before).not.toContain('V8 defaults');
+    expect(before).toContain('| 10,000 |');
+  });
+});
