@@ -12,6 +12,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { driveLoad } from '@trtllm/bench';
 import { PROMPTS } from './config.js';
+import type { RunResult } from './results.js';
 import { connectBareVariant } from './variants/connect-bare.js';
 import { grpcJsBareVariant } from './variants/grpc-js-bare.js';
 import { httpProbeVariant } from './variants/http-probe.js';
@@ -35,14 +36,8 @@ export interface MemoryJob extends Endpoints {
   readonly streams: number;
 }
 
-export interface ThroughputResult {
-  readonly tokens: number;
-  readonly requests: number;
-  readonly wallMs: number;
-  readonly cpuUs: number;
-  /** Tokens and CPU time of the warm-up requests (Node clients only). */
-  readonly warmup?: { readonly tokens: number; readonly cpuUs: number };
-}
+/** What a throughput child prints: one run, as results.ts adds runs up into a row. */
+export type ThroughputResult = RunResult;
 
 export interface MemoryResult {
   readonly streams: number;

@@ -70,6 +70,7 @@ export interface OverheadResults {
   readonly failures: readonly RunFailure[];
 }
 
+/** One measured run of a client: its window's totals, and its warm-up's (Node clients only). */
 export interface RunResult {
   readonly tokens: number;
   readonly requests: number;
