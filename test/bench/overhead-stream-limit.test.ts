@@ -4,6 +4,7 @@ import { resultsMarkdown, summaryMarkdown } from '../../bench/overhead/markdown.
 import { type OverheadResults, throughputRow } from '../../bench/overhead/results.js';
 import { readStreamLimitConfig, streamLimitVariants } from '../../bench/overhead/stream-limit.js';
 import { checkTargets } from '../../bench/overhead/targets.js';
+import { emptyResults } from './overhead-results.js';
 
 const saved = { ...process.env };
 afterEach(() => {
@@ -62,21 +63,9 @@ describe('bench:overhead past a stream limit, with a larger young generation', (
     ]);
 
     const results: OverheadResults = {
-      machine: {
-        date: '2026-11-27T00:00:00Z',
-        cpu: 'cpu',
-        cores: 2,
-        memoryGiB: 4,
-        os: 'os',
-        node: 'v20',
-        pinned: false,
-      },
-      config: { ...readConfig(false), fakeServer: 'fake' },
-      throughput: [],
-      memory: [],
+      ...emptyResults(),
       streamLimit,
       targets: checkTargets([], [], streamLimit),
-      failures: [],
     };
     const doc = resultsMarkdown(results);
     expect(doc).toContain('| V8 defaults | 10,000 |');

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { readConfig, warmupFor } from '../../bench/overhead/config.js';
 import { resultsMarkdown } from '../../bench/overhead/markdown.js';
 import { type OverheadResults, throughputRow } from '../../bench/overhead/results.js';
+import { emptyResults } from './overhead-results.js';
 
 const saved = { ...process.env };
 afterEach(() => {
@@ -50,22 +51,7 @@ describe('bench:overhead warm-up', () => {
     const row = throughputRow('sdk-grpc', 64, [
       { tokens: 3200, requests: 100, wallMs: 100, cpuUs: 32_000, warmup: { tokens: 100, cpuUs: 2500 } },
     ]);
-    const base: OverheadResults = {
-      machine: {
-        date: '2026-11-27T00:00:00Z',
-        cpu: 'cpu',
-        cores: 2,
-        memoryGiB: 4,
-        os: 'os',
-        node: 'v20',
-        pinned: false,
-      },
-      config: { ...readConfig(false), fakeServer: 'fake' },
-      throughput: [row],
-      memory: [],
-      targets: [],
-      failures: [],
-    };
+    const base: OverheadResults = { ...emptyResults(), throughput: [row] };
     const now = resultsMarkdown(base);
     expect(now).toContain('µs/token in warm-up');
     expect(now).toContain('| 25.00 |');
