@@ -1,6 +1,6 @@
 import { markdownTable as table, writeGeneratedBlock } from '../markdown.js';
 import { byVariant, type OverheadResults, type TargetCheck } from './results.js';
-import type { StreamLimitResults } from './stream-limit.js';
+import { type StreamLimitResults, semiSpaceFlag } from './stream-limit.js';
 
 const START = '<!-- overhead-results:start (written by pnpm bench:overhead; edits inside are lost) -->';
 const END = '<!-- overhead-results:end -->';
@@ -124,13 +124,7 @@ function streamLimitMarkdown(l: StreamLimitResults): string {
     ],
     groups.flatMap(([variant, runs]) =>
       runs.map((t) => [
-        ...(named
-          ? [
-              variant === 'sdk-grpc-young'
-                ? `\`--max-semi-space-size=${l.semiSpaceMb ?? 64}\``
-                : 'V8 defaults',
-            ]
-          : []),
+        ...(named ? [variant === 'sdk-grpc-young' ? `\`${semiSpaceFlag(l)}\`` : 'V8 defaults'] : []),
         n0(t.concurrency),
         n0(t.tokensPerSec),
         n2(t.cpuUsPerToken),
@@ -248,7 +242,7 @@ export function summaryMarkdown(r: OverheadResults): string {
           `Against a server that allows ${r.streamLimit?.maxStreams} streams per connection (the transport opens more connections past it): ${limited} streams` +
             (young === undefined || young === ''
               ? '.'
-              : `; with \`--max-semi-space-size=${r.streamLimit?.semiSpaceMb ?? 64}\` (see docs/PERFORMANCE.md): ${young}.`),
+              : `; with \`${semiSpaceFlag(r.streamLimit ?? {})}\` (see docs/PERFORMANCE.md): ${young}.`),
           '',
         ]),
     `RSS per idle gRPC stream: ${idle === '' ? 'not measured' : idle}. ` +

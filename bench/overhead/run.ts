@@ -24,7 +24,12 @@ import {
   throughputRow,
   withRatios,
 } from './results.js';
-import { readStreamLimitConfig, type StreamLimitResults, streamLimitVariants } from './stream-limit.js';
+import {
+  readStreamLimitConfig,
+  type StreamLimitResults,
+  semiSpaceFlag,
+  streamLimitVariants,
+} from './stream-limit.js';
 import { checkTargets } from './targets.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -90,7 +95,7 @@ function childArgv(variant: VariantName, job: ThroughputJob | MemoryJob): string
   return [
     process.execPath,
     ...(job.mode === 'memory' ? STEADY_NURSERY : []),
-    ...(variant === 'sdk-grpc-young' ? [`--max-semi-space-size=${limitConfig.semiSpaceMb || 64}`] : []),
+    ...(variant === 'sdk-grpc-young' ? [semiSpaceFlag(limitConfig)] : []),
     '--expose-gc',
     '--import',
     'tsx',

@@ -63,6 +63,14 @@ export function readStreamLimitConfig(): StreamLimitConfig {
   };
 }
 
+/**
+ * The V8 flag of the larger young generation's process (64 MB per semi-space when the variant is
+ * asked for by name without `BENCH_LIMIT_SEMI_SPACE`).
+ */
+export function semiSpaceFlag(config: Pick<StreamLimitConfig, 'semiSpaceMb'>): string {
+  return `--max-semi-space-size=${config.semiSpaceMb || 64}`;
+}
+
 /** The client runs of each level: the default path, and with a larger young generation when asked. */
 export function streamLimitVariants(config: StreamLimitConfig): VariantName[] {
   return (config.semiSpaceMb ?? 0) > 0 ? ['sdk-grpc', 'sdk-grpc-young'] : ['sdk-grpc'];

@@ -1,6 +1,6 @@
 import type { VariantName } from './config.js';
 import { byVariant, type MemoryRow, type TargetCheck, type ThroughputRow } from './results.js';
-import type { StreamLimitResults } from './stream-limit.js';
+import { type StreamLimitResults, semiSpaceFlag } from './stream-limit.js';
 
 const KB = 1024;
 
@@ -151,7 +151,7 @@ function streamLimitChecks(limit: StreamLimitResults): Check[] {
   // users choose, so it is shown beside the default path's check, named, not instead of it.
   for (const [variant, rows] of byVariant(limit.throughput)) {
     const first = rows[0];
-    const how = variant === 'sdk-grpc-young' ? ` with --max-semi-space-size=${limit.semiSpaceMb ?? 64}` : '';
+    const how = variant === 'sdk-grpc-young' ? ` with ${semiSpaceFlag(limit)}` : '';
     for (const row of rows.slice(1)) {
       if (first === undefined) break;
       checks.push({

@@ -2,6 +2,9 @@ import { type InferResponse, type InferSink, TritonLlmError } from '@trtllm/sdk'
 
 export const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
 
+/** Queues up to this long keep their backing store when emptied (a 32-token request's worth). */
+const SHORT_QUEUE = 32;
+
 /**
  * The consumer's side of a streamed request, shared by the stream on its own HTTP/2 stream
  * (`h2-stream.ts`) and the one on a shared call (`h2-multiplex.ts`): responses that arrive while
@@ -10,9 +13,6 @@ export const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true,
  * Subclasses decide when the stream starts and ends; the queue costs no allocation per response
  * beyond the array slot.
  */
-/** Queues up to this long keep their backing store when emptied (a 32-token request's worth). */
-const SHORT_QUEUE = 32;
-
 export abstract class ResponseQueue implements AsyncIterator<InferResponse> {
   private readonly queue: InferResponse[] = [];
   private head = 0;
