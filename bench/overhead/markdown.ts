@@ -1,5 +1,5 @@
 import { markdownTable as table, writeGeneratedBlock } from '../markdown.js';
-import { byVariant, type OverheadResults, type TargetCheck } from './results.js';
+import { byVariant, type MemoryRow, type OverheadResults, type TargetCheck } from './results.js';
 import { type StreamLimitResults, semiSpaceFlag } from './stream-limit.js';
 
 const START = '<!-- overhead-results:start (written by pnpm bench:overhead; edits inside are lost) -->';
@@ -8,6 +8,11 @@ const END = '<!-- overhead-results:end -->';
 const n0 = (v: number) => Math.round(v).toLocaleString('en-US');
 const n2 = (v: number) => v.toFixed(2);
 const kb = (v: number | null) => (v === null ? 'n/a' : (v / 1024).toFixed(1));
+/** RSS growth per stream: the median, and each run's in parentheses when there were several. */
+const rssKb = (m: MemoryRow) =>
+  m.rssBytesPerStreamRuns === undefined
+    ? kb(m.rssBytesPerStream)
+    : `${kb(m.rssBytesPerStream)} (${m.rssBytesPerStreamRuns.map(kb).join(', ')})`;
 
 function targetValue(t: TargetCheck): string {
   switch (t.unit) {
@@ -71,9 +76,15 @@ export function resultsMarkdown(r: OverheadResults): string {
       ].join('\n'),
     )
     .join('\n\n');
+  const repeated = r.memory.some((x) => x.rssBytesPerStreamRuns !== undefined);
   const memory = table(
-    ['client', 'idle streams', 'RSS growth per stream (KB)', 'JS heap + external per stream (KB)'],
-    r.memory.map((x) => [x.label, n0(x.streams), kb(x.rssBytesPerStream), kb(x.heapBytesPerStream)]),
+    [
+      'client',
+      'idle streams',
+      repeated ? 'RSS growth per stream (KB), median (runs)' : 'RSS growth per stream (KB)',
+      repeated ? 'JS heap + external per stream (KB), median' : 'JS heap + external per stream (KB)',
+    ],
+    r.memory.map((x) => [x.label, n0(x.streams), rssKb(x), kb(x.heapBytesPerStream)]),
   );
   const targets = table(
     ['target (TritonLlm over gRPC unless named)', 'streams', 'measured', 'met'],
@@ -134,7 +145,7 @@ function streamLimitMarkdown(l: StreamLimitResults): string {
   );
   const idle = l.memory.map(
     (m) =>
-      `${kb(m.rssBytesPerStream)} KB of RSS and ${kb(m.heapBytesPerStream)} KB of JS heap + external per stream at ${n0(m.streams)} idle streams`,
+      `${rssKb(m)} KB of RSS and ${kb(m.heapBytesPerStream)} KB of JS heap + external per stream at ${n0(m.streams)} idle streams`,
   );
   return [
     `\`TritonLlm\` over gRPC against a fake that allows ${l.maxStreams} concurrent streams per HTTP/2 connection ` +

@@ -27,7 +27,7 @@ export interface ThroughputRow {
   readonly ratioToFastestBare?: number;
 }
 
-/** One variant holding a number of idle streams. */
+/** One variant holding a number of idle streams: medians over its runs. */
 export interface MemoryRow {
   readonly variant: VariantName;
   readonly label: string;
@@ -35,6 +35,29 @@ export interface MemoryRow {
   readonly rssBytesPerStream: number;
   /** V8 heap used + external + array buffers per stream; null for Python. */
   readonly heapBytesPerStream: number | null;
+  /** RSS growth per stream of each run, when there were several (results before 2026-11-27 had one). */
+  readonly rssBytesPerStreamRuns?: readonly number[];
+}
+
+/** One memory run of a client: growth over its idle streams. */
+export interface MemoryRun {
+  readonly rssBytes: number;
+  /** null for Python, which has no V8 heap. */
+  readonly heapBytes: number | null;
+}
+
+/** One row from one or more memory runs of a variant: the medians of RSS and heap growth per stream. */
+export function memoryRow(variant: VariantName, streams: number, runs: readonly MemoryRun[]): MemoryRow {
+  const rss = runs.map((r) => r.rssBytes / streams);
+  const heaps = runs.flatMap((r) => (r.heapBytes === null ? [] : [r.heapBytes / streams]));
+  return {
+    variant,
+    label: VARIANT_LABELS[variant],
+    streams,
+    rssBytesPerStream: median(rss),
+    heapBytesPerStream: heaps.length === runs.length ? median(heaps) : null,
+    ...(runs.length > 1 ? { rssBytesPerStreamRuns: rss } : {}),
+  };
 }
 
 export interface TargetCheck {
@@ -57,9 +80,13 @@ export interface RunFailure {
 
 export interface OverheadResults {
   readonly machine: Machine;
-  /** `nodeWarmup` is absent from runs before it existed (then every client warmed up with `warmup`). */
-  readonly config: Omit<OverheadConfig, 'nodeWarmup'> & {
+  /**
+   * `nodeWarmup` is absent from runs before it existed (then every client warmed up with `warmup`),
+   * `memoryRepeats` from runs before memory was measured more than once.
+   */
+  readonly config: Omit<OverheadConfig, 'nodeWarmup' | 'memoryRepeats'> & {
     readonly nodeWarmup?: number;
+    readonly memoryRepeats?: number;
     readonly fakeServer: string;
   };
   readonly throughput: readonly ThroughputRow[];

@@ -18,6 +18,8 @@ import { distEnv, hasTaskset, runJsonChild, type ServerProcess, startServerProce
 import { ensurePythonEnv } from './python-env.js';
 import {
   type MemoryRow,
+  type MemoryRun,
+  memoryRow,
   type OverheadResults,
   type RunFailure,
   type ThroughputRow,
@@ -155,15 +157,15 @@ async function throughputLevel(
 }
 
 /**
- * One variant holding `streams` idle streams on a fresh fake (the streams of a run are never
- * ended, and an ensemble keeps generating), or undefined when the run failed (recorded).
+ * One run of a variant holding `streams` idle streams on a fresh fake (the streams of a run are
+ * never ended, and an ensemble keeps generating), or undefined when the run failed (recorded).
  */
-async function idleMemory(
+async function idleMemoryRun(
   variant: VariantName,
   streams: number,
   fakeEnv: NodeJS.ProcessEnv = {},
   env?: ChildEnv,
-): Promise<MemoryRow | undefined> {
+): Promise<MemoryRun | undefined> {
   const slow = await startServerProcess(SERVER_SCRIPT, { cpu: serverCpu, ...SLOW, env: fakeEnv });
   try {
     const job: MemoryJob = { mode: 'memory', variant, grpcUrl: slow.grpcUrl, httpUrl: slow.httpUrl, streams };
@@ -176,13 +178,7 @@ async function idleMemory(
       `${String(streams).padStart(6)} idle streams  ${VARIANT_LABELS[variant].padEnd(36)} ` +
         `${(r.rssBytes / streams / 1024).toFixed(1).padStart(7)} KB RSS/stream`,
     );
-    return {
-      variant,
-      label: VARIANT_LABELS[variant],
-      streams,
-      rssBytesPerStream: r.rssBytes / streams,
-      heapBytesPerStream: r.heapBytes === null ? null : r.heapBytes / streams,
-    };
+    return { rssBytes: r.rssBytes, heapBytes: r.heapBytes };
   } catch (err) {
     failures.push({ variant, mode: 'memory', level: streams, error: String(err) });
     console.log(`${streams} idle streams ${variant}: FAILED ${String(err).split('\n')[0]}`);
@@ -190,6 +186,26 @@ async function idleMemory(
   } finally {
     await slow.stop();
   }
+}
+
+/**
+ * Every variant holding `streams` idle streams, `config.memoryRepeats` times, round robin (as the
+ * throughput runs go): one row per variant with at least one run, its medians.
+ */
+async function memoryLevel(
+  runVariants: readonly VariantName[],
+  streams: number,
+  fakeEnv?: NodeJS.ProcessEnv,
+  env?: ChildEnv,
+): Promise<MemoryRow[]> {
+  const runs = new Map<VariantName, MemoryRun[]>();
+  for (let repeat = 0; repeat < config.memoryRepeats; repeat++) {
+    for (const variant of runVariants) {
+      const run = await idleMemoryRun(variant, streams, fakeEnv, env);
+      if (run !== undefined) runs.set(variant, [...(runs.get(variant) ?? []), run]);
+    }
+  }
+  return [...runs].map(([variant, list]) => memoryRow(variant, streams, list));
 }
 
 const started = Date.now();
@@ -204,13 +220,9 @@ try {
 console.log(`throughput runs done after ${((Date.now() - started) / 1000).toFixed(0)} s`);
 
 const memory: MemoryRow[] = [];
-for (const streams of config.memoryLevels) {
-  // perf_analyzer cannot hold streams open idle: it has no memory run.
-  for (const variant of variants.filter((v) => v !== 'perf-analyzer')) {
-    const row = await idleMemory(variant, streams);
-    if (row !== undefined) memory.push(row);
-  }
-}
+// perf_analyzer cannot hold streams open idle: it has no memory run.
+const memoryVariants = variants.filter((v) => v !== 'perf-analyzer');
+for (const streams of config.memoryLevels) memory.push(...(await memoryLevel(memoryVariants, streams)));
 
 // Past a server's stream limit: the default gRPC path alone (and with a larger young generation),
 // on a fake that allows `maxStreams` per connection, the transport allowed `maxConnections`.
@@ -238,13 +250,9 @@ if (variants.includes('sdk-grpc') && (limitConfig.levels.length > 0 || limitConf
   }
   const limitedMemory =
     limitConfig.memoryStreams > 0
-      ? await idleMemory('sdk-grpc', limitConfig.memoryStreams, fakeEnv, clientEnv)
-      : undefined;
-  streamLimit = {
-    ...limitConfig,
-    throughput: limitedThroughput,
-    memory: limitedMemory === undefined ? [] : [limitedMemory],
-  };
+      ? await memoryLevel(['sdk-grpc'], limitConfig.memoryStreams, fakeEnv, clientEnv)
+      : [];
+  streamLimit = { ...limitConfig, throughput: limitedThroughput, memory: limitedMemory };
 }
 
 const rows = withRatios(throughput);
