@@ -19,9 +19,10 @@ export interface OverheadConfig {
   readonly repeats: number;
   /**
    * Runs of each variant at each memory level, interleaved; the report takes the medians.
-   * `BENCH_MEMORY_REPEATS`, default 3. One run's RSS growth at 1,000 streams moves by several KB per
+   * `BENCH_MEMORY_REPEATS`, default 3. One run's RSS growth at 1,000 streams moves by a few KB per
    * stream from run to run (the same build measured 5.7 to 8.0 KB five times in a row, its heap 4.3
-   * to 4.5), enough to turn a 12 KB target from missed to met between two published runs.
+   * to 4.5; 3.9 to 5.9 with the young generation left out, see client.ts), enough to turn a 12 KB
+   * target from missed to met between two published runs.
    */
   readonly memoryRepeats: number;
   /**

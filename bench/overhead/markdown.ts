@@ -81,7 +81,9 @@ export function resultsMarkdown(r: OverheadResults): string {
     [
       'client',
       'idle streams',
-      repeated ? 'RSS growth per stream (KB), median (runs)' : 'RSS growth per stream (KB)',
+      repeated
+        ? 'RSS growth per stream, young generation left out (KB), median (runs)'
+        : 'RSS growth per stream (KB)',
       repeated ? 'JS heap + external per stream (KB), median' : 'JS heap + external per stream (KB)',
     ],
     r.memory.map((x) => [x.label, n0(x.streams), rssKb(x), kb(x.heapBytesPerStream)]),

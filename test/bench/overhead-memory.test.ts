@@ -49,7 +49,7 @@ describe('bench:overhead memory runs, repeated', () => {
 
     const results: OverheadResults = { ...emptyResults(), memory: [http, python], targets: checks };
     const doc = resultsMarkdown(results);
-    expect(doc).toContain('| RSS growth per stream (KB), median (runs) |');
+    expect(doc).toContain('| RSS growth per stream, young generation left out (KB), median (runs) |');
     expect(doc).toContain('| TritonLlm over HTTP SSE | 1,000 | 9.0 (13.0, 5.0, 9.0) | 6.0 |');
     expect(doc).toContain('| Python tritonclient (gRPC stream) | 1,000 | 2.0 (1.0, 3.0) | n/a |');
   });
