@@ -76,15 +76,15 @@ export function resultsMarkdown(r: OverheadResults): string {
       ].join('\n'),
     )
     .join('\n\n');
+  // Results from before memory runs were repeated measured the whole RSS (see results.ts MemoryRow).
+  const youngLeftOut = r.config.memoryRepeats !== undefined;
   const repeated = r.memory.some((x) => x.rssBytesPerStreamRuns !== undefined);
   const memory = table(
     [
       'client',
       'idle streams',
-      repeated
-        ? 'RSS growth per stream, young generation left out (KB), median (runs)'
-        : 'RSS growth per stream (KB)',
-      repeated ? 'JS heap + external per stream (KB), median' : 'JS heap + external per stream (KB)',
+      `RSS growth per stream${youngLeftOut ? ', young generation left out' : ''} (KB)${repeated ? ', median (runs)' : ''}`,
+      `JS heap + external per stream (KB)${repeated ? ', median' : ''}`,
     ],
     r.memory.map((x) => [x.label, n0(x.streams), rssKb(x), kb(x.heapBytesPerStream)]),
   );

@@ -33,8 +33,8 @@ export interface MemoryRow {
   readonly label: string;
   readonly streams: number;
   /**
-   * RSS growth per stream: outside V8's young generation in results with several runs per cell
-   * (from 2026-11-27; see client.ts footprint), the whole RSS before.
+   * RSS growth per stream: outside V8's young generation in results whose config has
+   * `memoryRepeats` (from 2026-11-27; see client.ts footprint), the whole RSS before.
    */
   readonly rssBytesPerStream: number;
   /** V8 heap used + external + array buffers per stream; null for Python. */

@@ -54,10 +54,17 @@ describe('bench:overhead memory runs, repeated', () => {
     expect(doc).toContain('| Python tritonclient (gRPC stream) | 1,000 | 2.0 (1.0, 3.0) | n/a |');
   });
 
-  it('renders results of one run per cell as before', () => {
+  it('says when a single run left the young generation out, and renders older results as before', () => {
     const one = memoryRow('sdk-grpc', 1000, [{ rssBytes: 4500 * 1000, heapBytes: 4400 * 1000 }]);
     expect(one.rssBytesPerStreamRuns).toBeUndefined();
-    const results: OverheadResults = { ...emptyResults(), memory: [one] };
+    const single = resultsMarkdown({ ...emptyResults(), memory: [one] });
+    expect(single).toContain(
+      '| client | idle streams | RSS growth per stream, young generation left out (KB) | JS heap + external per stream (KB) |',
+    );
+
+    // Results written before memory runs were repeated have no memoryRepeats, and measured the whole RSS.
+    const { memoryRepeats: _, ...olderConfig } = emptyResults().config;
+    const results: OverheadResults = { ...emptyResults(), config: olderConfig, memory: [one] };
     const doc = resultsMarkdown(results);
     expect(doc).toContain(
       '| client | idle streams | RSS growth per stream (KB) | JS heap + external per stream (KB) |',
