@@ -109,7 +109,27 @@ function childArgv(variant: VariantName, job: ThroughputJob | MemoryJob): string
 /** Child processes' environment: the built packages, plus what a part of the run adds. */
 type ChildEnv = NodeJS.ProcessEnv | undefined;
 
-/** Every variant at one level, `config.repeats` times, round robin; failures are recorded, not thrown. */
+/**
+ * Runs every variant `repeats` times, repeats outside and variants inside, so a burst of load from
+ * elsewhere on the machine hits the variants alike. A run that failed returns undefined and is
+ * left out; a variant with no run left has no entry.
+ */
+async function interleaved<R>(
+  runVariants: readonly VariantName[],
+  repeats: number,
+  runOne: (variant: VariantName) => Promise<R | undefined>,
+): Promise<Map<VariantName, R[]>> {
+  const runs = new Map<VariantName, R[]>();
+  for (let repeat = 0; repeat < repeats; repeat++) {
+    for (const variant of runVariants) {
+      const run = await runOne(variant);
+      if (run !== undefined) runs.set(variant, [...(runs.get(variant) ?? []), run]);
+    }
+  }
+  return runs;
+}
+
+/** Every variant at one level, `config.repeats` times, interleaved; failures are recorded, not thrown. */
 async function throughputLevel(
   server: ServerProcess,
   runVariants: readonly VariantName[],
@@ -117,42 +137,39 @@ async function throughputLevel(
   env?: ChildEnv,
 ): Promise<ThroughputRow[]> {
   const requests = requestsFor(config, concurrency);
-  const runs = new Map<VariantName, ThroughputResult[]>();
-  // Repeats go round the variants, so a burst of load from elsewhere on the machine hits them alike.
-  for (let repeat = 0; repeat < config.repeats; repeat++) {
-    for (const variant of runVariants) {
-      const job: ThroughputJob = {
-        mode: 'throughput',
-        variant,
-        grpcUrl: server.grpcUrl,
-        httpUrl: server.httpUrl,
-        concurrency,
-        requests,
-        maxTokens: config.maxTokens,
-        warmup: warmupFor(config, variant),
-      };
-      try {
-        const r = await runJsonChild<ThroughputResult>(childArgv(variant, job), {
-          ...(clientCpu !== undefined ? { cpu: clientCpu } : {}),
-          ...(env !== undefined ? { env } : {}),
-          timeoutMs: 300_000,
-        });
-        runs.set(variant, [...(runs.get(variant) ?? []), r]);
-        console.log(
-          `${String(concurrency).padStart(5)} streams  ${VARIANT_LABELS[variant].padEnd(36)} ` +
-            `${Math.round(r.tokens / (r.wallMs / 1000))
-              .toString()
-              .padStart(8)} tokens/s  ${(r.cpuUs / r.tokens).toFixed(2).padStart(7)} µs CPU/token` +
-            (r.warmup !== undefined && r.warmup.tokens > 0
-              ? `  (warm-up: ${(r.warmup.cpuUs / r.warmup.tokens).toFixed(2)})`
-              : ''),
-        );
-      } catch (err) {
-        failures.push({ variant, mode: 'throughput', level: concurrency, error: String(err) });
-        console.log(`${concurrency} streams ${variant}: FAILED ${String(err).split('\n')[0]}`);
-      }
+  const runs = await interleaved(runVariants, config.repeats, async (variant) => {
+    const job: ThroughputJob = {
+      mode: 'throughput',
+      variant,
+      grpcUrl: server.grpcUrl,
+      httpUrl: server.httpUrl,
+      concurrency,
+      requests,
+      maxTokens: config.maxTokens,
+      warmup: warmupFor(config, variant),
+    };
+    try {
+      const r = await runJsonChild<ThroughputResult>(childArgv(variant, job), {
+        ...(clientCpu !== undefined ? { cpu: clientCpu } : {}),
+        ...(env !== undefined ? { env } : {}),
+        timeoutMs: 300_000,
+      });
+      console.log(
+        `${String(concurrency).padStart(5)} streams  ${VARIANT_LABELS[variant].padEnd(36)} ` +
+          `${Math.round(r.tokens / (r.wallMs / 1000))
+            .toString()
+            .padStart(8)} tokens/s  ${(r.cpuUs / r.tokens).toFixed(2).padStart(7)} µs CPU/token` +
+          (r.warmup !== undefined && r.warmup.tokens > 0
+            ? `  (warm-up: ${(r.warmup.cpuUs / r.warmup.tokens).toFixed(2)})`
+            : ''),
+      );
+      return r;
+    } catch (err) {
+      failures.push({ variant, mode: 'throughput', level: concurrency, error: String(err) });
+      console.log(`${concurrency} streams ${variant}: FAILED ${String(err).split('\n')[0]}`);
+      return undefined;
     }
-  }
+  });
   return [...runs].map(([variant, results]) => throughputRow(variant, concurrency, results));
 }
 
@@ -176,7 +193,7 @@ async function idleMemoryRun(
     });
     console.log(
       `${String(streams).padStart(6)} idle streams  ${VARIANT_LABELS[variant].padEnd(36)} ` +
-        `${(r.rssBytes / streams / 1024).toFixed(1).padStart(7)} KB RSS/stream`,
+        `${(r.rssBytes / streams / 1024).toFixed(1).padStart(7)} KB RSS/stream (young generation left out)`,
     );
     return { rssBytes: r.rssBytes, heapBytes: r.heapBytes };
   } catch (err) {
@@ -189,8 +206,8 @@ async function idleMemoryRun(
 }
 
 /**
- * Every variant holding `streams` idle streams, `config.memoryRepeats` times, round robin (as the
- * throughput runs go): one row per variant with at least one run, its medians.
+ * Every variant holding `streams` idle streams, `config.memoryRepeats` times, interleaved as the
+ * throughput runs are: one row per variant with at least one run, its medians.
  */
 async function memoryLevel(
   runVariants: readonly VariantName[],
@@ -198,13 +215,9 @@ async function memoryLevel(
   fakeEnv?: NodeJS.ProcessEnv,
   env?: ChildEnv,
 ): Promise<MemoryRow[]> {
-  const runs = new Map<VariantName, MemoryRun[]>();
-  for (let repeat = 0; repeat < config.memoryRepeats; repeat++) {
-    for (const variant of runVariants) {
-      const run = await idleMemoryRun(variant, streams, fakeEnv, env);
-      if (run !== undefined) runs.set(variant, [...(runs.get(variant) ?? []), run]);
-    }
-  }
+  const runs = await interleaved(runVariants, config.memoryRepeats, (variant) =>
+    idleMemoryRun(variant, streams, fakeEnv, env),
+  );
   return [...runs].map(([variant, list]) => memoryRow(variant, streams, list));
 }
 
