@@ -1,6 +1,6 @@
 /** startFakeTriton(): the engine with its gRPC and HTTP front ends. */
 import { Activity, type EngineContext, StopRegistry } from './engine/context.js';
-import { EventLog } from './engine/event-log.js';
+import { DEFAULT_MAX_EVENTS, EventLog } from './engine/event-log.js';
 import { FaultState } from './engine/faults.js';
 import { Statistics } from './engine/statistics.js';
 import { startGrpcFrontEnd } from './grpc/server.js';
@@ -23,6 +23,16 @@ function nonNegative(name: string, value: number | undefined): number {
   return value;
 }
 
+function maxEventsOf(value: number | undefined): number {
+  if (value === undefined) return DEFAULT_MAX_EVENTS;
+  if (value !== Number.POSITIVE_INFINITY && !(Number.isSafeInteger(value) && value >= 0)) {
+    throw new TypeError(
+      `startFakeTriton: maxEvents must be a non-negative integer or Infinity, got ${value}`,
+    );
+  }
+  return value;
+}
+
 /**
  * Starts a fake Triton Inference Server serving the TensorRT-LLM model repository of GENERATOR.md
  * over real gRPC and HTTP on loopback, with no GPU. Outputs are deterministic, so tests can
@@ -33,7 +43,7 @@ export async function startFakeTriton(options: FakeTritonOptions = {}): Promise<
   const host = options.host ?? '127.0.0.1';
   const ttftMs = nonNegative('ttftMs', options.ttftMs);
   const itlMs = nonNegative('itlMs', options.itlMs);
-  const events = new EventLog();
+  const events = new EventLog(maxEventsOf(options.maxEvents));
   const faults = new FaultState();
   const activity = new Activity();
   const ctx: EngineContext = {

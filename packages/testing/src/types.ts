@@ -13,6 +13,12 @@ export interface FakeTritonOptions {
    * servers set one (nginx 128, HAProxy 100); default none, as Triton.
    */
   readonly grpcMaxConcurrentStreams?: number;
+  /**
+   * The newest events {@link FakeTriton.events} keeps; older ones are forgotten, so a fake that
+   * serves for hours stays bounded. Default 10,000 (a request records two to four); `Infinity`
+   * keeps every event, `0` none (waiting for future events still works).
+   */
+  readonly maxEvents?: number;
   /** Milliseconds before the first token of each generation. Default 0. */
   readonly ttftMs?: number;
   /** Milliseconds between tokens. Default 0: as fast as the client reads. */
@@ -85,7 +91,7 @@ export interface FakeTriton {
   readonly httpUrl: string;
   readonly grpcPort: number;
   readonly httpPort: number;
-  /** Every event so far, oldest first. */
+  /** The events so far (the newest `maxEvents` of them), oldest first. */
   events(): FakeEvent[];
   /** The first event, past or future, that `match` accepts; rejects after `timeoutMs` (default 5000). */
   waitForEvent(match: (e: FakeEvent) => boolean, timeoutMs?: number): Promise<FakeEvent>;

@@ -6,13 +6,27 @@ interface Waiter {
   readonly resolve: (e: FakeEvent) => void;
 }
 
+/** Events kept by default: a test sees its own requests' events; a long-lived fake stays bounded. */
+export const DEFAULT_MAX_EVENTS = 10_000;
+
 export class EventLog {
   private log: FakeEvent[] = [];
   private waiters = new Set<Waiter>();
 
+  /**
+   * @param maxEvents the newest events kept (older ones are forgotten); `Infinity` keeps all. Every
+   *   request records two to four events of some 150 bytes, so an unbounded log grew a benchmark's
+   *   fake by hundreds of megabytes over a run, and its collections by as much.
+   */
+  constructor(private readonly maxEvents: number = DEFAULT_MAX_EVENTS) {}
+
   record(event: Omit<FakeEvent, 'ts'>): void {
     const full: FakeEvent = { ts: Date.now(), ...event };
-    this.log.push(full);
+    if (this.maxEvents > 0) {
+      this.log.push(full);
+      // Trimmed in halves, so forgetting costs O(1) per event rather than a shift each time.
+      if (this.log.length >= 2 * this.maxEvents) this.log.splice(0, this.log.length - this.maxEvents);
+    }
     for (const w of this.waiters) {
       if (w.match(full)) {
         this.waiters.delete(w);
@@ -22,7 +36,7 @@ export class EventLog {
   }
 
   all(): FakeEvent[] {
-    return [...this.log];
+    return this.log.slice(Math.max(0, this.log.length - this.maxEvents));
   }
 
   clear(): void {
@@ -30,12 +44,14 @@ export class EventLog {
   }
 
   wait(match: (e: FakeEvent) => boolean, timeoutMs: number): Promise<FakeEvent> {
-    const past = this.log.find(match);
+    const past = this.all().find(match);
     if (past) return Promise.resolve(past);
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.waiters.delete(waiter);
-        const seen = this.log.map((e) => `${e.model}/${e.id}:${e.event}(${e.tokens})`).join(', ');
+        const seen = this.all()
+          .map((e) => `${e.model}/${e.id}:${e.event}(${e.tokens})`)
+          .join(', ');
         reject(new Error(`no matching fake Triton event within ${timeoutMs} ms; events: [${seen}]`));
       }, timeoutMs);
       const waiter: Waiter = {
