@@ -38,6 +38,16 @@ describe('the event log is bounded', () => {
     expect(small.events().some((e) => e.id === ids[0])).toBe(false);
   });
 
+  it('waiting finds a past event still kept, and not one forgotten', async () => {
+    const f = await fake(3);
+    const [first, last] = [uniqueId('forgotten'), uniqueId('kept')];
+    await generate(f, first);
+    await generate(f, last);
+    const kept = await f.waitForEvent((e) => e.id === last && e.event === 'completed', 50);
+    expect(kept.id).toBe(last);
+    await expect(f.waitForEvent((e) => e.id === first, 50)).rejects.toThrow(/no matching fake Triton event/);
+  });
+
   it('with maxEvents 0 keeps none, and waiting for a future event still works', async () => {
     const f = await fake(0);
     const id = uniqueId('none');

@@ -36,7 +36,12 @@ export class EventLog {
   }
 
   all(): FakeEvent[] {
-    return this.log.slice(Math.max(0, this.log.length - this.maxEvents));
+    return this.log.slice(this.firstKept());
+  }
+
+  /** Where the kept window starts: between trims the array holds up to twice `maxEvents`. */
+  private firstKept(): number {
+    return Math.max(0, this.log.length - this.maxEvents);
   }
 
   clear(): void {
@@ -44,8 +49,11 @@ export class EventLog {
   }
 
   wait(match: (e: FakeEvent) => boolean, timeoutMs: number): Promise<FakeEvent> {
-    const past = this.all().find(match);
-    if (past) return Promise.resolve(past);
+    // Searched in place: a copy of a full log per call would cost a test tens of microseconds.
+    for (let i = this.firstKept(); i < this.log.length; i++) {
+      const past = this.log[i]!;
+      if (match(past)) return Promise.resolve(past);
+    }
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.waiters.delete(waiter);
