@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { cpus, release, totalmem, type } from 'node:os';
 
 /** What the numbers were measured on. */
@@ -8,6 +9,8 @@ export interface Machine {
   readonly memoryGiB: number;
   readonly os: string;
   readonly node: string;
+  /** The `engines.node` range of @trtllm/sdk, where the run recorded it (runs since 2026-11-27). */
+  readonly nodeEngines?: string;
   readonly python?: string;
   readonly tritonclient?: string;
   readonly pinned: boolean;
@@ -23,9 +26,22 @@ export function describeMachine(extra: { python?: string; tritonclient?: string;
     memoryGiB: Math.round(totalmem() / 2 ** 30),
     os: `${type()} ${release()}`,
     node: process.version,
+    nodeEngines: supportedNode(),
     ...(extra.python !== undefined ? { python: extra.python } : {}),
     ...(extra.tritonclient !== undefined ? { tritonclient: extra.tritonclient } : {}),
     pinned: extra.pinned,
     date: new Date().toISOString(),
   };
+}
+
+/** The `engines.node` range of @trtllm/sdk (`^22.0.0 || ^24.0.0 || ...`). */
+export function supportedNode(): string {
+  const url = new URL('../../packages/core/package.json', import.meta.url);
+  return (JSON.parse(readFileSync(url, 'utf8')) as { engines: { node: string } }).engines.node;
+}
+
+/** Whether `version` (`v24.1.0`) has a major that `range`, a list of `^major...` terms, allows. */
+export function withinEngines(version: string, range: string): boolean {
+  const majors = [...range.matchAll(/\^(\d+)/g)].map((m) => m[1]);
+  return majors.includes(/^v?(\d+)/.exec(version)?.[1]);
 }

@@ -1,4 +1,5 @@
 import { markdownTable as table, writeGeneratedBlock } from '../markdown.js';
+import { withinEngines } from './machine.js';
 import { byVariant, type MemoryRow, type OverheadResults, type TargetCheck } from './results.js';
 import { type StreamLimitResults, semiSpaceFlag } from './stream-limit.js';
 
@@ -32,6 +33,9 @@ export function resultsMarkdown(r: OverheadResults): string {
   const m = r.machine;
   const machine = [
     `Measured ${m.date.slice(0, 10)} on ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB, ${m.os}; Node ${m.node}` +
+      (m.nodeEngines !== undefined && !withinEngines(m.node, m.nodeEngines)
+        ? ` (outside the packages' engines, ${m.nodeEngines})`
+        : '') +
       (m.python !== undefined ? `, Python ${m.python}, tritonclient ${m.tritonclient}` : '') +
       '.',
     m.pinned

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { ensurePeers } from '../validate/peers.js';
 import type { MemoryJob, MemoryResult, ThroughputJob, ThroughputResult } from './client.js';
 import { PROMPTS, readConfig, requestsFor, VARIANT_LABELS, type VariantName, warmupFor } from './config.js';
-import { describeMachine } from './machine.js';
+import { describeMachine, supportedNode, withinEngines } from './machine.js';
 import { writeResultsMarkdown, writeSummaryMarkdown } from './markdown.js';
 import type { PerfAnalyzerJob } from './perf-analyzer-client.js';
 import { distEnv, hasTaskset, runJsonChild, type ServerProcess, startServerProcess } from './processes.js';
@@ -41,7 +41,8 @@ const CLIENT_SCRIPT = join(HERE, 'client.ts');
 const PYTHON_SCRIPT = join(HERE, 'tritonclient_bench.py');
 const PERF_ANALYZER_SCRIPT = join(HERE, 'perf-analyzer-client.ts');
 // Memory runs of the Node clients start with V8's young generation at the size a busy process
-// grows it to (16 MB per semi-space, Node 20's default maximum on 64-bit machines). Without this,
+// grows it to (16 MB per semi-space, Node 20's default maximum on 64-bit machines; fixed, so that
+// every Node version runs with the same young generation). Without this,
 // opening the first thousand streams is what doubles it, and that one-time growth (about 17 MB,
 // the same for every Node client, and holding no live object after a full GC) would be charged to
 // those streams: 26 KB per stream for the bare node:http2 client instead of 12. See PERFORMANCE.md.
@@ -55,6 +56,16 @@ const serverCpu = config.pin ? 0 : undefined;
 const clientCpu = config.pin ? 1 : undefined;
 const failures: RunFailure[] = [];
 const variants = [...config.variants] as VariantName[];
+
+// Figures from a Node the packages do not support describe no runtime a user has (Node 20's V8,
+// for one, gives every object made by spreading a request a hidden class of its own).
+const engines = supportedNode();
+if (!withinEngines(process.version, engines)) {
+  console.log(
+    `warning: Node ${process.version} is outside the packages' engines (${engines}); for figures users ` +
+      'can expect, run on a supported one: PATH="$(bash scripts/node-runtime.sh 24.21.0):$PATH" pnpm bench:overhead',
+  );
+}
 
 let python: { python: string; pythonVersion: string; tritonclientVersion: string } | undefined;
 if (variants.includes('python-tritonclient')) {
