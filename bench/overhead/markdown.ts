@@ -235,7 +235,7 @@ export function summaryMarkdown(r: OverheadResults): string {
   const missed = r.targets.filter((t) => !t.met);
   return [
     SUMMARY_START,
-    `Client CPU per token and tokens/s, measured ${r.machine.date.slice(0, 10)} by \`pnpm bench:overhead\` ` +
+    `Client CPU per token and tokens/s, measured ${r.machine.date.slice(0, 10)} on Node ${r.machine.node} by \`pnpm bench:overhead\` ` +
       `(fake Triton at full speed, one token per response, medians of ${r.config.repeats} runs; ` +
       'details, memory and the profile: [docs/PERFORMANCE.md](docs/PERFORMANCE.md)):',
     '',
