@@ -45,3 +45,6 @@ export function withinEngines(version: string, range: string): boolean {
   const majors = [...range.matchAll(/\^(\d+)/g)].map((m) => m[1]);
   return majors.includes(/^v?(\d+)/.exec(version)?.[1]);
 }
+
+/** The Node the published runs are made on: one of those `pnpm test` runs (scripts/test-supported-nodes.sh). */
+export const BENCH_NODE = '24.21.0';

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { ensurePeers } from '../validate/peers.js';
 import type { MemoryJob, MemoryResult, ThroughputJob, ThroughputResult } from './client.js';
 import { PROMPTS, readConfig, requestsFor, VARIANT_LABELS, type VariantName, warmupFor } from './config.js';
-import { describeMachine, supportedNode, withinEngines } from './machine.js';
+import { BENCH_NODE, describeMachine, supportedNode, withinEngines } from './machine.js';
 import { writeResultsMarkdown, writeSummaryMarkdown } from './markdown.js';
 import type { PerfAnalyzerJob } from './perf-analyzer-client.js';
 import { distEnv, hasTaskset, runJsonChild, type ServerProcess, startServerProcess } from './processes.js';
@@ -63,7 +63,7 @@ const engines = supportedNode();
 if (!withinEngines(process.version, engines)) {
   console.log(
     `warning: Node ${process.version} is outside the packages' engines (${engines}); for figures users ` +
-      'can expect, run on a supported one: PATH="$(bash scripts/node-runtime.sh 24.21.0):$PATH" pnpm bench:overhead',
+      `can expect, run on a supported one: PATH="$(bash scripts/node-runtime.sh ${BENCH_NODE}):$PATH" pnpm bench:overhead`,
   );
 }
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { supportedNode, withinEngines } from '../../bench/overhead/machine.js';
+import { BENCH_NODE, supportedNode, withinEngines } from '../../bench/overhead/machine.js';
 import { resultsMarkdown } from '../../bench/overhead/markdown.js';
 import { emptyResults } from './overhead-results.js';
 
@@ -23,6 +23,12 @@ describe('bench:overhead and the Node it ran on', () => {
     expect(supportedNode()).toBe(core.engines.node);
     const range = '^22.0.0 || ^24.0.0 || ^26.0.0';
     for (const v of ['v22.3.1', 'v24.21.0', 'v26.0.0', '26.10.0']) expect(withinEngines(v, range)).toBe(true);
+    // The version the bench's warning tells users to run on is one pnpm test runs, inside the real range.
+    const tested = /^SUPPORTED="([^"]+)"$/m.exec(
+      readFileSync(new URL('../../scripts/test-supported-nodes.sh', import.meta.url), 'utf8'),
+    )?.[1];
+    expect(tested?.split(' ')).toContain(BENCH_NODE);
+    expect(withinEngines(BENCH_NODE, supportedNode())).toBe(true);
     for (const v of ['v20.20.2', 'v2.0.0', 'v220.0.0', 'v23.1.0'])
       expect(withinEngines(v, range)).toBe(false);
   });
