@@ -536,3 +536,57 @@ describe('readers', () => {
     expect(err.message).toMatch(message);
   });
 });
+
+describe('tensorStrings on short UTF-8 (decoded in JavaScript up to 24 bytes)', () => {
+  // The reference: the runtime's decoder, as configured in tensor-readers.ts (a BOM is text).
+  const reference = new TextDecoder('utf-8', { ignoreBOM: true });
+  const text = (bytes: Uint8Array) =>
+    tensorStrings({ name: 'x', datatype: 'BYTES', shape: [1], data: [bytes] })[0];
+
+  // Bytes shaped like UTF-8 often enough to reach every branch: lead bytes of each length (and
+  // the invalid ones), continuation bytes, ASCII.
+  const utf8ish = fc
+    .array(
+      fc.oneof(
+        fc.integer({ min: 0, max: 0x7f }),
+        fc.integer({ min: 0x80, max: 0xbf }),
+        fc.constantFrom(0xc0, 0xc1, 0xc2, 0xdf, 0xe0, 0xe1, 0xed, 0xee, 0xef, 0xf0, 0xf1, 0xf4, 0xf5, 0xff),
+        fc.integer({ min: 0, max: 0xff }),
+      ),
+      { maxLength: 24 },
+    )
+    .map((values) => Uint8Array.from(values));
+
+  it('decodes any bytes as the runtime decoder does, U+FFFD included', () => {
+    fc.assert(
+      fc.property(utf8ish, (bytes) => {
+        expect(text(bytes)).toBe(reference.decode(bytes));
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
+  it('gives back any short text it was given', () => {
+    fc.assert(
+      fc.property(
+        fc.string({ unit: 'binary', maxLength: 6 }).filter((s) => Buffer.byteLength(s) <= 24),
+        (s) => {
+          expect(text(new TextEncoder().encode(s))).toBe(s);
+        },
+      ),
+    );
+  });
+
+  it.each([
+    ['two-byte', [0xc3, 0xa9], 'é'],
+    ['three-byte', [0xe6, 0x9c, 0xba], '机'],
+    ['four-byte (a surrogate pair)', [0xf0, 0x9f, 0xa4, 0x96], '🤖'],
+    ['a byte order mark, kept', [0xef, 0xbb, 0xbf, 0x61], '\uFEFFa'],
+    ['a sequence cut at the end', [0x61, 0xe6, 0x9c], 'a\uFFFD'],
+    ['an overlong form', [0xe0, 0x80, 0x80], '\uFFFD\uFFFD\uFFFD'],
+    ['an encoded surrogate', [0xed, 0xa0, 0x80], '\uFFFD\uFFFD\uFFFD'],
+    ['a code point past U+10FFFF', [0xf4, 0x90, 0x80, 0x80], '\uFFFD\uFFFD\uFFFD\uFFFD'],
+  ])('%s', (_what, bytes, expected) => {
+    expect(text(Uint8Array.from(bytes))).toBe(expected);
+  });
+});
