@@ -18,7 +18,7 @@ import { MODEL_VERSION, type ModelDef } from '../models/repository.js';
 import type { Tensor } from '../tensor.js';
 import { withTraceparent } from '../trace-context.js';
 import type { Exchange } from './exchange.js';
-import { flatData, isObject, jsonValues, parseJsonBody, stringify } from './json.js';
+import { flatData, isObject, parseJsonBody, stringify, tensorJson } from './json.js';
 import { unaryFault } from './unary-fault.js';
 
 export const GENERATE_NEEDS_ONE_RESPONSE =
@@ -63,15 +63,26 @@ function readBody(
 
 /** One response as a generate event: a one-element output is a scalar, a longer one an array. */
 export function generateJson(req: InferenceRequest, r: ModelResponse): string {
-  const out: Record<string, unknown> = {};
-  if (req.id !== '') out.id = req.id;
-  out.model_name = req.model.name;
-  out.model_version = MODEL_VERSION;
-  for (const t of r.outputs) {
-    const values = jsonValues(t);
-    out[t.name] = values.length === 1 ? values[0] : values;
+  // Written piece by piece: an object through `stringify` costs its bigint replacer on every key.
+  let text = req.id !== '' ? `{"id":${JSON.stringify(req.id)},` : '{';
+  text += `"model_name":${JSON.stringify(req.model.name)},"model_version":${JSON.stringify(MODEL_VERSION)}`;
+  const outputs = r.outputs;
+  for (let i = 0; i < outputs.length; i++) {
+    const t = outputs[i]!;
+    text += `${memberPrefix(t.name)}${tensorJson(t)}`;
   }
-  return stringify(out);
+  return `${text}}`;
+}
+
+// `,"name":` for each output name, made once: a model has a few dozen outputs at most.
+const prefixes = new Map<string, string>();
+function memberPrefix(name: string): string {
+  let p = prefixes.get(name);
+  if (p === undefined) {
+    p = `,${JSON.stringify(name)}:`;
+    prefixes.set(name, p);
+  }
+  return p;
 }
 
 export async function handleGenerate(
