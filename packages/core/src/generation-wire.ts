@@ -1,6 +1,6 @@
 import { TritonLlmError } from './errors.js';
 import type { GenerationContext } from './generation-options.js';
-import { encodeStopRequest } from './models/encode-request.js';
+import { encodeGenerateRequest, encodeStopRequest } from './models/encode-request.js';
 import type { EarlyStopReport, FinishReason, StopMeans } from './result.js';
 import { RetryPlan } from './retry.js';
 import type { CallOptions, InferRequest, InferResponse, InferStream } from './transport.js';
@@ -40,7 +40,12 @@ export abstract class GenerationWire {
   /** The transport said the request ended (its last response, or an error): nothing to cancel. */
   protected sourceEnded = false;
   protected stopGrace: ReturnType<typeof setTimeout> | undefined;
-  /** The request on the wire, kept until the first response: only a retry sends it again. */
+  /**
+   * The encoded request until a transport stream has it (a unary call's, until its first response).
+   * A retry of a stream encodes the request again: kept for the stream's whole wait for its first
+   * token, its tensors outlived the young generation once thousands of streams were open, and
+   * were a quarter of what every request left for the old generation's collector.
+   */
   protected inferRequest: InferRequest | undefined;
   protected readonly ctx: Omit<GenerationContext, 'encoded'>;
   /** Whether and where a failed attempt starts again; made when the request starts. */
@@ -119,16 +124,29 @@ export abstract class GenerationWire {
       ...(this.plan !== undefined ? { retryPlan: this.plan } : {}),
     };
     let source: AsyncIterator<InferResponse>;
-    const request = this.inferRequest!;
+    const request = this.inferRequest ?? this.encodeAgain();
     if (!ctx.schema.decoupled) {
       const { unary, transport } = ctx;
       source = once(() => (unary !== undefined ? unary(callOptions) : transport.infer(request, callOptions)));
     } else {
       this.transportStream = ctx.transport.stream(request, callOptions);
+      this.inferRequest = undefined;
       source = this.transportStream[Symbol.asyncIterator]();
     }
     this.source = source;
     return source;
+  }
+
+  /** The request encoded as it was the first time (same id): for a retried stream. */
+  private encodeAgain(): InferRequest {
+    const { ctx } = this;
+    return encodeGenerateRequest(ctx.request, {
+      schema: ctx.schema,
+      requestId: this.requestId,
+      streaming: ctx.streaming,
+      protocol: ctx.transport.protocol,
+      ...(ctx.tokenizer !== undefined ? { tokenizer: ctx.tokenizer } : {}),
+    }).request;
   }
 
   /** The signal of this request's calls (and retry waits), made on first need. */
