@@ -32,13 +32,17 @@ export interface OverheadConfig {
    */
   readonly warmup: number;
   /**
-   * Unmeasured requests each Node client sends first. `BENCH_NODE_WARMUP`, default 4000. V8
+   * Unmeasured requests each Node client sends first. `BENCH_NODE_WARMUP`, default 8000. V8
    * optimizes a function only after many calls, and code that runs once per request (encoding a
    * request, parsing an answer's head) gets there after thousands of requests; it also grows its
    * young generation to the load. Measured on this bench's 2-core machine, the SDK's CPU per token
    * kept falling until about the 2,000th request over gRPC and the 2,500th over HTTP at 64
    * streams (over HTTP at 512 streams, the 5,500th); 100 warm-up requests measured mostly that.
-   * The cost of the warm-up window is reported beside the measured one.
+   * On Node 24 (`--trace-opt`, gRPC at 64 streams) the SDK's once-per-request functions
+   * (`Generation`, `buildResult`, `generationResult`, `wantedOutputs`, the transport's `open`) reach
+   * TurboFan between the 4,000th and the 5,000th request, so a window right after 4,000 still
+   * measured their last compiles: 4.8-6.4 µs per token against 3.5 after 8,000, the socket probe
+   * 4.0 either way. The cost of the warm-up window is reported beside the measured one.
    */
   readonly nodeWarmup: number;
   /** Variants to run, by name. `BENCH_VARIANTS`, default all. */
@@ -139,7 +143,7 @@ export function readConfig(hasTaskset: boolean): OverheadConfig {
     repeats: whole('BENCH_REPEATS', 3),
     memoryRepeats: whole('BENCH_MEMORY_REPEATS', 3),
     warmup: whole('BENCH_WARMUP', 100, 0),
-    nodeWarmup: whole('BENCH_NODE_WARMUP', 4000, 0),
+    nodeWarmup: whole('BENCH_NODE_WARMUP', 8000, 0),
     variants: skipPython ? variants.filter((v) => v !== 'python-tritonclient') : variants,
     pin: hasTaskset && process.env.BENCH_PIN !== '0',
     skipPython,

@@ -10,12 +10,12 @@ afterEach(() => {
 });
 
 describe('bench:overhead warm-up', () => {
-  it('warms Node clients up for 4,000 requests and the peers that do not compile for 100', () => {
+  it('warms Node clients up for 8,000 requests and the peers that do not compile for 100', () => {
     delete process.env.BENCH_NODE_WARMUP;
     delete process.env.BENCH_WARMUP;
     const config = readConfig(false);
-    expect(warmupFor(config, 'sdk-grpc')).toBe(4000);
-    expect(warmupFor(config, 'http-probe')).toBe(4000);
+    expect(warmupFor(config, 'sdk-grpc')).toBe(8000);
+    expect(warmupFor(config, 'http-probe')).toBe(8000);
     expect(warmupFor(config, 'python-tritonclient')).toBe(100);
     expect(warmupFor(config, 'perf-analyzer')).toBe(100);
   });
@@ -55,7 +55,7 @@ describe('bench:overhead warm-up', () => {
     const now = resultsMarkdown(base);
     expect(now).toContain('µs/token in warm-up');
     expect(now).toContain('| 25.00 |');
-    expect(now).toContain('4,000 warm-up requests (Node clients; 100 for Python and perf_analyzer');
+    expect(now).toContain('8,000 warm-up requests (Node clients; 100 for Python and perf_analyzer');
     const { nodeWarmup: _, ...older } = base.config;
     const { warmupCpuUsPerToken: __, ...olderRow } = row;
     const before = resultsMarkdown({ ...base, config: older, throughput: [olderRow] });
