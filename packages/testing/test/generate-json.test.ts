@@ -28,10 +28,15 @@ const anyFloat = fc.oneof(
   fc.constantFrom(Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, -0),
 );
 
+// Output names an object can hold as plain keys (the reference is an object: `__proto__` would set
+// its prototype, and the event's own keys would be overwritten).
+const RESERVED = new Set(['__proto__', 'id', 'model_name', 'model_version']);
+const outputName = fc.stringMatching(/^[a-z_]{1,12}$/).filter((n) => !RESERVED.has(n));
+
 function tensorOf(datatype: DataType, data: fc.Arbitrary<unknown>): fc.Arbitrary<Tensor> {
   return fc
     .record({
-      name: fc.stringMatching(/^[a-z_]{1,12}$/),
+      name: outputName,
       data: fc.array(data, { minLength: 1, maxLength: 4 }),
     })
     .map(({ name, data: values }) => ({
