@@ -14,6 +14,7 @@ import { drain, expectedIds } from './support/streams.js';
 /** A TCP proxy in front of one port that, once armed, resets the next connection to send bytes. */
 class ResettingProxy {
   private server: Server | undefined;
+  private readonly sockets = new Set<Socket>();
   private armed = false;
   resets = 0;
   port = 0;
@@ -21,6 +22,10 @@ class ResettingProxy {
   async start(target: number): Promise<void> {
     this.server = createServer((client: Socket) => {
       const upstream = connect(target, '127.0.0.1');
+      for (const socket of [client, upstream]) {
+        this.sockets.add(socket);
+        socket.once('close', () => this.sockets.delete(socket));
+      }
       client.on('data', (bytes: Buffer) => {
         if (this.armed) {
           this.armed = false;
@@ -47,7 +52,7 @@ class ResettingProxy {
   }
 
   async close(): Promise<void> {
-    this.server?.closeAllConnections?.();
+    for (const socket of this.sockets) socket.destroy();
     await new Promise((resolve) => this.server?.close(resolve));
   }
 }
