@@ -65,7 +65,7 @@ function readBody(
 export function generateJson(req: InferenceRequest, r: ModelResponse): string {
   // Written piece by piece: an object through `stringify` costs its bigint replacer on every key.
   let text = req.id !== '' ? `{"id":${JSON.stringify(req.id)},` : '{';
-  text += `"model_name":${JSON.stringify(req.model.name)},"model_version":${JSON.stringify(MODEL_VERSION)}`;
+  text += `"model_name":${JSON.stringify(req.model.name)}${VERSION_MEMBER}`;
   const outputs = r.outputs;
   for (let i = 0; i < outputs.length; i++) {
     const t = outputs[i]!;
@@ -73,6 +73,8 @@ export function generateJson(req: InferenceRequest, r: ModelResponse): string {
   }
   return `${text}}`;
 }
+
+const VERSION_MEMBER = `,"model_version":${JSON.stringify(MODEL_VERSION)}`;
 
 // `,"name":` for each output name, made once: a model has a few dozen outputs at most.
 const prefixes = new Map<string, string>();

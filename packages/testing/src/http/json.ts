@@ -82,11 +82,16 @@ export function shapeMismatch(code: TritonCode): TritonError {
 
 const utf8 = new TextDecoder('utf-8');
 
+/** One tensor element as a JSON-ready value: text for BYTES, FP32 at its own precision, bigints kept. */
+function jsonValue(datatype: DataType, v: TensorData[number]): number | bigint | boolean | string {
+  if (datatype === 'BYTES') return utf8.decode(v as Uint8Array);
+  if (datatype === 'FP32') return Math.fround(v as number);
+  return v as number | bigint | boolean;
+}
+
 /** Tensor values as JSON-ready values (INT64/UINT64 stay bigint for {@link stringify}). */
 export function jsonValues(t: Tensor): (number | bigint | boolean | string)[] {
-  if (t.datatype === 'BYTES') return (t.data as Uint8Array[]).map((b) => utf8.decode(b));
-  if (t.datatype === 'FP32') return (t.data as number[]).map((v) => Math.fround(v));
-  return [...(t.data as (number | bigint | boolean)[])];
+  return (t.data as TensorData[number][]).map((v) => jsonValue(t.datatype, v));
 }
 
 /**
@@ -99,10 +104,8 @@ export function tensorJson(t: Tensor): string {
   const wide = t.datatype === 'INT64' || t.datatype === 'UINT64';
   if (t.data.length === 1) {
     // Most outputs of a streamed token are one element: no array is built for them.
-    const v = t.data[0];
-    if (wide) return String(v);
-    if (t.datatype === 'BYTES') return JSON.stringify(utf8.decode(v as Uint8Array));
-    return JSON.stringify(t.datatype === 'FP32' ? Math.fround(v as number) : v);
+    const v = t.data[0]!;
+    return wide ? String(v) : JSON.stringify(jsonValue(t.datatype, v));
   }
   const values = jsonValues(t);
   return wide ? `[${values.join(',')}]` : JSON.stringify(values);
