@@ -19,7 +19,7 @@ import { grpcJsBareVariant } from './variants/grpc-js-bare.js';
 import { httpProbeVariant } from './variants/http-probe.js';
 import { http2BareVariant } from './variants/http2-bare.js';
 import { loadBaseline, sdkBaselineVariant, sdkVariant } from './variants/sdk.js';
-import { socketProbeVariant } from './variants/socket-probe.js';
+import { PROBE_SHARED_CALLS, socketProbeVariant } from './variants/socket-probe.js';
 import type { Endpoints, Variant } from './variants/variant.js';
 
 export interface ThroughputJob extends Endpoints {
@@ -67,8 +67,13 @@ function makeVariant(name: string, endpoints: Endpoints): Variant {
       return connectBareVariant(endpoints);
     case 'grpc-js-bare':
       return grpcJsBareVariant(endpoints);
-    case 'socket-probe':
-      return socketProbeVariant(endpoints);
+    case 'socket-probe': {
+      // BENCH_PROBE_STREAMS: the server's stream limit, past which the probe opens another connection.
+      const limit = Number(process.env.BENCH_PROBE_STREAMS ?? '');
+      return socketProbeVariant(endpoints, limit > 0 ? { streamsPerConnection: limit } : {});
+    }
+    case 'socket-probe-mux':
+      return socketProbeVariant(endpoints, { sharedCalls: PROBE_SHARED_CALLS });
     case 'http-probe':
       return httpProbeVariant(endpoints);
     case 'http2-bare':

@@ -1,7 +1,7 @@
 import { markdownTable as table, writeGeneratedBlock } from '../markdown.js';
 import { withinEngines } from './machine.js';
 import { byVariant, type MemoryRow, type OverheadResults, type TargetCheck } from './results.js';
-import { type StreamLimitResults, semiSpaceFlag } from './stream-limit.js';
+import { type StreamLimitResults, semiSpaceFlag, streamLimitLabel } from './stream-limit.js';
 
 const START = '<!-- overhead-results:start (written by pnpm bench:overhead; edits inside are lost) -->';
 const END = '<!-- overhead-results:end -->';
@@ -141,7 +141,7 @@ function streamLimitMarkdown(l: StreamLimitResults): string {
     ],
     groups.flatMap(([variant, runs]) =>
       runs.map((t) => [
-        ...(named ? [variant === 'sdk-grpc-young' ? `\`${semiSpaceFlag(l)}\`` : 'V8 defaults'] : []),
+        ...(named ? [streamLimitLabel(variant, l)] : []),
         n0(t.concurrency),
         n0(t.tokensPerSec),
         n2(t.cpuUsPerToken),
@@ -155,7 +155,10 @@ function streamLimitMarkdown(l: StreamLimitResults): string {
   );
   return [
     `\`TritonLlm\` over gRPC against a fake that allows ${l.maxStreams} concurrent streams per HTTP/2 connection ` +
-      `(\`grpcMaxConcurrentStreams\`), the transport allowed ${l.maxConnections} connections (\`maxConnections\`):`,
+      `(\`grpcMaxConcurrentStreams\`), the transport allowed ${l.maxConnections} connections (\`maxConnections\`)` +
+      (groups.some(([variant]) => variant === 'socket-probe')
+        ? `, and the socket probe opening a connection per ${l.maxStreams} streams as well:`
+        : ':'),
     '',
     rows,
     ...(idle.length === 0 ? [] : ['', `Memory: ${idle.join('; ')}.`]),
@@ -232,6 +235,7 @@ export function summaryMarkdown(r: OverheadResults): string {
       .join(', ');
   const limited = limitedFigures('sdk-grpc');
   const young = limitedFigures('sdk-grpc-young');
+  const limitedProbe = limitedFigures('socket-probe');
   const missed = r.targets.filter((t) => !t.met);
   return [
     SUMMARY_START,
@@ -258,8 +262,11 @@ export function summaryMarkdown(r: OverheadResults): string {
       : [
           `Against a server that allows ${r.streamLimit?.maxStreams} streams per connection (the transport opens more connections past it): ${limited} streams` +
             (young === undefined || young === ''
+              ? ''
+              : `; with \`${semiSpaceFlag(r.streamLimit ?? {})}\` (see docs/PERFORMANCE.md): ${young}`) +
+            (limitedProbe === undefined || limitedProbe === ''
               ? '.'
-              : `; with \`${semiSpaceFlag(r.streamLimit ?? {})}\` (see docs/PERFORMANCE.md): ${young}.`),
+              : `; the socket probe on as many connections: ${limitedProbe}.`),
           '',
         ]),
     `RSS per idle gRPC stream: ${idle === '' ? 'not measured' : idle}. ` +

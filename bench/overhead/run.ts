@@ -250,12 +250,21 @@ const memory: MemoryRow[] = [];
 const memoryVariants = variants.filter((v) => v !== 'perf-analyzer');
 for (const streams of config.memoryLevels) memory.push(...(await memoryLevel(memoryVariants, streams)));
 
-// Past a server's stream limit: the default gRPC path alone (and with a larger young generation),
+// Past a server's stream limit: the default gRPC path and the socket probe (and the default path
+// with a larger young generation),
 // on a fake that allows `maxStreams` per connection, the transport allowed `maxConnections`.
 let streamLimit: StreamLimitResults | undefined;
 if (variants.includes('sdk-grpc') && (limitConfig.levels.length > 0 || limitConfig.memoryStreams > 0)) {
   const fakeEnv = { FAKE_MAX_STREAMS: String(limitConfig.maxStreams) };
-  const clientEnv = distEnv({ BENCH_GRPC_MAX_CONNECTIONS: String(limitConfig.maxConnections) });
+  const clientEnv = distEnv({
+    BENCH_GRPC_MAX_CONNECTIONS: String(limitConfig.maxConnections),
+    // The probe knows no SETTINGS: it is told the limit (see variants/socket-probe.ts).
+    BENCH_PROBE_STREAMS: String(limitConfig.maxStreams),
+  });
+  // The probe runs past the limit when it runs at the main levels (BENCH_VARIANTS).
+  const limitVariants = streamLimitVariants(limitConfig).filter(
+    (v) => v !== 'socket-probe' || variants.includes('socket-probe'),
+  );
   const limitedThroughput: ThroughputRow[] = [];
   if (limitConfig.levels.length > 0) {
     const limited = await startServerProcess(SERVER_SCRIPT, {
@@ -266,9 +275,7 @@ if (variants.includes('sdk-grpc') && (limitConfig.levels.length > 0 || limitConf
     });
     try {
       for (const concurrency of limitConfig.levels) {
-        limitedThroughput.push(
-          ...(await throughputLevel(limited, streamLimitVariants(limitConfig), concurrency, clientEnv)),
-        );
+        limitedThroughput.push(...(await throughputLevel(limited, limitVariants, concurrency, clientEnv)));
       }
     } finally {
       await limited.stop();

@@ -1,6 +1,6 @@
 /**
  * The stream-limit part of `pnpm bench:overhead` (issue 31 item 3): the default `TritonLlm` over
- * gRPC against a fake that allows only so many concurrent streams per HTTP/2 connection, as nginx
+ * gRPC, and the socket probe beside it, against a fake that allows only so many concurrent streams per HTTP/2 connection, as nginx
  * (128), HAProxy (100) and many gRPC servers do. Past that limit the transport opens more
  * connections to the same endpoint (`maxConnections`) instead of queueing, so CPU per token should
  * stay flat from 64 to 10,000 streams, and memory per idle stream small.
@@ -71,7 +71,22 @@ export function semiSpaceFlag(config: Pick<StreamLimitConfig, 'semiSpaceMb'>): s
   return `--max-semi-space-size=${config.semiSpaceMb || 64}`;
 }
 
-/** The client runs of each level: the default path, and with a larger young generation when asked. */
+/**
+ * The runs of each level: the default path, the socket probe on the same limited connections (the
+ * floor: it opens a connection per `maxStreams` streams too, and does nothing per token a client
+ * must), and the default path with a larger young generation when asked.
+ */
 export function streamLimitVariants(config: StreamLimitConfig): VariantName[] {
-  return (config.semiSpaceMb ?? 0) > 0 ? ['sdk-grpc', 'sdk-grpc-young'] : ['sdk-grpc'];
+  return [
+    'sdk-grpc',
+    'socket-probe',
+    ...((config.semiSpaceMb ?? 0) > 0 ? (['sdk-grpc-young'] as const) : []),
+  ];
+}
+
+/** How the stream-limit table names a run. */
+export function streamLimitLabel(variant: string, config: Pick<StreamLimitConfig, 'semiSpaceMb'>): string {
+  if (variant === 'sdk-grpc-young') return `TritonLlm, \`${semiSpaceFlag(config)}\``;
+  if (variant === 'socket-probe') return 'socket probe (the floor)';
+  return 'TritonLlm, V8 defaults';
 }

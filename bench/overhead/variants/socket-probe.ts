@@ -19,6 +19,12 @@ const SETTINGS_INITIAL_WINDOW_SIZE = 0x4;
 const MAX_WINDOW = 0x7fffffff;
 const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 
+/**
+ * The shared calls of the `socket-probe-mux` variant: `multiplex: true`'s (`DEFAULT_MULTIPLEX_CALLS`
+ * in packages/grpc/src/h2-multiplex.ts; not imported, so the probe's process loads none of the SDK).
+ */
+export const PROBE_SHARED_CALLS = 32;
+
 /** The probe as a variant, and with each token's text handed over as it arrives. */
 export interface SocketProbe extends Variant {
   streamText(prompt: string, maxTokens: number, id: number, onText: (text: string) => void): Promise<number>;
@@ -28,7 +34,7 @@ export interface SocketProbe extends Variant {
 interface Call {
   tokens: number;
   text: string;
-  /** The start of a gRPC message cut by the end of a DATA frame. */
+  /** The start of a gRPC message cut by the end of a DATA frame (a stream of its own only). */
   partial: Buffer | undefined;
   readonly onFirstToken: (() => void) | undefined;
   /** Each token's text as it arrives (the OpenAI benchmark's floor server forwards it). */
@@ -37,30 +43,67 @@ interface Call {
   readonly reject: (err: Error) => void;
 }
 
+/** One HTTP/2 stream many requests share (`sharedCalls`), its members keyed by request id. */
+interface SharedStream {
+  readonly members: Map<number, Call>;
+  partial: Buffer | undefined;
+}
+
+/** One HTTP/2 connection of the probe and the streams open on it. */
+interface Connection {
+  readonly socket: Socket;
+  readonly calls: Map<number, Call>;
+  readonly shared: Map<number, SharedStream>;
+  nextStreamId: number;
+  unread: Buffer | undefined;
+}
+
+export interface SocketProbeOptions {
+  /**
+   * Streams per connection: past them the next request opens another connection (the server's
+   * MAX_CONCURRENT_STREAMS, as the stream-limit part of the bench sets it). Default: one connection.
+   */
+  readonly streamsPerConnection?: number;
+  /**
+   * Requests share this many `ModelStreamInfer` calls on one connection, each joining the call
+   * with the fewest requests (what `multiplex: true` does), routed by their request id. Default:
+   * a call per request.
+   */
+  readonly sharedCalls?: number;
+}
+
 /**
  * A probe, not a client: how little CPU per token Node needs when HTTP/2 frames are read in
  * JavaScript from a plain `node:net` socket, one `data` callback per socket read instead of one
  * per frame. It speaks only what this benchmark's exchange needs, and skips what a real client
  * must do: no HPACK decoding (response headers and trailers are recognised by their flags, never
  * read, so a gRPC error status goes unseen), no flow control (its windows are opened as wide as
- * the protocol allows, once), no stream limit (a server's MAX_CONCURRENT_STREAMS, as FAKE_MAX_STREAMS
- * sets, refuses the streams past it), no TLS, no deadlines, no reconnection. Its figures bound what an
- * HTTP/2 client written on sockets could reach; they are not a bare client users could adopt, so
- * the benchmark does not count it among the bare variants.
+ * the protocol allows, once), no TLS, no deadlines, no reconnection, and it learns a server's
+ * stream limit from `streamsPerConnection`, not from the server's SETTINGS. Its figures bound what
+ * an HTTP/2 client written on sockets could reach, on a call per request, past a stream limit
+ * (`streamsPerConnection`) and on shared calls (`sharedCalls`); they are not a bare client users
+ * could adopt, so the benchmark does not count it among the bare variants.
  */
-export function socketProbeVariant(endpoints: Endpoints): SocketProbe {
+export function socketProbeVariant(endpoints: Endpoints, options: SocketProbeOptions = {}): SocketProbe {
   const url = new URL(endpoints.grpcUrl);
-  const calls = new Map<number, Call>();
-  let socket: Socket | undefined;
-  let nextStreamId = 1;
-  let unread: Buffer | undefined;
+  const perConnection = options.streamsPerConnection ?? Number.POSITIVE_INFINITY;
+  const sharedCalls = options.sharedCalls ?? 0;
+  const connections: Connection[] = [];
+  /** The shared calls' stream ids on `connections[0]`, and how many requests each carries. */
+  const lanes: { streamId: number; stream: SharedStream }[] = [];
 
-  const opened = (): Socket => {
-    if (socket !== undefined) return socket;
+  const connectOne = (): Connection => {
     const s = connect(Number(url.port), url.hostname);
+    const conn: Connection = {
+      socket: s,
+      calls: new Map(),
+      shared: new Map(),
+      nextStreamId: 1,
+      unread: undefined,
+    };
     s.setNoDelay(true);
-    s.on('data', (chunk: Buffer) => onSocketData(chunk));
-    s.on('error', (err) => failAll(err));
+    s.on('data', (chunk: Buffer) => onSocketData(conn, chunk));
+    s.on('error', (err) => failAll(conn, err));
     const settings = Buffer.alloc(6);
     settings.writeUInt16BE(SETTINGS_INITIAL_WINDOW_SIZE, 0);
     settings.writeUInt32BE(MAX_WINDOW, 2);
@@ -75,23 +118,33 @@ export function socketProbeVariant(endpoints: Endpoints): SocketProbe {
         increment,
       ]),
     );
-    socket = s;
-    return s;
+    connections.push(conn);
+    return conn;
   };
 
-  const failAll = (err: Error) => {
-    for (const call of calls.values()) call.reject(err);
-    calls.clear();
+  /** The first connection with a free stream, opened when every one is full. */
+  const pick = (): Connection => {
+    for (const conn of connections) if (conn.calls.size < perConnection) return conn;
+    return connectOne();
   };
 
-  const finish = (streamId: number, call: Call) => {
-    calls.delete(streamId);
+  const failAll = (conn: Connection, err: Error) => {
+    for (const call of conn.calls.values()) call.reject(err);
+    conn.calls.clear();
+    for (const stream of conn.shared.values()) {
+      for (const call of stream.members.values()) call.reject(err);
+      stream.members.clear();
+    }
+  };
+
+  const finish = (conn: Connection, streamId: number, call: Call) => {
+    conn.calls.delete(streamId);
     call.resolve(call.tokens);
   };
 
-  const onSocketData = (chunk: Buffer) => {
-    const buf = unread === undefined ? chunk : Buffer.concat([unread, chunk]);
-    unread = undefined;
+  const onSocketData = (conn: Connection, chunk: Buffer) => {
+    const buf = conn.unread === undefined ? chunk : Buffer.concat([conn.unread, chunk]);
+    conn.unread = undefined;
     let pos = 0;
     while (buf.length - pos >= 9) {
       const length = buf.readUIntBE(pos, 3);
@@ -101,47 +154,81 @@ export function socketProbeVariant(endpoints: Endpoints): SocketProbe {
       const streamId = buf.readUInt32BE(pos + 5) & 0x7fffffff;
       const payload = buf.subarray(pos + 9, pos + 9 + length);
       pos += 9 + length;
-      const call = calls.get(streamId);
+      const call = conn.calls.get(streamId);
       if (type === DATA && call !== undefined) {
-        readMessages(streamId, call, payload);
-        if ((flags & END_STREAM) !== 0) finish(streamId, call);
+        readMessages(conn, streamId, call, payload);
+        if ((flags & END_STREAM) !== 0) finish(conn, streamId, call);
+      } else if (type === DATA && conn.shared.has(streamId)) {
+        readShared(conn.shared.get(streamId)!, payload);
       } else if (type === HEADERS && call !== undefined && (flags & END_STREAM) !== 0) {
         // The trailers (or a trailers-only answer): the call is over.
-        finish(streamId, call);
+        finish(conn, streamId, call);
       } else if (type === RST_STREAM && call !== undefined) {
-        calls.delete(streamId);
+        conn.calls.delete(streamId);
         call.reject(new Error(`stream ${streamId} reset with code ${payload.readUInt32BE(0)}`));
       } else if (type === SETTINGS && (flags & ACK) === 0) {
-        socket!.write(frameHeader(0, SETTINGS, ACK, 0));
+        conn.socket.write(frameHeader(0, SETTINGS, ACK, 0));
       } else if (type === PING && (flags & ACK) === 0) {
-        socket!.write(Buffer.concat([frameHeader(8, PING, ACK, 0), payload]));
+        conn.socket.write(Buffer.concat([frameHeader(8, PING, ACK, 0), payload]));
       } else if (type === GOAWAY) {
-        failAll(new Error(`GOAWAY ${payload.readUInt32BE(4)}: ${payload.subarray(8).toString()}`));
+        failAll(conn, new Error(`GOAWAY ${payload.readUInt32BE(4)}: ${payload.subarray(8).toString()}`));
+      } else if (
+        (type === RST_STREAM || (type === HEADERS && (flags & END_STREAM) !== 0)) &&
+        conn.shared.has(streamId)
+      ) {
+        const stream = conn.shared.get(streamId)!;
+        conn.shared.delete(streamId);
+        for (const member of stream.members.values())
+          member.reject(new Error(`shared stream ${streamId} ended`));
       }
     }
-    if (pos < buf.length) unread = buf.subarray(pos);
+    if (pos < buf.length) conn.unread = buf.subarray(pos);
   };
 
-  const readMessages = (streamId: number, call: Call, data: Buffer) => {
+  /** Counts one response's token (its `textOutput`) for `call`; true at the request's final response. */
+  const absorb = (call: Call, text: Buffer | undefined): boolean => {
+    if (text !== undefined) {
+      if (call.tokens === 0) call.onFirstToken?.();
+      call.tokens += 1;
+      const piece = firstString(text);
+      if (call.onText !== undefined) call.onText(piece);
+      else call.text += piece;
+    }
+    return finalSeen;
+  };
+
+  const readMessages = (conn: Connection, streamId: number, call: Call, data: Buffer) => {
     let buf = call.partial === undefined ? data : Buffer.concat([call.partial, data]);
     call.partial = undefined;
     while (buf.length >= 5) {
       const length = buf.readUInt32BE(1);
       if (buf.length < 5 + length) break;
-      const text = textOutput(buf, 5, 5 + length);
-      buf = buf.subarray(5 + length);
-      if (text !== undefined) {
-        if (call.tokens === 0) call.onFirstToken?.();
-        call.tokens += 1;
-        const piece = firstString(text);
-        if (call.onText !== undefined) call.onText(piece);
-        else call.text += piece;
-      }
       // The final flag rides on the last response with tensors (or on an empty one where none
       // carries it): half-close, and the server ends the call with its trailers.
-      if (finalSeen) socket!.write(frameHeader(0, DATA, END_STREAM, streamId));
+      if (absorb(call, textOutput(buf, 5, 5 + length)))
+        conn.socket.write(frameHeader(0, DATA, END_STREAM, streamId));
+      buf = buf.subarray(5 + length);
     }
     if (buf.length > 0) call.partial = buf;
+  };
+
+  /** A shared call's responses, each routed to its request by id; a request ends at its final one. */
+  const readShared = (stream: SharedStream, data: Buffer) => {
+    let buf = stream.partial === undefined ? data : Buffer.concat([stream.partial, data]);
+    stream.partial = undefined;
+    while (buf.length >= 5) {
+      const length = buf.readUInt32BE(1);
+      if (buf.length < 5 + length) break;
+      idSeen = -1;
+      const text = textOutput(buf, 5, 5 + length);
+      const call = stream.members.get(idSeen);
+      if (call !== undefined && absorb(call, text)) {
+        stream.members.delete(idSeen);
+        call.resolve(call.tokens);
+      }
+      buf = buf.subarray(5 + length);
+    }
+    if (buf.length > 0) stream.partial = buf;
   };
 
   const send = (
@@ -151,19 +238,28 @@ export function socketProbeVariant(endpoints: Endpoints): SocketProbe {
     onFirstToken: (() => void) | undefined,
     onText: ((text: string) => void) | undefined,
   ): Promise<number> => {
-    const s = opened();
     const message = toBinary(
       ModelInferRequestSchema,
       create(ModelInferRequestSchema, ensembleRequestInit(prompt, maxTokens, id)),
     );
-    const streamId = nextStreamId;
-    nextStreamId += 2;
-    const block = headerBlock(url.host);
     const prefix = Buffer.alloc(5);
     prefix.writeUInt32BE(message.length, 1);
+    if (sharedCalls > 0) return sendShared(id, prefix, message, onFirstToken, onText);
+    const conn = pick();
+    const streamId = conn.nextStreamId;
+    conn.nextStreamId += 2;
+    const block = headerBlock(url.host);
     return new Promise<number>((resolve, reject) => {
-      calls.set(streamId, { tokens: 0, text: '', partial: undefined, onFirstToken, onText, resolve, reject });
-      s.write(
+      conn.calls.set(streamId, {
+        tokens: 0,
+        text: '',
+        partial: undefined,
+        onFirstToken,
+        onText,
+        resolve,
+        reject,
+      });
+      conn.socket.write(
         Buffer.concat([
           frameHeader(block.length, HEADERS, END_HEADERS, streamId),
           block,
@@ -175,11 +271,49 @@ export function socketProbeVariant(endpoints: Endpoints): SocketProbe {
     });
   };
 
+  /** Sends a request on the shared call with the fewest requests, opening calls up to `sharedCalls`. */
+  const sendShared = (
+    id: number,
+    prefix: Buffer,
+    message: Uint8Array,
+    onFirstToken: (() => void) | undefined,
+    onText: ((text: string) => void) | undefined,
+  ): Promise<number> => {
+    const conn = connections[0] ?? connectOne();
+    let lane = lanes[0];
+    for (const candidate of lanes)
+      if (candidate.stream.members.size < lane!.stream.members.size) lane = candidate;
+    const parts: Uint8Array[] = [];
+    if (lane === undefined || (lane.stream.members.size > 0 && lanes.length < sharedCalls)) {
+      const streamId = conn.nextStreamId;
+      conn.nextStreamId += 2;
+      lane = { streamId, stream: { members: new Map(), partial: undefined } };
+      lanes.push(lane);
+      conn.shared.set(streamId, lane.stream);
+      const block = headerBlock(url.host);
+      parts.push(frameHeader(block.length, HEADERS, END_HEADERS, streamId), block);
+    }
+    const { stream, streamId } = lane;
+    parts.push(frameHeader(prefix.length + message.length, DATA, 0, streamId), prefix, message);
+    return new Promise<number>((resolve, reject) => {
+      stream.members.set(id, {
+        tokens: 0,
+        text: '',
+        partial: undefined,
+        onFirstToken,
+        onText,
+        resolve,
+        reject,
+      });
+      conn.socket.write(Buffer.concat(parts));
+    });
+  };
+
   return {
     stream: (prompt, maxTokens, id, onFirstToken) => send(prompt, maxTokens, id, onFirstToken, undefined),
     streamText: (prompt, maxTokens, id, onText) => send(prompt, maxTokens, id, undefined, onText),
     close: async () => {
-      socket?.destroy();
+      for (const conn of connections) conn.socket.destroy();
     },
   };
 }
@@ -222,11 +356,13 @@ const FINAL_KEY = Buffer.from('triton_final_response');
 
 /** Whether the response `textOutput` read last carried `triton_final_response: true`. */
 let finalSeen = false;
+/** The request id (as the probe writes them: decimal digits) of the response `textOutput` read last. */
+let idSeen = -1;
 
 /**
  * The `raw_output_contents` (field 6) of the output named `text_output` (field 5) in the
  * `infer_response` (field 2) of a `ModelStreamInferResponse`; undefined for a response without it.
- * Sets `finalSeen` from the response's parameters (field 4).
+ * Sets `finalSeen` from the response's parameters (field 4) and `idSeen` from its id (field 3).
  */
 function textOutput(buf: Buffer, start: number, end: number): Buffer | undefined {
   finalSeen = false;
@@ -255,6 +391,13 @@ function textOutput(buf: Buffer, start: number, end: number): Buffer | undefined
       if (!inside && field === 2) {
         inside = true;
         stop = pos + length;
+        continue;
+      }
+      if (inside && field === 3) {
+        let id = 0;
+        for (let i = pos; i < pos + length; i++) id = id * 10 + (buf[i]! - 0x30);
+        idSeen = id;
+        pos += length;
         continue;
       }
       if (inside && field === 5) {
