@@ -251,8 +251,8 @@ const memoryVariants = variants.filter((v) => v !== 'perf-analyzer');
 for (const streams of config.memoryLevels) memory.push(...(await memoryLevel(memoryVariants, streams)));
 
 // Past a server's stream limit: the default gRPC path and the socket probe (and the default path
-// with a larger young generation),
-// on a fake that allows `maxStreams` per connection, the transport allowed `maxConnections`.
+// with a larger young generation), on a fake that allows `maxStreams` per connection, the
+// transport allowed `maxConnections`.
 let streamLimit: StreamLimitResults | undefined;
 if (variants.includes('sdk-grpc') && (limitConfig.levels.length > 0 || limitConfig.memoryStreams > 0)) {
   const fakeEnv = { FAKE_MAX_STREAMS: String(limitConfig.maxStreams) };
