@@ -1,9 +1,10 @@
 /**
  * The stream-limit part of `pnpm bench:overhead` (issue 31 item 3): the default `TritonLlm` over
  * gRPC, and the socket probe beside it, against a fake that allows only so many concurrent streams
- * per HTTP/2 connection, as nginx (128), HAProxy (100) and many gRPC servers do. Past that limit the transport opens more
- * connections to the same endpoint (`maxConnections`) instead of queueing, so CPU per token should
- * stay flat from 64 to 10,000 streams, and memory per idle stream small.
+ * per HTTP/2 connection, as nginx (128), HAProxy (100) and many gRPC servers do. Past that limit
+ * the transport opens more connections to the same endpoint (`maxConnections`) instead of
+ * queueing, so CPU per token should stay flat from 64 to 10,000 streams, and memory per idle
+ * stream small.
  *
  * With `BENCH_LIMIT_SEMI_SPACE`, each level also runs the same client with a larger young
  * generation (`--max-semi-space-size`). At thousands of streams each request lives for seconds and
