@@ -231,6 +231,20 @@ export function socketProbeVariant(endpoints: Endpoints, options: SocketProbeOpt
     if (buf.length > 0) stream.partial = buf;
   };
 
+  /** Registers a request under `key` (its stream id, or its id on a shared call) and writes its frames. */
+  const enlist = <K>(
+    calls: Map<K, Call>,
+    key: K,
+    socket: Socket,
+    frames: Uint8Array[],
+    onFirstToken: (() => void) | undefined,
+    onText: ((text: string) => void) | undefined,
+  ): Promise<number> =>
+    new Promise<number>((resolve, reject) => {
+      calls.set(key, { tokens: 0, text: '', partial: undefined, onFirstToken, onText, resolve, reject });
+      socket.write(Buffer.concat(frames));
+    });
+
   const send = (
     prompt: string,
     maxTokens: number,
@@ -249,26 +263,14 @@ export function socketProbeVariant(endpoints: Endpoints, options: SocketProbeOpt
     const streamId = conn.nextStreamId;
     conn.nextStreamId += 2;
     const block = headerBlock(url.host);
-    return new Promise<number>((resolve, reject) => {
-      conn.calls.set(streamId, {
-        tokens: 0,
-        text: '',
-        partial: undefined,
-        onFirstToken,
-        onText,
-        resolve,
-        reject,
-      });
-      conn.socket.write(
-        Buffer.concat([
-          frameHeader(block.length, HEADERS, END_HEADERS, streamId),
-          block,
-          frameHeader(prefix.length + message.length, DATA, 0, streamId),
-          prefix,
-          message,
-        ]),
-      );
-    });
+    const frames = [
+      frameHeader(block.length, HEADERS, END_HEADERS, streamId),
+      block,
+      frameHeader(prefix.length + message.length, DATA, 0, streamId),
+      prefix,
+      message,
+    ];
+    return enlist(conn.calls, streamId, conn.socket, frames, onFirstToken, onText);
   };
 
   /** Sends a request on the shared call with the fewest requests, opening calls up to `sharedCalls`. */
@@ -295,18 +297,7 @@ export function socketProbeVariant(endpoints: Endpoints, options: SocketProbeOpt
     }
     const { stream, streamId } = lane;
     parts.push(frameHeader(prefix.length + message.length, DATA, 0, streamId), prefix, message);
-    return new Promise<number>((resolve, reject) => {
-      stream.members.set(id, {
-        tokens: 0,
-        text: '',
-        partial: undefined,
-        onFirstToken,
-        onText,
-        resolve,
-        reject,
-      });
-      conn.socket.write(Buffer.concat(parts));
-    });
+    return enlist(stream.members, id, conn.socket, parts, onFirstToken, onText);
   };
 
   return {
