@@ -89,8 +89,6 @@ export function socketProbeVariant(endpoints: Endpoints, options: SocketProbeOpt
   const perConnection = options.streamsPerConnection ?? Number.POSITIVE_INFINITY;
   const sharedCalls = options.sharedCalls ?? 0;
   const connections: Connection[] = [];
-  /** The shared calls' stream ids on `connections[0]`, and how many requests each carries. */
-  const lanes: { streamId: number; stream: SharedStream }[] = [];
 
   const connectOne = (): Connection => {
     const s = connect(Number(url.port), url.hostname);
@@ -219,7 +217,6 @@ export function socketProbeVariant(endpoints: Endpoints, options: SocketProbeOpt
     while (buf.length >= 5) {
       const length = buf.readUInt32BE(1);
       if (buf.length < 5 + length) break;
-      idSeen = -1;
       const text = textOutput(buf, 5, 5 + length);
       const call = stream.members.get(idSeen);
       if (call !== undefined && absorb(call, text)) {
@@ -281,21 +278,25 @@ export function socketProbeVariant(endpoints: Endpoints, options: SocketProbeOpt
     onFirstToken: (() => void) | undefined,
     onText: ((text: string) => void) | undefined,
   ): Promise<number> => {
+    // The shared calls are those open on the first connection (an ended one leaves `shared`).
     const conn = connections[0] ?? connectOne();
-    let lane = lanes[0];
-    for (const candidate of lanes)
-      if (candidate.stream.members.size < lane!.stream.members.size) lane = candidate;
+    let stream: SharedStream | undefined;
+    let streamId = 0;
+    for (const [candidateId, candidate] of conn.shared) {
+      if (stream === undefined || candidate.members.size < stream.members.size) {
+        stream = candidate;
+        streamId = candidateId;
+      }
+    }
     const parts: Uint8Array[] = [];
-    if (lane === undefined || (lane.stream.members.size > 0 && lanes.length < sharedCalls)) {
-      const streamId = conn.nextStreamId;
+    if (stream === undefined || (stream.members.size > 0 && conn.shared.size < sharedCalls)) {
+      streamId = conn.nextStreamId;
       conn.nextStreamId += 2;
-      lane = { streamId, stream: { members: new Map(), partial: undefined } };
-      lanes.push(lane);
-      conn.shared.set(streamId, lane.stream);
+      stream = { members: new Map(), partial: undefined };
+      conn.shared.set(streamId, stream);
       const block = headerBlock(url.host);
       parts.push(frameHeader(block.length, HEADERS, END_HEADERS, streamId), block);
     }
-    const { stream, streamId } = lane;
     parts.push(frameHeader(prefix.length + message.length, DATA, 0, streamId), prefix, message);
     return enlist(stream.members, id, conn.socket, parts, onFirstToken, onText);
   };
@@ -357,6 +358,7 @@ let idSeen = -1;
  */
 function textOutput(buf: Buffer, start: number, end: number): Buffer | undefined {
   finalSeen = false;
+  idSeen = -1;
   let pos = start;
   let stop = end;
   let inside = false;
