@@ -368,6 +368,40 @@ describe('HTTP/2 streams past the limits of a connection', () => {
     expect(mostOnOne).toBeLessThanOrEqual(2);
   });
 
+  it('opens the connections a burst needs at once when the limit is known, not one per SETTINGS round trip', async () => {
+    const perSession = new Map<object, number>();
+    let mostOnOne = 0;
+    const { url } = await serve(
+      (stream, _headers, body) => {
+        const session = stream.session!;
+        const n = (perSession.get(session) ?? 0) + 1;
+        perSession.set(session, n);
+        mostOnOne = Math.max(mostOnOne, n);
+        stream.on('close', () => perSession.set(session, (perSession.get(session) ?? 1) - 1));
+        setTimeout(() => answerFinal(stream, requestOf(body).id), 400);
+      },
+      { settings: { maxConcurrentStreams: 10 }, maxSessionRejectedStreams: NODE_REFUSALS },
+    );
+    // Every new connection's SETTINGS take 200 ms: one connection per round trip would leave most
+    // of the burst waiting for seconds.
+    const transport = grpcTransport({ baseUrl: await slowSettingsRelay(url, 200), maxConnections: 8 });
+    // The first connection tells the client the limit (10).
+    await drain(transport.stream(request('first')));
+    const running = Array.from({ length: 50 }, (_, i) => drain(transport.stream(request(`burst${i}`))));
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    const during = transport.connectionStats();
+    const results = await Promise.all(running);
+    const after = transport.connectionStats();
+    await transport.close();
+    expect(results.filter((r) => r.error !== undefined)).toEqual([]);
+    // Before the new connections' SETTINGS came: five connections of 10, every stream started.
+    expect(during.connections).toBe(5);
+    expect(during.openStreams).toBe(50);
+    expect(during.waitingStreams).toBe(0);
+    expect(mostOnOne).toBeLessThanOrEqual(10);
+    expect(after.refusedStreams).toBe(0);
+  });
+
   it('starts a stream the server refused (REFUSED_STREAM) again, once a slot is free', async () => {
     let refusedOnce = false;
     const { url } = await serve((stream, _headers, body) => {

@@ -116,10 +116,18 @@ export class H2Sessions {
       if (least === undefined || connection.load < least.load) least = connection;
     }
     if (least !== undefined && usable >= this.options.maxConnections) return least;
-    // A connection whose SETTINGS have not come yet takes the burst: its real room is known only
-    // then, and what does not fit comes back here (`overflow`) to go elsewhere.
-    const pending = this.connections.find((c) => c.usable && !c.settingsSeen);
-    if (pending !== undefined) return pending;
+    // Before any connection has told us the endpoint's limit, the one whose SETTINGS have not
+    // come yet takes the burst: its real room is known only then, and what does not fit comes
+    // back here (`overflow`) to go elsewhere. Once a limit is known, a new connection takes only
+    // that many (the loop above sees it full) and the next one opens at once: under load a
+    // connection's SETTINGS can take long to come, and a burst queued behind one connection at a
+    // time waited for each in turn (10,000 streams past a limit of 100 reached 66 connections
+    // only after 45 s, thousands of streams waiting meanwhile). A limit of 0 (a server refusing
+    // streams for now) opens no more connections than before.
+    if ((this.learnedMaxStreams ?? 0) === 0) {
+      const pending = this.connections.find((c) => c.usable && !c.settingsSeen);
+      if (pending !== undefined) return pending;
+    }
     const created = new H2Connection(
       {
         ...this.options,
