@@ -16,6 +16,7 @@ import { encodeStreamRequest, FinalResponses, inflate } from './stream-codec.js'
 import type { H2StreamConfig } from './stream-config.js';
 import { streamErrorFromMessage } from './stream-error.js';
 import { readStreamResponse, type WireResponse } from './wire-reader.js';
+import { MAX_DECIMAL_ID } from './wire-walker.js';
 
 /** Shared calls of `multiplex: true` (see {@link H2Multiplexer}). */
 export const DEFAULT_MULTIPLEX_CALLS = 32;
@@ -77,7 +78,7 @@ export class H2Multiplexer {
     // Encoded first: a request too large to send fails without opening a call it will not use.
     const bytes = this.encode(request);
     const call = this.calls[lane] ?? this.open(lane);
-    call.members.set(request.id, member);
+    call.add(request.id, member);
     call.send(bytes);
     return call;
   }
@@ -117,6 +118,8 @@ export class H2Multiplexer {
 /** The shared `ModelStreamInfer` call: requests out, responses handed to their request by id. */
 class SharedCall implements H2StreamOwner, MessageSink {
   readonly members = new Map<string, MultiplexedStream>();
+  /** The decimal ids among the members' (the SDK's own), by value: see `readStreamResponse`. */
+  private readonly decimalIds = new Map<number, string>();
   private readonly h2: H2Stream;
   private readonly frames: FrameReader;
   private readonly status = new CallStatus();
@@ -134,9 +137,18 @@ class SharedCall implements H2StreamOwner, MessageSink {
     this.h2.write(bytes);
   }
 
+  add(id: string, member: MultiplexedStream): void {
+    this.members.set(id, member);
+    const value = decimalValue(id);
+    if (value !== undefined) this.decimalIds.set(value, id);
+  }
+
   /** A request left (its last response came, or its consumer went): its later responses are dropped. */
   leave(member: MultiplexedStream, id: string): void {
-    if (this.members.get(id) === member) this.members.delete(id);
+    if (this.members.get(id) !== member) return;
+    this.members.delete(id);
+    const value = decimalValue(id);
+    if (value !== undefined) this.decimalIds.delete(value);
   }
 
   /** @internal */
@@ -165,7 +177,9 @@ class SharedCall implements H2StreamOwner, MessageSink {
       ? inflate(buf.subarray(start, end), this.status.encoding, this.config.maxReceiveBytes)
       : undefined;
     const read =
-      inflated !== undefined ? readStreamResponse(inflated) : readStreamResponse(buf, undefined, start, end);
+      inflated !== undefined
+        ? readStreamResponse(inflated)
+        : readStreamResponse(buf, undefined, start, end, this.decimalIds);
     if (typeof read !== 'string') {
       // A response of a request whose consumer left is dropped.
       this.members.get(read.id)?.deliver(read);
@@ -207,8 +221,22 @@ class SharedCall implements H2StreamOwner, MessageSink {
     if (reset) this.h2.cancel();
     const members = [...this.members.values()];
     this.members.clear();
+    this.decimalIds.clear();
     for (const member of members) member.fail(err);
   }
+}
+
+/** The value of an id written in decimal as a number writes it back (no leading zero, at most 15 digits). */
+function decimalValue(id: string): number | undefined {
+  const n = id.length;
+  if (n === 0 || n > MAX_DECIMAL_ID || (n > 1 && id.charCodeAt(0) === 0x30)) return undefined;
+  let value = 0;
+  for (let i = 0; i < n; i++) {
+    const digit = id.charCodeAt(i) - 0x30;
+    if (digit < 0 || digit > 9) return undefined;
+    value = value * 10 + digit;
+  }
+  return value;
 }
 
 /** One request on the shared call; iterates and pulls like a request on a call of its own. */

@@ -47,15 +47,17 @@ const PARAMETER_UINT64 = 5;
  * nothing else (output `parameters` are skipped). A response whose outputs come in typed
  * `contents` instead of `raw_output_contents` is rare (Triton sends raw contents) and goes
  * through the generated decoder. Returns the server's `error_message` as a string. Reads
- * `bytes[start..end)` (a message in a socket read, without a copy of it).
+ * `bytes[start..end)` (a message in a socket read, without a copy of it). `knownIds` (a shared
+ * call's decimal request ids by value) lets the response carry the registered id string.
  */
 export function readStreamResponse(
   bytes: Buffer,
   expectedId?: string,
   start = 0,
   end = bytes.length,
+  knownIds?: ReadonlyMap<number, string>,
 ): WireResponse | string {
-  const w = WALKER.reset(bytes, start, end, expectedId);
+  const w = WALKER.reset(bytes, start, end, expectedId, knownIds);
   let error = '';
   let response: WireResponse | undefined;
   try {

@@ -6,6 +6,9 @@ export const FIXED64 = 1;
 export const LENGTH_DELIMITED = 2;
 export const FIXED32 = 5;
 
+/** The most digits of an id read by value: every such number is exact in a double. */
+export const MAX_DECIMAL_ID = 15;
+
 /** A field that runs past the end of its message. */
 export class Truncated extends Error {}
 
@@ -15,13 +18,24 @@ export class Walker {
   end = 0;
   buf: Buffer = Buffer.alloc(0);
   private expectedId: string | undefined;
+  private knownIds: ReadonlyMap<number, string> | undefined;
 
-  /** Points the walker at `buf[start..end)`. */
-  reset(buf: Buffer, start: number, end: number, expectedId: string | undefined): this {
+  /**
+   * Points the walker at `buf[start..end)`. `expectedId` is the one id the message should carry (a
+   * call of its own); `knownIds` holds the decimal ids of the requests on a shared call by value.
+   */
+  reset(
+    buf: Buffer,
+    start: number,
+    end: number,
+    expectedId: string | undefined,
+    knownIds?: ReadonlyMap<number, string>,
+  ): this {
     this.buf = buf;
     this.end = end;
     this.pos = start;
     this.expectedId = expectedId;
+    this.knownIds = knownIds;
     return this;
   }
 
@@ -40,9 +54,31 @@ export class Walker {
     const out =
       expected !== undefined && sameAscii(expected, this.buf, this.pos, stop)
         ? expected
-        : this.buf.toString('utf8', this.pos, stop);
+        : (this.knownId(stop) ?? this.buf.toString('utf8', this.pos, stop));
     this.pos = stop;
     return out;
+  }
+
+  /**
+   * The registered string of a decimal id (the SDK's own ids are decimal): on a shared call every
+   * response names its request, and decoding that name into a new string, then hashing it to find
+   * the request, was work per token whose answer already exists. Undefined for any other id.
+   */
+  private knownId(stop: number): string | undefined {
+    const known = this.knownIds;
+    const start = this.pos;
+    const length = stop - start;
+    if (known === undefined || length === 0 || length > MAX_DECIMAL_ID) return undefined;
+    const buf = this.buf;
+    // A leading zero would name a string that no number gives back ("007").
+    if (buf[start] === 0x30 && length > 1) return undefined;
+    let value = 0;
+    for (let i = start; i < stop; i++) {
+      const digit = buf[i]! - 0x30;
+      if (digit < 0 || digit > 9) return undefined;
+      value = value * 10 + digit;
+    }
+    return known.get(value);
   }
 
   /** A varint as a number: exact up to 2^53, which every tag and length is. */

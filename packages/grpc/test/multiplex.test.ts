@@ -35,6 +35,27 @@ describe('multiplexed streams (shared ModelStreamInfer calls)', () => {
     });
   });
 
+  it('keeps decimal ids (read by value) apart from ids that only look alike, all on one call', async () => {
+    const one = grpcTransport({ baseUrl: fake.grpcUrl, multiplex: { calls: 1 } });
+    try {
+      // Decimal ids are matched by their value; the others ('007' is 7 with a leading zero, 16
+      // digits is past an exact double, '12a' is not a number) by their string. Each gets only its
+      // own tokens.
+      const ids = ['7', '007', '70', '0', '123456789012345', '1234567890123456', '12a', '-7', 'mux-7'];
+      const inputs = ids.map((_, i) => [270 + i, 5 + i]);
+      const results = await Promise.all(
+        ids.map((id, i) => collect(one.stream(rawRequest(id, inputs[i]!, 8 + i)))),
+      );
+      results.forEach((responses, i) => {
+        expect(responses.every((r) => r.id === ids[i])).toBe(true);
+        expect(streamedIds(responses)).toEqual(generateTokens(inputs[i]!, { maxTokens: 8 + i })[0]?.tokens);
+        expect(responses.filter((r) => r.final)).toHaveLength(1);
+      });
+    } finally {
+      await one.close();
+    }
+  });
+
   it('says that ending a stream early does not cancel it on the server', async () => {
     const stream = transport.stream(rawRequest('mux-break', [260], 400));
     expect(stream.cancelsOnServer).toBe(false);

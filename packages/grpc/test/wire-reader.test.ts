@@ -118,6 +118,32 @@ describe('the lean response reader', () => {
     );
   });
 
+  it('reads an id through the known decimal ids as the id the server sent, never a look-alike', () => {
+    const decimal = fc.bigInt({ min: 0n, max: 10n ** 17n }).map(String);
+    const id = fc.oneof(
+      decimal,
+      decimal.map((d) => `0${d}`),
+      decimal.map((d) => `-${d}`),
+      decimal.map((d) => `${d} `),
+      fc.string({ maxLength: 16 }),
+    );
+    fc.assert(
+      fc.property(response, id, fc.array(decimal, { maxLength: 6 }), (r, sent, others) => {
+        // The shared call knows its members' decimal ids by value; the sent id's value may be one.
+        const known = new Map<number, string>();
+        for (const d of [...others, sent.replace(/^[-0]+|\s+$/g, '') || '0']) {
+          const value = Number(d);
+          if (/^(0|[1-9]\d{0,14})$/.test(d)) known.set(value, d);
+        }
+        const bytes = encode({ ...r, id: sent });
+        const lean = readStreamResponse(bytes, undefined, 0, bytes.length, known);
+        if (typeof lean === 'string') throw new Error(`read as an error: ${lean}`);
+        expect(lean.id).toBe(fromBinary(ModelStreamInferResponseSchema, bytes).inferResponse!.id);
+      }),
+      { numRuns: 400 },
+    );
+  });
+
   it("returns the server's error_message as text", () => {
     const bytes = toBinary(
       ModelStreamInferResponseSchema,
