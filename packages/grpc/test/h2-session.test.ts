@@ -282,6 +282,25 @@ describe('HTTP/2 on our own framing', () => {
 });
 
 /** A TCP relay that holds the server's first bytes (its SETTINGS) back for `delayMs`. */
+/** A handler that answers each stream after `delayMs` and counts the streams open on each session. */
+function countedPerSession(delayMs: number) {
+  const perSession = new Map<object, number>();
+  let most = 0;
+  return {
+    answer(stream: ServerHttp2Stream, _headers: unknown, body: Buffer): void {
+      // Read now: a closed stream no longer knows its session.
+      const session = stream.session!;
+      const n = (perSession.get(session) ?? 0) + 1;
+      perSession.set(session, n);
+      most = Math.max(most, n);
+      stream.on('close', () => perSession.set(session, (perSession.get(session) ?? 1) - 1));
+      setTimeout(() => answerFinal(stream, requestOf(body).id), delayMs);
+    },
+    sessions: () => perSession.size,
+    mostOnOne: () => most,
+  };
+}
+
 async function slowSettingsRelay(target: string, delayMs: number): Promise<string> {
   const { port } = new URL(target);
   const proxy = createTcpServer((client) => {
@@ -339,20 +358,11 @@ describe('HTTP/2 streams past the limits of a connection', () => {
   });
 
   it("opens more connections when the server's MAX_CONCURRENT_STREAMS is reached, up to maxConnections", async () => {
-    const perSession = new Map<object, number>();
-    let mostOnOne = 0;
-    const { url } = await serve(
-      (stream, _headers, body) => {
-        // Read now: a closed stream no longer knows its session.
-        const session = stream.session!;
-        const n = (perSession.get(session) ?? 0) + 1;
-        perSession.set(session, n);
-        mostOnOne = Math.max(mostOnOne, n);
-        stream.on('close', () => perSession.set(session, (perSession.get(session) ?? 1) - 1));
-        setTimeout(() => answerFinal(stream, requestOf(body).id), 100);
-      },
-      { settings: { maxConcurrentStreams: 2 }, maxSessionRejectedStreams: NODE_REFUSALS },
-    );
+    const counted = countedPerSession(100);
+    const { url } = await serve(counted.answer, {
+      settings: { maxConcurrentStreams: 2 },
+      maxSessionRejectedStreams: NODE_REFUSALS,
+    });
     const transport = grpcTransport({ baseUrl: url, maxConnections: 3 });
     await drain(transport.stream(request('first')));
     const running = Array.from({ length: 8 }, (_, i) => drain(transport.stream(request(`m${i}`))));
@@ -364,24 +374,16 @@ describe('HTTP/2 streams past the limits of a connection', () => {
     expect(during.connections).toBe(3);
     expect(during.openStreams).toBeLessThanOrEqual(6);
     expect(during.openStreams + during.waitingStreams).toBe(8);
-    expect(perSession.size).toBe(3);
-    expect(mostOnOne).toBeLessThanOrEqual(2);
+    expect(counted.sessions()).toBe(3);
+    expect(counted.mostOnOne()).toBeLessThanOrEqual(2);
   });
 
   it('opens the connections a burst needs at once when the limit is known, not one per SETTINGS round trip', async () => {
-    const perSession = new Map<object, number>();
-    let mostOnOne = 0;
-    const { url } = await serve(
-      (stream, _headers, body) => {
-        const session = stream.session!;
-        const n = (perSession.get(session) ?? 0) + 1;
-        perSession.set(session, n);
-        mostOnOne = Math.max(mostOnOne, n);
-        stream.on('close', () => perSession.set(session, (perSession.get(session) ?? 1) - 1));
-        setTimeout(() => answerFinal(stream, requestOf(body).id), 400);
-      },
-      { settings: { maxConcurrentStreams: 10 }, maxSessionRejectedStreams: NODE_REFUSALS },
-    );
+    const counted = countedPerSession(400);
+    const { url } = await serve(counted.answer, {
+      settings: { maxConcurrentStreams: 10 },
+      maxSessionRejectedStreams: NODE_REFUSALS,
+    });
     // Every new connection's SETTINGS take 200 ms: one connection per round trip would leave most
     // of the burst waiting for seconds.
     const transport = grpcTransport({ baseUrl: await slowSettingsRelay(url, 200), maxConnections: 8 });
@@ -398,7 +400,7 @@ describe('HTTP/2 streams past the limits of a connection', () => {
     expect(during.connections).toBe(5);
     expect(during.openStreams).toBe(50);
     expect(during.waitingStreams).toBe(0);
-    expect(mostOnOne).toBeLessThanOrEqual(10);
+    expect(counted.mostOnOne()).toBeLessThanOrEqual(10);
     expect(after.refusedStreams).toBe(0);
   });
 
