@@ -400,12 +400,15 @@ describe('HTTP/2 streams past the limits of a connection', () => {
     const after = transport.connectionStats();
     await transport.close();
     expect(results.filter((r) => r.error !== undefined)).toEqual([]);
-    // Before the new connections' SETTINGS came: five connections of 10, every stream started.
+    // Before the new connections' SETTINGS came: five connections of 10, the burst started on them.
+    // Node 22+'s server still counts the first request's stream a moment after it closed and refuses
+    // one stream of the first connection (ENHANCE_YOUR_CALM), which then waits there for a slot; one
+    // connection at a time (before the fix) left 30 waiting behind the second connection.
     expect(during.connections).toBe(5);
-    expect(during.openStreams).toBe(50);
-    expect(during.waitingStreams).toBe(0);
+    expect(during.openStreams + during.waitingStreams).toBe(50);
+    expect(during.waitingStreams).toBeLessThanOrEqual(after.refusedStreams);
+    expect(after.refusedStreams).toBeLessThanOrEqual(1);
     expect(counted.mostOnOne()).toBeLessThanOrEqual(10);
-    expect(after.refusedStreams).toBe(0);
   });
 
   it('starts a stream the server refused (REFUSED_STREAM) again, once a slot is free', async () => {
