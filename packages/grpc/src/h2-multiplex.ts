@@ -16,7 +16,7 @@ import { encodeStreamRequest, FinalResponses, inflate } from './stream-codec.js'
 import type { H2StreamConfig } from './stream-config.js';
 import { streamErrorFromMessage } from './stream-error.js';
 import { readStreamResponse, type WireResponse } from './wire-reader.js';
-import { MAX_DECIMAL_ID } from './wire-walker.js';
+import { decimalValue } from './wire-walker.js';
 
 /** Shared calls of `multiplex: true` (see {@link H2Multiplexer}). */
 export const DEFAULT_MULTIPLEX_CALLS = 32;
@@ -224,19 +224,6 @@ class SharedCall implements H2StreamOwner, MessageSink {
     this.decimalIds.clear();
     for (const member of members) member.fail(err);
   }
-}
-
-/** The value of an id written in decimal as a number writes it back (no leading zero, at most 15 digits). */
-function decimalValue(id: string): number | undefined {
-  const n = id.length;
-  if (n === 0 || n > MAX_DECIMAL_ID || (n > 1 && id.charCodeAt(0) === 0x30)) return undefined;
-  let value = 0;
-  for (let i = 0; i < n; i++) {
-    const digit = id.charCodeAt(i) - 0x30;
-    if (digit < 0 || digit > 9) return undefined;
-    value = value * 10 + digit;
-  }
-  return value;
 }
 
 /** One request on the shared call; iterates and pulls like a request on a call of its own. */

@@ -7,7 +7,24 @@ export const LENGTH_DELIMITED = 2;
 export const FIXED32 = 5;
 
 /** The most digits of an id read by value: every such number is exact in a double. */
-export const MAX_DECIMAL_ID = 15;
+const MAX_DECIMAL_ID = 15;
+
+/**
+ * The value of an id written in decimal, where the number writes it back (no leading zero, at
+ * most {@link MAX_DECIMAL_ID} digits): the ids a shared call knows by value, read from the wire
+ * by the same rule (`Walker.knownId`).
+ */
+export function decimalValue(id: string): number | undefined {
+  const n = id.length;
+  if (n === 0 || n > MAX_DECIMAL_ID || (n > 1 && id.charCodeAt(0) === 0x30)) return undefined;
+  let value = 0;
+  for (let i = 0; i < n; i++) {
+    const digit = id.charCodeAt(i) - 0x30;
+    if (digit < 0 || digit > 9) return undefined;
+    value = value * 10 + digit;
+  }
+  return value;
+}
 
 /** A field that runs past the end of its message. */
 export class Truncated extends Error {}
