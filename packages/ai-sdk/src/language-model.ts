@@ -222,7 +222,10 @@ export class TritonLanguageModel implements LanguageModelV4 {
     const headers = { ...config.headers, ...definedHeaders(options.headers) };
     const signal = options.abortSignal;
     const { messages, warnings: promptWarnings } = chatMessages(options.prompt);
-    const [{ llm, tokenizer }, template] = await Promise.all([config.client(), config.template()]);
+    // One after the other, so a bad tokenizerDir always fails with the directory check's message
+    // (what is missing), never with whichever of the two reads lost a race; both load once.
+    const { llm, tokenizer } = await config.client();
+    const template = await config.template();
     const schema = await llm.schema({
       ...(signal !== undefined ? { signal } : {}),
       ...(Object.keys(headers).length > 0 ? { headers } : {}),

@@ -104,12 +104,13 @@ export class ChatTriton extends BaseChatModel<ChatTritonCallOptions, AIMessageCh
     const llm = new TritonLlm(llmOptions(fields.tokenizer));
     const loadsTokenizer = fields.tokenizer === undefined && tokenizerDir !== undefined;
     this.init = async () => {
-      const [tokenizer, template] = await Promise.all([
-        loadsTokenizer ? loadTokenizerDir(tokenizerDir) : fields.tokenizer,
+      // The directory is checked first, so a bad tokenizerDir always fails with that check's message
+      // (what is missing), never with whichever of the two reads lost a race.
+      const tokenizer = loadsTokenizer ? await loadTokenizerDir(tokenizerDir) : fields.tokenizer;
+      const template =
         choice instanceof ChatTemplate
           ? choice
-          : loadChatTemplate({ choice, ...(tokenizerDir !== undefined ? { tokenizerDir } : {}) }),
-      ]);
+          : await loadChatTemplate({ choice, ...(tokenizerDir !== undefined ? { tokenizerDir } : {}) });
       return { llm: loadsTokenizer ? new TritonLlm(llmOptions(tokenizer)) : llm, template, tokenizer };
     };
   }
