@@ -20,6 +20,7 @@ import { httpProbeVariant } from './variants/http-probe.js';
 import { http2BareVariant } from './variants/http2-bare.js';
 import { loadBaseline, sdkBaselineVariant, sdkVariant } from './variants/sdk.js';
 import { PROBE_SHARED_CALLS, socketProbeVariant } from './variants/socket-probe.js';
+import { iteratedProbeVariant } from './variants/socket-probe-iter.js';
 import type { Endpoints, Variant } from './variants/variant.js';
 
 export interface ThroughputJob extends Endpoints {
@@ -67,10 +68,12 @@ function makeVariant(name: string, endpoints: Endpoints): Variant {
       return connectBareVariant(endpoints);
     case 'grpc-js-bare':
       return grpcJsBareVariant(endpoints);
-    case 'socket-probe': {
+    case 'socket-probe':
+    case 'socket-probe-iter': {
       // BENCH_PROBE_STREAMS: the server's stream limit, past which the probe opens another connection.
       const limit = Number(process.env.BENCH_PROBE_STREAMS ?? '');
-      return socketProbeVariant(endpoints, limit > 0 ? { streamsPerConnection: limit } : {});
+      const probe = socketProbeVariant(endpoints, limit > 0 ? { streamsPerConnection: limit } : {});
+      return name === 'socket-probe' ? probe : iteratedProbeVariant(probe);
     }
     case 'socket-probe-mux':
       return socketProbeVariant(endpoints, { sharedCalls: PROBE_SHARED_CALLS });

@@ -261,9 +261,9 @@ if (variants.includes('sdk-grpc') && (limitConfig.levels.length > 0 || limitConf
     // The probe knows no SETTINGS: it is told the limit (see variants/socket-probe.ts).
     BENCH_PROBE_STREAMS: String(limitConfig.maxStreams),
   });
-  // The probe runs past the limit when it runs at the main levels (BENCH_VARIANTS).
+  // The probes run past the limit when they run at the main levels (BENCH_VARIANTS).
   const limitVariants = streamLimitVariants(limitConfig).filter(
-    (v) => v !== 'socket-probe' || variants.includes('socket-probe'),
+    (v) => !v.startsWith('socket-probe') || variants.includes(v),
   );
   const limitedThroughput: ThroughputRow[] = [];
   if (limitConfig.levels.length > 0) {

@@ -75,12 +75,14 @@ export function semiSpaceFlag(config: Pick<StreamLimitConfig, 'semiSpaceMb'>): s
 /**
  * The runs of each level: the default path, the socket probe on the same limited connections (the
  * floor: it opens a connection per `maxStreams` streams too, and does nothing per token a client
- * must), and the default path with a larger young generation when asked.
+ * must), the probe read through an async iterator (the floor of any `AsyncIterable` client), and
+ * the default path with a larger young generation when asked.
  */
 export function streamLimitVariants(config: StreamLimitConfig): VariantName[] {
   return [
     'sdk-grpc',
     'socket-probe',
+    'socket-probe-iter',
     ...((config.semiSpaceMb ?? 0) > 0 ? (['sdk-grpc-young'] as const) : []),
   ];
 }
@@ -89,5 +91,6 @@ export function streamLimitVariants(config: StreamLimitConfig): VariantName[] {
 export function streamLimitLabel(variant: string, config: Pick<StreamLimitConfig, 'semiSpaceMb'>): string {
   if (variant === 'sdk-grpc-young') return `TritonLlm, \`${semiSpaceFlag(config)}\``;
   if (variant === 'socket-probe') return 'socket probe (the floor)';
+  if (variant === 'socket-probe-iter') return 'socket probe through an async iterator';
   return 'TritonLlm, V8 defaults';
 }

@@ -150,8 +150,8 @@ function streamLimitChecks(limit: StreamLimitResults): Check[] {
   // Each client run against its own lowest level; the larger young generation is a process flag
   // users choose, so it is shown beside the default path's check, named, not instead of it.
   for (const [variant, rows] of byVariant(limit.throughput)) {
-    // The probe is the floor the client is read against, not a client with a target.
-    if (variant === 'socket-probe') continue;
+    // The probes are the floors the client is read against, not clients with a target.
+    if (variant.startsWith('socket-probe')) continue;
     const first = rows[0];
     const how = variant === 'sdk-grpc-young' ? ` with ${semiSpaceFlag(limit)}` : '';
     for (const row of rows.slice(1)) {

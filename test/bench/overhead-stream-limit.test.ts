@@ -13,7 +13,7 @@ afterEach(() => {
 
 /** A row of one run whose client spent `usPerToken` per token. */
 function row(
-  variant: 'sdk-grpc' | 'sdk-grpc-young' | 'socket-probe',
+  variant: 'sdk-grpc' | 'sdk-grpc-young' | 'socket-probe' | 'socket-probe-iter',
   concurrency: number,
   usPerToken: number,
 ) {
@@ -27,15 +27,28 @@ describe('bench:overhead past a stream limit, with a larger young generation', (
     delete process.env.BENCH_LIMIT_SEMI_SPACE;
     delete process.env.BENCH_VARIANTS;
     expect(readStreamLimitConfig().semiSpaceMb).toBe(0);
-    expect(streamLimitVariants(readStreamLimitConfig())).toEqual(['sdk-grpc', 'socket-probe']);
+    expect(streamLimitVariants(readStreamLimitConfig())).toEqual([
+      'sdk-grpc',
+      'socket-probe',
+      'socket-probe-iter',
+    ]);
     // Never one of the main levels' default variants.
     expect(readConfig(false).variants).not.toContain('sdk-grpc-young');
     process.env.BENCH_LIMIT_SEMI_SPACE = '64';
     const config = readStreamLimitConfig();
     expect(config.semiSpaceMb).toBe(64);
-    expect(streamLimitVariants(config)).toEqual(['sdk-grpc', 'socket-probe', 'sdk-grpc-young']);
+    expect(streamLimitVariants(config)).toEqual([
+      'sdk-grpc',
+      'socket-probe',
+      'socket-probe-iter',
+      'sdk-grpc-young',
+    ]);
     process.env.BENCH_LIMIT_SEMI_SPACE = '0';
-    expect(streamLimitVariants(readStreamLimitConfig())).toEqual(['sdk-grpc', 'socket-probe']);
+    expect(streamLimitVariants(readStreamLimitConfig())).toEqual([
+      'sdk-grpc',
+      'socket-probe',
+      'socket-probe-iter',
+    ]);
     process.env.BENCH_LIMIT_SEMI_SPACE = 'big';
     expect(() => readStreamLimitConfig()).toThrow(/BENCH_LIMIT_SEMI_SPACE.*"big"/);
   });
@@ -54,6 +67,8 @@ describe('bench:overhead past a stream limit, with a larger young generation', (
         row('sdk-grpc-young', 10_000, 9),
         row('socket-probe', 64, 4),
         row('socket-probe', 10_000, 6),
+        row('socket-probe-iter', 64, 5),
+        row('socket-probe-iter', 10_000, 7),
       ],
       memory: [],
     };
@@ -78,6 +93,7 @@ describe('bench:overhead past a stream limit, with a larger young generation', (
     expect(doc).toContain('| TritonLlm, V8 defaults | 10,000 |');
     expect(doc).toContain('| TritonLlm, `--max-semi-space-size=64` | 10,000 |');
     expect(doc).toContain('| socket probe (the floor) | 10,000 | 1,000 | 6.00 | 1.50x |');
+    expect(doc).toContain('| socket probe through an async iterator | 10,000 | 1,000 | 7.00 | 1.40x |');
     expect(doc).toContain('and the socket probe opening a connection per 100 streams as well:');
     expect(doc).toContain('| 1.80x |');
     expect(doc).toContain('| 1.13x |');

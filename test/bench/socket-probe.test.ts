@@ -1,6 +1,7 @@
 import { startFakeTriton } from '@trtllm/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PROBE_SHARED_CALLS, socketProbeVariant } from '../../bench/overhead/variants/socket-probe.js';
+import { iteratedProbeVariant } from '../../bench/overhead/variants/socket-probe-iter.js';
 import { DEFAULT_MULTIPLEX_CALLS } from '../../packages/grpc/src/h2-multiplex.js';
 
 type Fake = Awaited<ReturnType<typeof startFakeTriton>>;
@@ -66,6 +67,28 @@ describe('bench:overhead socket probe (the floor past a stream limit and on shar
         .flat()
         .sort(),
     );
+  });
+
+  it('hands each token through an async iterator, every request whole, and fails as the probe does', async () => {
+    fake = await startFakeTriton({ grpcMaxConcurrentStreams: 3 });
+    const endpoints = { grpcUrl: fake.grpcUrl, httpUrl: fake.httpUrl };
+    const iterated = iteratedProbeVariant(socketProbeVariant(endpoints, { streamsPerConnection: 3 }));
+    const firsts: number[] = [];
+    const counts = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        iterated.stream(PROMPTS[i % PROMPTS.length]!, 3 + (i % 7), i, () => firsts.push(i)),
+      ),
+    );
+    await iterated.close();
+    expect(counts).toEqual(Array.from({ length: 12 }, (_, i) => 3 + (i % 7)));
+    expect(firsts.sort((a, b) => a - b)).toEqual(Array.from({ length: 12 }, (_, i) => i));
+
+    // Past a limit it is not told of, the server's refusal ends the iteration with the probe's error.
+    const unlimited = iteratedProbeVariant(socketProbeVariant(endpoints));
+    const all = Array.from({ length: 12 }, (_, i) => unlimited.stream(PROMPTS[0]!, 5, 100 + i));
+    await expect(Promise.all(all)).rejects.toThrow(/reset with code 7/);
+    await Promise.allSettled(all);
+    await unlimited.close();
   });
 
   it("shares as many calls as the transport's multiplex: true", () => {
