@@ -281,7 +281,6 @@ describe('HTTP/2 on our own framing', () => {
   });
 });
 
-/** A TCP relay that holds the server's first bytes (its SETTINGS) back for `delayMs`. */
 /** A handler that answers each stream after `delayMs` and counts the streams open on each session. */
 function countedPerSession(delayMs: number) {
   const perSession = new Map<object, number>();
@@ -301,6 +300,7 @@ function countedPerSession(delayMs: number) {
   };
 }
 
+/** A TCP relay that holds the server's first bytes (its SETTINGS) back for `delayMs`. */
 async function slowSettingsRelay(target: string, delayMs: number): Promise<string> {
   const { port } = new URL(target);
   const proxy = createTcpServer((client) => {
