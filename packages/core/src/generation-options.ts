@@ -44,3 +44,22 @@ export interface GenerationContext {
    */
   readonly unary?: (options: CallOptions) => Promise<InferResponse>;
 }
+
+/**
+ * The context a generation keeps: all but the encoded request (an idle stream keeps none of its
+ * inputs), every field present so that the object has one fixed shape. A copy made by spreading
+ * put the fields past the first few in a separate property array, one more object to fetch for
+ * every response.
+ */
+export interface WireContext {
+  readonly transport: Transport;
+  readonly schema: ModelSchema;
+  readonly request: GenerateRequest;
+  readonly streaming: boolean;
+  readonly tokenizer: Tokenizer | undefined;
+  readonly options: GenerateOptions;
+  readonly retry: RetryPolicy;
+  readonly warnServerKeepsGenerating: (model: string) => void;
+  readonly observe: ((event: GenerationEvent) => void) | undefined;
+  readonly unary: ((options: CallOptions) => Promise<InferResponse>) | undefined;
+}

@@ -32,7 +32,8 @@ export class StartedStream implements GenerationStream, AsyncIterator<StreamChun
   private inner: AsyncIterator<StreamChunk> | undefined;
   private opening: Promise<AsyncIterator<StreamChunk>> | undefined;
   private stopRequested = false;
-  private readonly starting: Promise<Generation>;
+  /** The start of the generation, until its iterator is open (then both promises go). */
+  private starting: Promise<Generation> | undefined;
 
   constructor(
     readonly requestId: string,
@@ -85,10 +86,17 @@ export class StartedStream implements GenerationStream, AsyncIterator<StreamChun
    * (two next() at once, a return() then a next()) all get the same one, in order.
    */
   private iterator(): Promise<AsyncIterator<StreamChunk>> {
-    this.opening ??= this.starting.then((g) => {
-      this.inner = g[Symbol.asyncIterator]();
-      return this.inner;
+    if (this.opening !== undefined) return this.opening;
+    const opening = this.starting!.then((g) => {
+      const inner = g[Symbol.asyncIterator]();
+      // From here every call goes to the iterator: a stream that waits for thousands of tokens
+      // need not keep the settled promises that led to it.
+      this.inner = inner;
+      this.opening = undefined;
+      this.starting = undefined;
+      return inner;
     });
-    return this.opening;
+    this.opening = opening;
+    return opening;
   }
 }

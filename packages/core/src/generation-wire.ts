@@ -1,5 +1,5 @@
 import { TritonLlmError } from './errors.js';
-import type { GenerationContext } from './generation-options.js';
+import type { GenerationContext, WireContext } from './generation-options.js';
 import { encodeGenerateRequest, encodeStopRequest } from './models/encode-request.js';
 import type { EarlyStopReport, FinishReason, StopMeans } from './result.js';
 import { RetryPlan } from './retry.js';
@@ -47,7 +47,7 @@ export abstract class GenerationWire {
    * were a quarter of what every request left for the old generation's collector.
    */
   protected inferRequest: InferRequest | undefined;
-  protected readonly ctx: Omit<GenerationContext, 'encoded'>;
+  protected readonly ctx: WireContext;
   /** Whether and where a failed attempt starts again; made when the request starts. */
   protected plan: RetryPlan | undefined;
   /** The model was sent the stop strings and ends the request at them itself. */
@@ -55,8 +55,19 @@ export abstract class GenerationWire {
   private onAbort: (() => void) | undefined;
 
   constructor(context: GenerationContext) {
-    const { encoded, ...ctx } = context;
-    this.ctx = ctx;
+    const { encoded } = context;
+    this.ctx = {
+      transport: context.transport,
+      schema: context.schema,
+      request: context.request,
+      streaming: context.streaming,
+      tokenizer: context.tokenizer,
+      options: context.options,
+      retry: context.retry,
+      warnServerKeepsGenerating: context.warnServerKeepsGenerating,
+      observe: context.observe,
+      unary: context.unary,
+    };
     this.requestId = encoded.request.id;
     this.inferRequest = encoded.request;
     this.serverMatchesStops = encoded.serverMatchesStops;

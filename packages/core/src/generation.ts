@@ -42,18 +42,23 @@ export class Generation
   private lastAt: number | undefined;
   private gaps: number[] | undefined;
   private readonly promptTokens: number | undefined;
-  private readonly onResult = (
-    r: IteratorResult<InferResponse>,
-  ): Promise<IteratorResult<StreamChunk>> | IteratorResult<StreamChunk> =>
-    this.result(r.done === true ? undefined : r.value);
+  /**
+   * The handlers of a read from an iterated (not pulled) stream, made on first need: a pulled
+   * stream, the default gRPC path, never uses them, and each is a closure kept per request.
+   */
+  private onResult:
+    | ((
+        r: IteratorResult<InferResponse>,
+      ) => Promise<IteratorResult<StreamChunk>> | IteratorResult<StreamChunk>)
+    | undefined;
   /** The consumer's pending `next()`, while a pulled stream (`InferStream.pull`) has not answered. */
   private resolveRead: ((r: IteratorResult<StreamChunk>) => void) | undefined;
   /** The promise `resolveRead` settles. */
   private pushed: Promise<IteratorResult<StreamChunk>> | undefined;
   private rejectRead: ((e: unknown) => void) | undefined;
-  private readonly onReadError = (
-    err: unknown,
-  ): Promise<IteratorResult<StreamChunk>> | IteratorResult<StreamChunk> => this.readFailed(err);
+  private onReadError:
+    | ((err: unknown) => Promise<IteratorResult<StreamChunk>> | IteratorResult<StreamChunk>)
+    | undefined;
   /** Ends the request at its idle timeout; made on first need, then shared by every read. */
   private expireIdle: (() => Promise<void>) | undefined;
 
@@ -183,6 +188,8 @@ export class Generation
       idleMs === undefined
         ? pending
         : withIdleTimeout(pending, idleMs, this.idleExpiry(), this.requestId, this.ctx.schema.model);
+    this.onResult ??= (r) => this.result(r.done === true ? undefined : r.value);
+    this.onReadError ??= (err) => this.readFailed(err);
     return guarded.then(this.onResult, this.onReadError);
   }
 
@@ -235,6 +242,8 @@ export class Generation
       }
       this.responded = true;
       this.inferRequest = undefined;
+      // A request that has answered is never retried: its plan (and the closures it holds) can go.
+      this.plan = undefined;
       const at = now();
       const { ctx } = this;
       ctx.observe?.({

@@ -56,7 +56,8 @@ class SequenceState {
  * proportion to what it brought, not to what came before.
  */
 export class SequenceTracker {
-  private readonly states: SequenceState[] = [];
+  /** One state per sequence; the first makes a list of exactly one (a push would reserve 17 slots). */
+  private states: SequenceState[] = [];
   private matchedCount = 0;
   /** A sequence that matched a stop sequence brought more output: whoever generates it did not stop there. */
   outputAfterMatch = false;
@@ -287,7 +288,8 @@ export class SequenceTracker {
         ? new TextDeltaDecoder({ mode: 'cumulative' })
         : undefined;
     const s = new SequenceState(index, detok, textModel, textDecoder, stops);
-    this.states.push(s);
+    if (this.states.length === 0) this.states = [s];
+    else this.states.push(s);
     return s;
   }
 }
