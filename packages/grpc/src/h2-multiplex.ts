@@ -39,6 +39,8 @@ export const DEFAULT_MULTIPLEX_CALLS = 32;
 export class H2Multiplexer {
   /** The shared calls, opened on first need; undefined where none is open. */
   private readonly calls: (SharedCall | undefined)[];
+  /** The ids of the requests on every shared call: one lookup tells a duplicate, not one per call. */
+  readonly inFlight = new Set<string>();
   private closed = false;
 
   constructor(
@@ -57,19 +59,18 @@ export class H2Multiplexer {
     if (this.closed) {
       throw new TritonLlmError('unavailable', 'this gRPC transport is closed', { retryable: false });
     }
+    if (this.inFlight.has(request.id)) {
+      throw new TritonLlmError(
+        'invalid_argument',
+        `requestId: '${request.id}' is already in flight on this connection; ids must be unique to tell responses apart`,
+        { model: request.model, requestId: request.id },
+      );
+    }
     let lane = 0;
     let fewest = Number.POSITIVE_INFINITY;
     for (let i = 0; i < this.calls.length; i++) {
-      const call = this.calls[i];
-      if (call?.members.has(request.id) === true) {
-        throw new TritonLlmError(
-          'invalid_argument',
-          `requestId: '${request.id}' is already in flight on this connection; ids must be unique to tell responses apart`,
-          { model: request.model, requestId: request.id },
-        );
-      }
       // The first of equals wins, so an unopened call is opened only when every open one is busy.
-      const size = call?.members.size ?? 0;
+      const size = this.calls[i]?.members.size ?? 0;
       if (size < fewest) {
         fewest = size;
         lane = i;
@@ -139,6 +140,7 @@ class SharedCall implements H2StreamOwner, MessageSink {
 
   add(id: string, member: MultiplexedStream): void {
     this.members.set(id, member);
+    this.mux.inFlight.add(id);
     const value = decimalValue(id);
     if (value !== undefined) this.decimalIds.set(value, id);
   }
@@ -147,6 +149,7 @@ class SharedCall implements H2StreamOwner, MessageSink {
   leave(member: MultiplexedStream, id: string): void {
     if (this.members.get(id) !== member) return;
     this.members.delete(id);
+    this.mux.inFlight.delete(id);
     const value = decimalValue(id);
     if (value !== undefined) this.decimalIds.delete(value);
   }
@@ -220,6 +223,7 @@ class SharedCall implements H2StreamOwner, MessageSink {
     this.mux.ended(this);
     if (reset) this.h2.cancel();
     const members = [...this.members.values()];
+    for (const id of this.members.keys()) this.mux.inFlight.delete(id);
     this.members.clear();
     this.decimalIds.clear();
     for (const member of members) member.fail(err);
