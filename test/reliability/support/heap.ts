@@ -18,3 +18,16 @@ export function liveBytes(): number {
 }
 
 export const MiB = 1024 * 1024;
+
+/**
+ * Whether the object behind `ref` is collected within a few turns of the event loop (full GCs in
+ * between): false when something still holds it.
+ */
+export async function collected(ref: WeakRef<object>): Promise<boolean> {
+  for (let i = 0; i < 5; i++) {
+    await new Promise((resolve) => setImmediate(resolve));
+    gc();
+    if (ref.deref() === undefined) return true;
+  }
+  return false;
+}

@@ -98,13 +98,16 @@ export class NodeEventStream implements InferStream, ConnectionOwner, ResponseSi
   private reused = false;
 
   private readonly pool: ConnectionPool;
+  /** What a stop request needs of the call: its signal, deadline and headers. */
+  private readonly options: CallOptions | undefined;
 
   constructor(
     private readonly client: HttpClient,
     private readonly shared: NodeStreamShared,
     request: InferRequest,
-    private readonly options: CallOptions | undefined,
+    options: CallOptions | undefined,
   ) {
+    this.options = withoutRetryPlan(options);
     this.request = request;
     this.identity = requestIdentity(request);
     this.pool = shared.pool;
@@ -397,4 +400,14 @@ function drain(stream: NodeEventStream): Promise<void> {
     };
     stream.pull(sink);
   });
+}
+
+/**
+ * The call's options without its retry plan: a stream keeps its options for the stop request it
+ * may send, and the plan (with the closures it holds) is of no use once the request is sent.
+ */
+function withoutRetryPlan(options: CallOptions | undefined): CallOptions | undefined {
+  if (options?.retryPlan === undefined) return options;
+  const { retryPlan: _plan, ...rest } = options;
+  return rest;
 }

@@ -1,27 +1,13 @@
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { grpcTransport } from '@trtllm/grpc';
-import { type CallOptions, type InferRequest, type Transport, TritonLlm } from '@trtllm/sdk';
+import { httpTransport } from '@trtllm/http';
+import { type CallOptions, createTensor, type InferRequest, type Transport, TritonLlm } from '@trtllm/sdk';
 import { type FakeTriton, startFakeTriton } from '@trtllm/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rawRequest } from './fake-models.js';
+import { collected } from './support/heap.js';
 
 // What a stream keeps while it waits for its next token is what thousands of open streams cost.
-// These tests hold a weak reference to what the stream no longer needs and check that a full
-// collection frees it. The test process is not started with --expose-gc; a context made after
-// setting the flag has `gc`.
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
-
-/** Whether `ref`'s object is collected once nothing but the waiting stream could hold it. */
-async function collected(ref: WeakRef<object>): Promise<boolean> {
-  for (let i = 0; i < 5; i++) {
-    await new Promise((resolve) => setImmediate(resolve));
-    gc();
-    if (ref.deref() === undefined) return true;
-  }
-  return false;
-}
+// Each test holds a weak reference to what a waiting stream no longer needs and checks that full
+// collections free it.
 
 let fake: FakeTriton;
 
@@ -34,16 +20,34 @@ afterAll(async () => {
   await fake.close();
 });
 
-describe.each([
-  ['a call per request', {}],
-  ['multiplex: true', { multiplex: true }],
-] as const)('a stream waiting for its next token (%s)', (_, options) => {
+/** A streamed request of the raw model, as the SDK would encode it. */
+function rawRequest(id: string): InferRequest {
+  const inputIds = [300, 301, 302];
+  return {
+    model: 'tensorrt_llm',
+    id,
+    inputs: [
+      createTensor('input_ids', 'INT32', [1, inputIds.length], inputIds),
+      createTensor('input_lengths', 'INT32', [1, 1], [inputIds.length]),
+      createTensor('request_output_len', 'INT32', [1, 1], [8]),
+      createTensor('streaming', 'BOOL', [1, 1], [true]),
+    ],
+  };
+}
+
+const transports: [string, () => Transport][] = [
+  ['gRPC, a call per request', () => grpcTransport({ baseUrl: fake.grpcUrl })],
+  ['gRPC, multiplex: true', () => grpcTransport({ baseUrl: fake.grpcUrl, multiplex: true })],
+  ['HTTP generate_stream', () => httpTransport({ baseUrl: fake.httpUrl })],
+];
+
+describe.each(transports)('a stream waiting for its next token (%s)', (_, make) => {
   it('keeps none of its request, input tensors included', async () => {
-    const transport = grpcTransport({ baseUrl: fake.grpcUrl, ...options });
+    const transport = make();
     try {
       // Made in a function of its own, so that the test keeps only the weak references.
       const open = () => {
-        const request = rawRequest('idle-1', [300, 301, 302], 8);
+        const request = rawRequest('idle-1');
         const refs = { request: new WeakRef(request), input: new WeakRef(request.inputs[0]!) };
         return { refs, it: transport.stream(request)[Symbol.asyncIterator]() };
       };
@@ -59,7 +63,7 @@ describe.each([
   });
 
   it('through TritonLlm, keeps neither the request sent nor its retry plan once it has answered', async () => {
-    const transport = grpcTransport({ baseUrl: fake.grpcUrl, ...options });
+    const transport = make();
     // The client's transport, with a look at what the client hands it (the calls go through).
     let sent: { request: WeakRef<InferRequest>; plan: WeakRef<object> | undefined } | undefined;
     const watched: Transport = Object.create(transport);
