@@ -39,6 +39,11 @@ const transports: [string, () => Transport][] = [
   ['gRPC, a call per request', () => grpcTransport({ baseUrl: fake.grpcUrl })],
   ['gRPC, multiplex: true', () => grpcTransport({ baseUrl: fake.grpcUrl, multiplex: true })],
   ['HTTP generate_stream', () => httpTransport({ baseUrl: fake.httpUrl })],
+  // A fetch of the caller's puts every call on fetch, the path of browsers and edge runtimes.
+  [
+    'HTTP generate_stream over fetch',
+    () => httpTransport({ baseUrl: fake.httpUrl, fetch: (u, i) => fetch(u, i) }),
+  ],
 ];
 
 describe.each(transports)('a stream waiting for its next token (%s)', (_, make) => {

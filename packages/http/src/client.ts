@@ -140,3 +140,13 @@ export class HttpClient {
     this.engine?.close();
   }
 }
+
+/**
+ * The call's options without its retry plan: a stream keeps its options for the stop request it
+ * may send, and the plan (with the closures it holds) is of no use once the request is sent.
+ */
+export function withoutRetryPlan(options: CallOptions | undefined): CallOptions | undefined {
+  if (options?.retryPlan === undefined) return options;
+  const { retryPlan: _plan, ...rest } = options;
+  return rest;
+}

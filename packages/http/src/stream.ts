@@ -6,13 +6,15 @@ import {
   TritonLlmError,
 } from '@trtllm/sdk';
 import { describeText, readText } from './body.js';
-import { ERROR_BODY_LIMIT, type HttpClient, type Send } from './client.js';
+import type { Call } from './call.js';
+import { ERROR_BODY_LIMIT, type HttpClient, type Send, withoutRetryPlan } from './client.js';
 import { type ErrorContext, errorFromHttp, protocolError } from './errors.js';
 import { generateRequestJson } from './generate-request.js';
 import {
   errorField,
   generateResponse,
   type RequestIdentity,
+  requestIdentity,
   type WantedOutputs,
   wantedOutputs,
 } from './generate-response.js';
@@ -32,28 +34,66 @@ export function openStream(
   options: CallOptions | undefined,
 ): InferStream {
   let iterated = false;
+  // The closures below see neither `request` nor `options`: an open stream keeps only the request's
+  // identity, and for a stop request the options without the retry plan.
+  const pending = new PendingCall(request, options);
+  const kept = withoutRetryPlan(options);
   return {
     [Symbol.asyncIterator]() {
       if (iterated) {
         throw new TritonLlmError('failed_precondition', 'an InferStream can be iterated only once');
       }
       iterated = true;
-      return responses(client, request, options);
+      return responses(client, pending);
     },
-    sendStop: (stop) => sendStop(client, stop, options),
+    sendStop: (stop) => sendStop(client, stop, kept),
   };
+}
+
+/**
+ * What a stream needs to send its request, handed over once: a generator keeps its arguments
+ * for its whole life, so the request, its encoded body and the call's options live here, and
+ * are let go as soon as they are used.
+ */
+class PendingCall {
+  readonly identity: RequestIdentity;
+  readonly wanted: WantedOutputs | undefined;
+  private request: InferRequest | undefined;
+  private options: CallOptions | undefined;
+
+  constructor(request: InferRequest, options: CallOptions | undefined) {
+    this.request = request;
+    this.options = options;
+    this.identity = requestIdentity(request);
+    this.wanted = wantedOutputs(request);
+  }
+
+  /** Encodes and sends the request (once); a request that cannot be encoded fails here. */
+  async open(client: HttpClient): Promise<{ response: Response; call: Call; context: ErrorContext }> {
+    const { send, context } = streamSend(this.request!);
+    const options = this.options;
+    this.request = undefined;
+    this.options = undefined;
+    const call = client.begin(options, context);
+    try {
+      return { response: await client.send(call, send, options), call, context };
+    } catch (err) {
+      // As for a failure later in the stream: the call is aborted, then let go.
+      call.abort('cancelled');
+      call.finish();
+      throw err;
+    }
+  }
 }
 
 async function* responses(
   client: HttpClient,
-  request: InferRequest,
-  options: CallOptions | undefined,
+  pending: PendingCall,
 ): AsyncGenerator<InferResponse, void, undefined> {
-  const { send, context } = streamSend(request);
-  const call = client.begin(options, context);
+  const { identity, wanted } = pending;
+  const { response, call, context } = await pending.open(client);
   let complete = false;
   try {
-    const response = await client.send(call, send, options);
     if (!response.ok) throw await client.errorOf(response, call);
     const type = response.headers.get('content-type');
     if (!isEventStream(type)) {
@@ -61,15 +101,14 @@ async function* responses(
     }
     if (response.body === null) throw protocolError('the event stream has no body', context);
     let last: InferResponse | undefined;
-    const wanted = wantedOutputs(request);
     for await (const data of sseData(response.body, call, client.maxResponseBytes)) {
-      last = eventResponse(data, request, wanted, context);
+      last = eventResponse(data, identity, wanted, context);
       yield last;
     }
     // The body is complete: release the deadline now, even if the consumer never pulls again.
     complete = true;
     call.finish();
-    yield finalResponse(last, request);
+    yield finalResponse(last, identity);
   } finally {
     // Leaving early (break, error) must reach the server: closing the connection is HTTP's cancel.
     // A body read to its end has nothing left to close.

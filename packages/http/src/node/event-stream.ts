@@ -9,7 +9,7 @@ import {
 } from '@trtllm/sdk';
 import { tooLarge } from '../body.js';
 import type { Call } from '../call.js';
-import { ERROR_BODY_LIMIT, type HttpClient } from '../client.js';
+import { ERROR_BODY_LIMIT, type HttpClient, withoutRetryPlan } from '../client.js';
 import { type ErrorContext, errorFromHttp, notHttpEndpoint, protocolError } from '../errors.js';
 import {
   errorField,
@@ -400,14 +400,4 @@ function drain(stream: NodeEventStream): Promise<void> {
     };
     stream.pull(sink);
   });
-}
-
-/**
- * The call's options without its retry plan: a stream keeps its options for the stop request it
- * may send, and the plan (with the closures it holds) is of no use once the request is sent.
- */
-function withoutRetryPlan(options: CallOptions | undefined): CallOptions | undefined {
-  if (options?.retryPlan === undefined) return options;
-  const { retryPlan: _plan, ...rest } = options;
-  return rest;
 }
