@@ -61,12 +61,11 @@ export class SequenceTracker {
   private matchedCount = 0;
   /** A sequence that matched a stop sequence brought more output: whoever generates it did not stop there. */
   outputAfterMatch = false;
-  /** What the decoder needs of the encoded request (not its input tensors, which an idle stream need not keep). */
-  private readonly encoded: {
-    readonly promptIds: readonly number[] | undefined;
-    readonly endId: number | undefined;
-    readonly promptExcluded: boolean;
-  };
+  // What the decoder needs of the encoded request (not its input tensors, which an idle stream
+  // need not keep), as fields of its own rather than one more object to reach per response.
+  private readonly promptIds: readonly number[] | undefined;
+  private readonly endId: number | undefined;
+  private readonly promptExcluded: boolean;
 
   constructor(
     private readonly schema: ModelSchema,
@@ -76,11 +75,9 @@ export class SequenceTracker {
     private readonly streaming: boolean,
     private readonly requestId: string,
   ) {
-    this.encoded = {
-      promptIds: encoded.promptIds,
-      endId: encoded.endId,
-      promptExcluded: encoded.promptExcluded,
-    };
+    this.promptIds = encoded.promptIds;
+    this.endId = encoded.endId;
+    this.promptExcluded = encoded.promptExcluded;
   }
 
   /** Streamed responses repeat all text so far. */
@@ -95,7 +92,7 @@ export class SequenceTracker {
 
   /** Appends the chunks a decoded response yields to `out`. */
   absorb(decoded: DecodedResponse, out: DeltaChunk[]): void {
-    const { schema, request, encoded, streaming } = this;
+    const { schema, request, promptIds, endId, promptExcluded, streaming } = this;
     const sequences = decoded.sequences;
     for (let k = 0; k < sequences.length; k++) {
       const seq = sequences[k]!;
@@ -118,17 +115,12 @@ export class SequenceTracker {
       if (seq.tokenIds !== undefined) {
         let end = seq.tokenIds.length;
         let start = 0;
-        const prompt = encoded.promptIds;
-        if (
-          !streaming &&
-          !encoded.promptExcluded &&
-          prompt !== undefined &&
-          startsWith(seq.tokenIds, prompt)
-        ) {
+        const prompt = promptIds;
+        if (!streaming && !promptExcluded && prompt !== undefined && startsWith(seq.tokenIds, prompt)) {
           start = prompt.length;
         }
         // Some backends leave the end id at the end of the sequence; it is not text.
-        while (end > start && encoded.endId !== undefined && seq.tokenIds[end - 1] === encoded.endId) end--;
+        while (end > start && endId !== undefined && seq.tokenIds[end - 1] === endId) end--;
         ids = start === 0 && end === seq.tokenIds.length ? seq.tokenIds : seq.tokenIds.slice(start, end);
         s.countKnown = true;
       }
@@ -137,12 +129,7 @@ export class SequenceTracker {
       if (s.detokenizer !== undefined) text = s.detokenizer.push(ids);
       else if (s.textModel && seq.text !== undefined) {
         let raw = seq.text;
-        if (
-          !streaming &&
-          !encoded.promptExcluded &&
-          request.prompt !== undefined &&
-          raw.startsWith(request.prompt)
-        ) {
+        if (!streaming && !promptExcluded && request.prompt !== undefined && raw.startsWith(request.prompt)) {
           raw = raw.slice(request.prompt.length);
         }
         text = s.textDecoder !== undefined ? s.textDecoder.push(raw) : raw;

@@ -14,7 +14,9 @@ const SHORT_QUEUE = 32;
  * beyond the array slot.
  */
 export abstract class ResponseQueue implements AsyncIterator<InferResponse> {
-  private readonly queue: InferResponse[] = [];
+  // Room for one from the start: the first push into `[]` reserves 17 slots, which the pops that
+  // empty a short queue keep, and a queue rarely holds more than one response.
+  private readonly queue: InferResponse[] = [undefined as unknown as InferResponse];
   private head = 0;
   private iterated = false;
   /** Who waits for the next event: the client's generation (pull) or an adapter of `next()`. */
@@ -24,7 +26,9 @@ export abstract class ResponseQueue implements AsyncIterator<InferResponse> {
   constructor(
     protected readonly model: string,
     protected readonly id: string,
-  ) {}
+  ) {
+    this.queue.pop();
+  }
 
   /** Hands the next event to `sink`: at once when it is known, else when it arrives. */
   abstract pull(sink: InferSink): void;

@@ -1,5 +1,6 @@
 import { elementCount } from '../data-types.js';
 import { TritonLlmError } from '../errors.js';
+import type { GenerateRequest } from '../request.js';
 import type { Logits, PerfMetrics } from '../result.js';
 import type { ModelSchema } from '../schema.js';
 import type { Tensor } from '../tensor.js';
@@ -181,6 +182,26 @@ export interface DecodeWants {
   readonly perfMetrics: boolean;
   readonly contextLogits: boolean;
   readonly generationLogits: boolean;
+}
+
+/** Every combination, made once: a request shares one instead of keeping an object of its own. */
+const WANTS: readonly DecodeWants[] = Array.from({ length: 16 }, (_, bits) =>
+  Object.freeze({
+    logProbs: (bits & 1) !== 0,
+    perfMetrics: (bits & 2) !== 0,
+    contextLogits: (bits & 4) !== 0,
+    generationLogits: (bits & 8) !== 0,
+  }),
+);
+
+/** The optional outputs `request` asked for. */
+export function decodeWants(request: GenerateRequest): DecodeWants {
+  const bits =
+    (request.returnLogProbs === true ? 1 : 0) |
+    (request.returnPerfMetrics === true ? 2 : 0) |
+    (request.returnContextLogits === true ? 4 : 0) |
+    (request.returnGenerationLogits === true ? 8 : 0);
+  return WANTS[bits]!;
 }
 
 const NOTHING: DecodedResponse = Object.freeze({ sequences: Object.freeze([]) as readonly SequenceOutput[] });
