@@ -6,7 +6,7 @@ import { withIdleTimeout } from './idle-timeout.js';
 import { type DecodeWants, decodeResponse, decodeWants } from './models/decode-response.js';
 import type { DeltaChunk, FinalChunk, GenerateResult, Logits, PerfMetrics, StreamChunk } from './result.js';
 import { backoff, exhausted } from './retry.js';
-import { SequenceTracker } from './sequences.js';
+import { roomForOne, SequenceTracker } from './sequences.js';
 import type { InferResponse, InferSink } from './transport.js';
 
 const now = (): number => performance.now();
@@ -409,15 +409,4 @@ function settle(
   if (resolve === undefined || reject === undefined) return;
   if (out instanceof Promise) out.then(resolve, reject);
   else resolve(out);
-}
-
-/**
- * An empty array with room for one element. The first push into `[]` reserves 17 slots, and the
- * pops that empty the array again keep them once optimized: 136 bytes for every open stream that
- * only ever holds one chunk at a time.
- */
-function roomForOne<T>(): T[] {
-  const array = [undefined as T];
-  array.pop();
-  return array;
 }

@@ -56,8 +56,8 @@ class SequenceState {
  * proportion to what it brought, not to what came before.
  */
 export class SequenceTracker {
-  /** One state per sequence; the first makes a list of exactly one (a push would reserve 17 slots). */
-  private states: SequenceState[] = [];
+  /** One state per sequence, usually one (see {@link roomForOne}). */
+  private readonly states: SequenceState[] = roomForOne();
   private matchedCount = 0;
   /** A sequence that matched a stop sequence brought more output: whoever generates it did not stop there. */
   outputAfterMatch = false;
@@ -275,8 +275,7 @@ export class SequenceTracker {
         ? new TextDeltaDecoder({ mode: 'cumulative' })
         : undefined;
     const s = new SequenceState(index, detok, textModel, textDecoder, stops);
-    if (this.states.length === 0) this.states = [s];
-    else this.states.push(s);
+    this.states.push(s);
     return s;
   }
 }
@@ -285,4 +284,15 @@ function startsWith(ids: readonly number[], prefix: readonly number[]): boolean 
   if (prefix.length > ids.length) return false;
   for (let i = 0; i < prefix.length; i++) if (ids[i] !== prefix[i]) return false;
   return true;
+}
+
+/**
+ * An empty array with room for one element. The first push into `[]` reserves 17 slots, and the
+ * pops that empty the array again keep them once optimized: 136 bytes for every open stream
+ * whose array only ever holds one element at a time.
+ */
+export function roomForOne<T>(): T[] {
+  const array = [undefined as T];
+  array.pop();
+  return array;
 }
