@@ -13,12 +13,15 @@ const itlMs = Number(process.env.FAKE_ITL_MS ?? '0');
 // FAKE_MAX_STREAMS limits the streams of each gRPC connection, as proxies do: the client must open
 // more connections past the limit (with BENCH_GRPC_MAX_CONNECTIONS for the SDK's variants).
 const maxStreams = process.env.FAKE_MAX_STREAMS;
+// FAKE_TOKENS_PER_TURN: tokens a generation sends back to back (1: in turn, as in-flight batching).
+const tokensPerTurn = process.env.FAKE_TOKENS_PER_TURN;
 const triton = await startFakeTriton({
   grpcPort: 0,
   httpPort: 0,
   ttftMs,
   itlMs,
   ...(maxStreams !== undefined && maxStreams !== '' ? { grpcMaxConcurrentStreams: Number(maxStreams) } : {}),
+  ...(tokensPerTurn !== undefined && tokensPerTurn !== '' ? { tokensPerTurn: Number(tokensPerTurn) } : {}),
 });
 process.stdout.write(`${JSON.stringify({ grpcUrl: triton.grpcUrl, httpUrl: triton.httpUrl })}\n`);
 

@@ -1,4 +1,5 @@
 import { markdownTable as table, writeGeneratedBlock } from '../markdown.js';
+import type { InterleavedResults } from './interleaved.js';
 import { withinEngines } from './machine.js';
 import { byVariant, type MemoryRow, type OverheadResults, type TargetCheck } from './results.js';
 import { type StreamLimitResults, semiSpaceFlag, streamLimitLabel } from './stream-limit.js';
@@ -104,6 +105,10 @@ export function resultsMarkdown(r: OverheadResults): string {
     r.streamLimit === undefined
       ? []
       : ["### Past a server's stream limit", '', streamLimitMarkdown(r.streamLimit), ''];
+  const inTurn =
+    r.interleaved === undefined
+      ? []
+      : ['### Tokens in turn, as in-flight batching sends them', '', interleavedMarkdown(r.interleaved), ''];
   return [
     START,
     '### Machine',
@@ -118,11 +123,46 @@ export function resultsMarkdown(r: OverheadResults): string {
     '',
     memory,
     '',
+    ...inTurn,
     ...limit,
     '### Targets',
     '',
     targets + failures,
     END,
+  ].join('\n');
+}
+
+/** What a shared-call run is read against: the same client with a call per request. */
+const CALL_PER_REQUEST: Partial<Record<string, string>> = {
+  'sdk-grpc-mux': 'sdk-grpc',
+  'socket-probe-mux': 'socket-probe',
+};
+
+function interleavedMarkdown(i: InterleavedResults): string {
+  const rows = table(
+    ['client', 'concurrent streams', 'tokens/s', 'client CPU µs/token', 'vs a call per request'],
+    [...byVariant(i.throughput)].flatMap(([variant, runs]) =>
+      runs.map((t) => {
+        const base = i.throughput.find(
+          (b) => b.variant === CALL_PER_REQUEST[variant] && b.concurrency === t.concurrency,
+        );
+        return [
+          t.label,
+          n0(t.concurrency),
+          n0(t.tokensPerSec),
+          n2(t.cpuUsPerToken),
+          base === undefined ? '' : `${(t.cpuUsPerToken / base.cpuUsPerToken).toFixed(2)}x`,
+        ];
+      }),
+    ),
+  );
+  return [
+    `The gRPC clients again, on a fake that sends ${i.tokensPerTurn === 1 ? 'one token' : `${i.tokensPerTurn} tokens`} of each ` +
+      "generation in turn (`tokensPerTurn`) instead of up to 64 back to back, as a GPU's in-flight batching yields " +
+      "one token of every request per iteration. The main runs' fake sends a short answer whole, which lets a client " +
+      'with a call per request read its tokens while their state is warm, and no server batching tokens does:',
+    '',
+    rows,
   ].join('\n');
 }
 
@@ -233,6 +273,13 @@ export function summaryMarkdown(r: OverheadResults): string {
       .filter((t) => t.variant === variant)
       .map((t) => `${n2(t.cpuUsPerToken)} µs at ${n0(t.concurrency)}`)
       .join(', ');
+  const inTurnFigures = (variant: string): string | undefined =>
+    r.interleaved?.throughput
+      .filter((t) => t.variant === variant)
+      .map((t) => `${n2(t.cpuUsPerToken)} µs at ${n0(t.concurrency)}`)
+      .join(', ');
+  const inTurnDefault = inTurnFigures('sdk-grpc');
+  const inTurnMux = inTurnFigures('sdk-grpc-mux');
   const limited = limitedFigures('sdk-grpc');
   const young = limitedFigures('sdk-grpc-young');
   const limitedProbe = limitedFigures('socket-probe');
@@ -267,6 +314,12 @@ export function summaryMarkdown(r: OverheadResults): string {
             (limitedProbe === undefined || limitedProbe === ''
               ? '.'
               : `; the socket probe on as many connections: ${limitedProbe}.`),
+          '',
+        ]),
+    ...(inTurnDefault === undefined || inTurnDefault === '' || inTurnMux === undefined || inTurnMux === ''
+      ? []
+      : [
+          `With one token of each request in turn, as in-flight batching sends them: the default path ${inTurnDefault} streams, \`multiplex: true\` ${inTurnMux}.`,
           '',
         ]),
     `RSS per idle gRPC stream: ${idle === '' ? 'not measured' : idle}. ` +

@@ -1,4 +1,5 @@
 import { BARE_VARIANTS, type OverheadConfig, VARIANT_LABELS, type VariantName } from './config.js';
+import type { InterleavedResults } from './interleaved.js';
 import type { Machine } from './machine.js';
 import type { StreamLimitResults } from './stream-limit.js';
 
@@ -97,6 +98,8 @@ export interface OverheadResults {
   readonly memory: readonly MemoryRow[];
   /** The stream-limit part (issue 31 item 3), when it ran. */
   readonly streamLimit?: StreamLimitResults;
+  /** Both gRPC paths against a fake that sends one token of each generation in turn, when it ran. */
+  readonly interleaved?: InterleavedResults;
   readonly targets: readonly TargetCheck[];
   readonly failures: readonly RunFailure[];
 }

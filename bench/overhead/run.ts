@@ -11,6 +11,12 @@ import { fileURLToPath } from 'node:url';
 import { ensurePeers } from '../validate/peers.js';
 import type { MemoryJob, MemoryResult, ThroughputJob, ThroughputResult } from './client.js';
 import { PROMPTS, readConfig, requestsFor, VARIANT_LABELS, type VariantName, warmupFor } from './config.js';
+import {
+  INTERLEAVED_TOKENS_PER_TURN,
+  type InterleavedResults,
+  interleavedVariants,
+  readInterleavedLevels,
+} from './interleaved.js';
 import { BENCH_NODE, describeMachine, supportedNode, withinEngines } from './machine.js';
 import { writeResultsMarkdown, writeSummaryMarkdown } from './markdown.js';
 import type { PerfAnalyzerJob } from './perf-analyzer-client.js';
@@ -245,6 +251,32 @@ try {
 }
 console.log(`throughput runs done after ${((Date.now() - started) / 1000).toFixed(0)} s`);
 
+// The two gRPC paths again, on a fake that sends one token of each generation in turn, as a GPU's
+// in-flight batching does (see interleaved.ts).
+let inTurn: InterleavedResults | undefined;
+const interleavedLevels = readInterleavedLevels();
+const turnVariants = interleavedVariants(variants);
+if (
+  interleavedLevels.length > 0 &&
+  turnVariants.includes('sdk-grpc') &&
+  turnVariants.includes('sdk-grpc-mux')
+) {
+  const turnServer = await startServerProcess(SERVER_SCRIPT, {
+    cpu: serverCpu,
+    ttftMs: 0,
+    itlMs: 0,
+    env: { FAKE_TOKENS_PER_TURN: String(INTERLEAVED_TOKENS_PER_TURN) },
+  });
+  const turnRows: ThroughputRow[] = [];
+  try {
+    for (const concurrency of interleavedLevels)
+      turnRows.push(...(await throughputLevel(turnServer, turnVariants, concurrency)));
+  } finally {
+    await turnServer.stop();
+  }
+  inTurn = { levels: interleavedLevels, tokensPerTurn: INTERLEAVED_TOKENS_PER_TURN, throughput: turnRows };
+}
+
 const memory: MemoryRow[] = [];
 // perf_analyzer cannot hold streams open idle: it has no memory run.
 const memoryVariants = variants.filter((v) => v !== 'perf-analyzer');
@@ -303,7 +335,8 @@ const results: OverheadResults = {
   throughput: rows,
   memory,
   ...(streamLimit !== undefined ? { streamLimit } : {}),
-  targets: checkTargets(rows, memory, streamLimit),
+  ...(inTurn !== undefined ? { interleaved: inTurn } : {}),
+  targets: checkTargets(rows, memory, streamLimit, inTurn),
   failures,
 };
 // BENCH_RESULTS=<file>: a trial run writes its JSON there and leaves the published results and docs alone.

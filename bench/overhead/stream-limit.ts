@@ -37,7 +37,8 @@ export interface StreamLimitResults extends StreamLimitConfig {
   readonly memory: readonly MemoryRow[];
 }
 
-function numbers(name: string, fallback: readonly number[]): number[] {
+/** A comma-separated list of whole numbers >= 1 from the environment; `0` is the empty list. */
+export function numbers(name: string, fallback: readonly number[]): number[] {
   const raw = process.env[name];
   if (raw === undefined || raw.trim() === '') return [...fallback];
   if (raw.trim() === '0') return [];

@@ -1,4 +1,5 @@
 import type { VariantName } from './config.js';
+import type { InterleavedResults } from './interleaved.js';
 import { byVariant, type MemoryRow, type TargetCheck, type ThroughputRow } from './results.js';
 import { type StreamLimitResults, semiSpaceFlag } from './stream-limit.js';
 
@@ -35,6 +36,7 @@ export function checkTargets(
   throughput: readonly ThroughputRow[],
   memory: readonly MemoryRow[],
   streamLimit?: StreamLimitResults,
+  interleaved?: InterleavedResults,
 ): TargetCheck[] {
   const checks: Check[] = [];
   const at = (variant: VariantName, level: number) =>
@@ -91,16 +93,7 @@ export function checkTargets(
         threshold: PROBE_RATIO_LIMIT,
       });
     }
-    const mux = at('sdk-grpc-mux', level);
-    if (mux !== undefined) {
-      checks.push({
-        target: `multiplex: CPU per token <= ${MULTIPLEX_RATIO_LIMIT}x the default path's`,
-        level,
-        value: mux.cpuUsPerToken / sdk.cpuUsPerToken,
-        unit: 'ratio',
-        threshold: MULTIPLEX_RATIO_LIMIT,
-      });
-    }
+    checks.push(...multiplexChecks(throughput.filter((r) => r.concurrency === level)));
     const http = at('sdk-http', level);
     const httpLimit = HTTP_CPU_LIMIT_US[level];
     if (http !== undefined && httpLimit !== undefined) {
@@ -142,7 +135,28 @@ export function checkTargets(
     });
   }
   if (streamLimit !== undefined) checks.push(...streamLimitChecks(streamLimit));
+  if (interleaved !== undefined) checks.push(...multiplexChecks(interleaved.throughput, ' (tokens in turn)'));
   return checks.map(judged);
+}
+
+/**
+ * `multiplex: true` against the default path at each level both ran; `how` names the fake's way of
+ * sending tokens when it is not the main runs' (see interleaved.ts).
+ */
+function multiplexChecks(rows: readonly ThroughputRow[], how = ''): Check[] {
+  const checks: Check[] = [];
+  for (const sdk of rows.filter((r) => r.variant === 'sdk-grpc')) {
+    const mux = rows.find((r) => r.variant === 'sdk-grpc-mux' && r.concurrency === sdk.concurrency);
+    if (mux === undefined) continue;
+    checks.push({
+      target: `multiplex${how}: CPU per token <= ${MULTIPLEX_RATIO_LIMIT}x the default path's`,
+      level: sdk.concurrency,
+      value: mux.cpuUsPerToken / sdk.cpuUsPerToken,
+      unit: 'ratio',
+      threshold: MULTIPLEX_RATIO_LIMIT,
+    });
+  }
+  return checks;
 }
 
 function streamLimitChecks(limit: StreamLimitResults): Check[] {

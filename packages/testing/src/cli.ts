@@ -8,7 +8,7 @@ import { startFakeTriton } from './server.js';
 import type { FakeEvent, FakeTriton } from './types.js';
 
 const USAGE =
-  'usage: trtllm-fake-triton [--grpc-port 8001] [--http-port 8000] [--host 127.0.0.1] [--ttft-ms N] [--itl-ms N] [--cors] [--log]';
+  'usage: trtllm-fake-triton [--grpc-port 8001] [--http-port 8000] [--host 127.0.0.1] [--ttft-ms N] [--itl-ms N] [--tokens-per-turn N] [--cors] [--log]';
 
 /** How the log names the end of a request (Triton's verbose log says the same in more words). */
 const OUTCOMES: Partial<Record<FakeEvent['event'], string>> = {
@@ -58,6 +58,7 @@ async function main(): Promise<void> {
       host: { type: 'string' },
       'ttft-ms': { type: 'string' },
       'itl-ms': { type: 'string' },
+      'tokens-per-turn': { type: 'string' },
       cors: { type: 'boolean' },
       log: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
@@ -74,6 +75,9 @@ async function main(): Promise<void> {
     ...(values.host !== undefined ? { host: values.host } : {}),
     ttftMs: portOrNumber('ttft-ms', values['ttft-ms'], 0),
     itlMs: portOrNumber('itl-ms', values['itl-ms'], 0),
+    ...(values['tokens-per-turn'] !== undefined
+      ? { tokensPerTurn: portOrNumber('tokens-per-turn', values['tokens-per-turn'], 64) }
+      : {}),
     cors: values.cors ?? false,
   });
   process.stdout.write(`fake Triton ready: grpc ${fake.grpcUrl} http ${fake.httpUrl}\n`);

@@ -1,5 +1,5 @@
 /** startFakeTriton(): the engine with its gRPC and HTTP front ends. */
-import { Activity, type EngineContext, StopRegistry } from './engine/context.js';
+import { Activity, DEFAULT_TOKENS_PER_TURN, type EngineContext, StopRegistry } from './engine/context.js';
 import { DEFAULT_MAX_EVENTS, EventLog } from './engine/event-log.js';
 import { FaultState } from './engine/faults.js';
 import { Statistics } from './engine/statistics.js';
@@ -19,6 +19,14 @@ function nonNegative(name: string, value: number | undefined): number {
   if (value === undefined) return 0;
   if (!Number.isFinite(value) || value < 0) {
     throw new TypeError(`startFakeTriton: ${name} must be a non-negative number, got ${value}`);
+  }
+  return value;
+}
+
+function positiveInteger(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw new TypeError(`startFakeTriton: ${name} must be a whole number >= 1, got ${value}`);
   }
   return value;
 }
@@ -43,6 +51,7 @@ export async function startFakeTriton(options: FakeTritonOptions = {}): Promise<
   const host = options.host ?? '127.0.0.1';
   const ttftMs = nonNegative('ttftMs', options.ttftMs);
   const itlMs = nonNegative('itlMs', options.itlMs);
+  const tokensPerTurn = positiveInteger('tokensPerTurn', options.tokensPerTurn, DEFAULT_TOKENS_PER_TURN);
   const events = new EventLog(maxEventsOf(options.maxEvents));
   const faults = new FaultState();
   const activity = new Activity();
@@ -61,6 +70,7 @@ export async function startFakeTriton(options: FakeTritonOptions = {}): Promise<
     statistics: new Statistics(),
     ttftMs,
     itlMs,
+    tokensPerTurn,
   };
   const grpc = await startGrpcFrontEnd(ctx, {
     host,

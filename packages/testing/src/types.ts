@@ -23,6 +23,14 @@ export interface FakeTritonOptions {
   readonly ttftMs?: number;
   /** Milliseconds between tokens. Default 0: as fast as the client reads. */
   readonly itlMs?: number;
+  /**
+   * With no time between tokens (`itlMs` 0), how many tokens a generation sends back to back before
+   * the others' turn. Default 64: a short answer comes out whole, the fastest a fake can serve. 1
+   * sends one token of each generation in turn, as a GPU's in-flight batching does (one token per
+   * request per iteration); a client that reads many streams costs more per token that way, since
+   * each token finds its request's state cold, so benchmarks of such clients want 1.
+   */
+  readonly tokensPerTurn?: number;
   /** Answer browsers: `Access-Control-Allow-*` headers on HTTP, including OPTIONS preflights. */
   readonly cors?: boolean;
   /** Serve gRPC and HTTPS with this certificate; `requireClientCert` asks for mutual TLS. */

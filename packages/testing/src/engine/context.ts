@@ -82,4 +82,9 @@ export interface EngineContext {
   readonly statistics: Statistics;
   readonly ttftMs: number;
   readonly itlMs: number;
+  /** Back-to-back tokens (itl 0) a generation sends before yielding to I/O and the others. */
+  readonly tokensPerTurn: number;
 }
+
+/** See FakeTritonOptions.tokensPerTurn. */
+export const DEFAULT_TOKENS_PER_TURN = 64;

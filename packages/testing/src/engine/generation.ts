@@ -65,9 +65,6 @@ export function nowNs(): bigint {
   return BigInt(Math.round((performance.timeOrigin + performance.now()) * 1000)) * 1000n;
 }
 
-// Back-to-back tokens (itl 0) still give I/O a turn this often.
-const TOKENS_PER_YIELD = 64;
-
 /** When an item arrived and produced its first and last tokens (0 before it has any), in ns. */
 export interface ItemTiming {
   readonly arrivalNs: bigint;
@@ -214,7 +211,7 @@ export class Generation {
       const now = performance.now();
       due = round === 0 ? this.arrivalMs + ctx.ttftMs : Math.max(due + ctx.itlMs, now - ctx.itlMs);
       if (due > now) await sleepUntil(due, [spec.signal, ctx.activity.signal, this.stopWake?.signal]);
-      else if (round % TOKENS_PER_YIELD === TOKENS_PER_YIELD - 1) await yieldToIo();
+      else if (round % ctx.tokensPerTurn === ctx.tokensPerTurn - 1) await yieldToIo();
       if (this.stopRequested) {
         this.endLive(pending, 'stopped');
         return { kind: 'stopped' };
