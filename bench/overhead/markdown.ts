@@ -159,8 +159,8 @@ function interleavedMarkdown(i: InterleavedResults): string {
   return [
     `The gRPC clients again, on a fake that sends ${i.tokensPerTurn === 1 ? 'one token' : `${i.tokensPerTurn} tokens`} of each ` +
       "generation in turn (`tokensPerTurn`) instead of up to 64 back to back, as a GPU's in-flight batching yields " +
-      "one token of every request per iteration. The main runs' fake sends a short answer whole, which lets a client " +
-      'with a call per request read its tokens while their state is warm, and no server batching tokens does:',
+      "one token of every request per iteration. The main runs' fake sends a short answer whole, so a client with a " +
+      'call per request reads its tokens in a row while their state is warm; a server that batches gives no client that:',
     '',
     rows,
   ].join('\n');

@@ -1,24 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { interleavedVariants, readInterleavedLevels } from '../../bench/overhead/interleaved.js';
 import { resultsMarkdown, summaryMarkdown } from '../../bench/overhead/markdown.js';
-import { type OverheadResults, throughputRow } from '../../bench/overhead/results.js';
+import type { OverheadResults } from '../../bench/overhead/results.js';
 import { checkTargets } from '../../bench/overhead/targets.js';
-import { emptyResults } from './overhead-results.js';
+import { emptyResults, runRow } from './overhead-results.js';
 
 const saved = { ...process.env };
 afterEach(() => {
   process.env = { ...saved };
 });
-
-function row(
-  variant: 'sdk-grpc' | 'sdk-grpc-mux' | 'socket-probe' | 'socket-probe-mux',
-  concurrency: number,
-  usPerToken: number,
-) {
-  return throughputRow(variant, concurrency, [
-    { tokens: 1000, requests: 32, wallMs: 1000, cpuUs: 1000 * usPerToken },
-  ]);
-}
 
 describe('bench:overhead with tokens in turn', () => {
   it('runs at 64 and 512 streams unless told otherwise, and only the gRPC paths and their probes', () => {
@@ -34,15 +24,15 @@ describe('bench:overhead with tokens in turn', () => {
   });
 
   it('judges multiplexing on both fakes, each against the default path of the same run', () => {
-    const main = [row('sdk-grpc', 512, 4), row('sdk-grpc-mux', 512, 5.2)];
+    const main = [runRow('sdk-grpc', 512, 4), runRow('sdk-grpc-mux', 512, 5.2)];
     const interleaved = {
       levels: [512],
       tokensPerTurn: 1,
       throughput: [
-        row('sdk-grpc', 512, 5),
-        row('sdk-grpc-mux', 512, 5.5),
-        row('socket-probe', 512, 4),
-        row('socket-probe-mux', 512, 3.6),
+        runRow('sdk-grpc', 512, 5),
+        runRow('sdk-grpc-mux', 512, 5.5),
+        runRow('socket-probe', 512, 4),
+        runRow('socket-probe-mux', 512, 3.6),
       ],
     };
     const targets = checkTargets(main, [], undefined, interleaved);

@@ -1,5 +1,12 @@
-import { readConfig } from '../../bench/overhead/config.js';
-import type { OverheadResults } from '../../bench/overhead/results.js';
+import { readConfig, type VariantName } from '../../bench/overhead/config.js';
+import { type OverheadResults, throughputRow } from '../../bench/overhead/results.js';
+
+/** The row of one run of 1,000 tokens in which `variant` spent `usPerToken` per token. */
+export function runRow(variant: VariantName, concurrency: number, usPerToken: number) {
+  return throughputRow(variant, concurrency, [
+    { tokens: 1000, requests: 32, wallMs: 1000, cpuUs: 1000 * usPerToken },
+  ]);
+}
 
 /** Results of a run with nothing measured yet, on a made-up machine: tests fill in what they render. */
 export function emptyResults(): OverheadResults {

@@ -1,26 +1,15 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { readConfig } from '../../bench/overhead/config.js';
 import { resultsMarkdown, summaryMarkdown } from '../../bench/overhead/markdown.js';
-import { type OverheadResults, throughputRow } from '../../bench/overhead/results.js';
+import type { OverheadResults } from '../../bench/overhead/results.js';
 import { readStreamLimitConfig, streamLimitVariants } from '../../bench/overhead/stream-limit.js';
 import { checkTargets } from '../../bench/overhead/targets.js';
-import { emptyResults } from './overhead-results.js';
+import { emptyResults, runRow } from './overhead-results.js';
 
 const saved = { ...process.env };
 afterEach(() => {
   process.env = { ...saved };
 });
-
-/** A row of one run whose client spent `usPerToken` per token. */
-function row(
-  variant: 'sdk-grpc' | 'sdk-grpc-young' | 'socket-probe' | 'socket-probe-iter',
-  concurrency: number,
-  usPerToken: number,
-) {
-  return throughputRow(variant, concurrency, [
-    { tokens: 1000, requests: 32, wallMs: 1000, cpuUs: 1000 * usPerToken },
-  ]);
-}
 
 describe('bench:overhead past a stream limit, with a larger young generation', () => {
   it('runs the larger young generation beside the default path only when asked', () => {
@@ -61,14 +50,14 @@ describe('bench:overhead past a stream limit, with a larger young generation', (
       maxConnections: 128,
       semiSpaceMb: 64,
       throughput: [
-        row('sdk-grpc', 64, 10),
-        row('sdk-grpc-young', 64, 8),
-        row('sdk-grpc', 10_000, 18),
-        row('sdk-grpc-young', 10_000, 9),
-        row('socket-probe', 64, 4),
-        row('socket-probe', 10_000, 6),
-        row('socket-probe-iter', 64, 5),
-        row('socket-probe-iter', 10_000, 7),
+        runRow('sdk-grpc', 64, 10),
+        runRow('sdk-grpc-young', 64, 8),
+        runRow('sdk-grpc', 10_000, 18),
+        runRow('sdk-grpc-young', 10_000, 9),
+        runRow('socket-probe', 64, 4),
+        runRow('socket-probe', 10_000, 6),
+        runRow('socket-probe-iter', 64, 5),
+        runRow('socket-probe-iter', 10_000, 7),
       ],
       memory: [],
     };

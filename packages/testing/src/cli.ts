@@ -50,6 +50,12 @@ function portOrNumber(name: string, value: string | undefined, fallback: number)
   return n;
 }
 
+function atLeastOne(name: string, value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a whole number >= 1, got '${value}'`);
+  return n;
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -76,7 +82,7 @@ async function main(): Promise<void> {
     ttftMs: portOrNumber('ttft-ms', values['ttft-ms'], 0),
     itlMs: portOrNumber('itl-ms', values['itl-ms'], 0),
     ...(values['tokens-per-turn'] !== undefined
-      ? { tokensPerTurn: portOrNumber('tokens-per-turn', values['tokens-per-turn'], 64) }
+      ? { tokensPerTurn: atLeastOne('tokens-per-turn', values['tokens-per-turn']) }
       : {}),
     cors: values.cors ?? false,
   });

@@ -43,6 +43,8 @@ describe('trtllm-fake-triton', () => {
         '0',
         '--itl-ms',
         '1',
+        '--tokens-per-turn',
+        '1',
         '--cors',
       ]);
       const match =
@@ -91,17 +93,23 @@ describe('trtllm-fake-triton', () => {
     expect(code).toBe(0);
   });
 
-  it('refuses a bad option with exit code 2', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, '--grpc-port', 'abc'], {
-      cwd: fileURLToPath(new URL('..', import.meta.url)),
-      stdio: ['ignore', 'pipe', 'pipe'],
+  const refusals = [
+    [['--grpc-port', 'abc'], "--grpc-port must be a non-negative integer, got 'abc'"],
+    [['--tokens-per-turn', '0'], "--tokens-per-turn must be a whole number >= 1, got '0'"],
+  ] as const;
+  for (const [args, message] of refusals) {
+    it(`refuses a bad option with exit code 2 (${args.join(' ')})`, async () => {
+      const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+        cwd: fileURLToPath(new URL('..', import.meta.url)),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => {
+        stderr += d.toString();
+      });
+      const [code] = (await once(child, 'exit')) as [number | null];
+      expect(code).toBe(2);
+      expect(stderr).toContain(message);
     });
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-    });
-    const [code] = (await once(child, 'exit')) as [number | null];
-    expect(code).toBe(2);
-    expect(stderr).toContain("--grpc-port must be a non-negative integer, got 'abc'");
-  });
+  }
 });
