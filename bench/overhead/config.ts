@@ -96,16 +96,25 @@ export const VARIANT_LABELS: Readonly<Record<VariantName, string>> = {
 
 export const BARE_VARIANTS: readonly VariantName[] = ['connect-bare', 'grpc-js-bare', 'http2-bare'];
 
-function list(name: string, fallback: readonly number[]): number[] {
+/**
+ * A comma-separated list of whole numbers >= 1 from the environment. Where `zeroSkips`, `0` is the empty list (the
+ * part it configures is skipped); elsewhere it is refused like any other value below 1.
+ */
+function list(name: string, fallback: readonly number[], zeroSkips = false): number[] {
   const raw = process.env[name];
   if (raw === undefined || raw.trim() === '') return [...fallback];
+  if (zeroSkips && raw.trim() === '0') return [];
   const values = raw.split(',').map((s) => Number(s.trim()));
   if (values.some((v) => !Number.isSafeInteger(v) || v < 1)) {
-    throw new Error(
-      `${name} must be a comma-separated list of whole numbers >= 1 (got ${JSON.stringify(raw)})`,
-    );
+    const what = zeroSkips ? '0 or a comma-separated list' : 'a comma-separated list';
+    throw new Error(`${name} must be ${what} of whole numbers >= 1 (got ${JSON.stringify(raw)})`);
   }
   return values;
+}
+
+/** {@link list} for the optional parts of the run, which `0` skips. */
+export function numbers(name: string, fallback: readonly number[]): number[] {
+  return list(name, fallback, true);
 }
 
 function whole(name: string, fallback: number, min = 1): number {

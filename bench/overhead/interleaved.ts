@@ -8,9 +8,8 @@
  * part runs the two gRPC paths (and the socket probes, when the run has them) against a fake that
  * sends one token of each generation in turn (`tokensPerTurn: 1`), side by side.
  */
-import type { VariantName } from './config.js';
+import { numbers, type VariantName } from './config.js';
 import type { ThroughputRow } from './results.js';
-import { numbers } from './stream-limit.js';
 
 /** Tokens a generation sends back to back in this part: one, as in-flight batching does. */
 export const INTERLEAVED_TOKENS_PER_TURN = 1;

@@ -1,7 +1,13 @@
 import { markdownTable as table, writeGeneratedBlock } from '../markdown.js';
 import type { InterleavedResults } from './interleaved.js';
 import { withinEngines } from './machine.js';
-import { byVariant, type MemoryRow, type OverheadResults, type TargetCheck } from './results.js';
+import {
+  byVariant,
+  type MemoryRow,
+  type OverheadResults,
+  type TargetCheck,
+  type ThroughputRow,
+} from './results.js';
 import { type StreamLimitResults, semiSpaceFlag, streamLimitLabel } from './stream-limit.js';
 
 const START = '<!-- overhead-results:start (written by pnpm bench:overhead; edits inside are lost) -->';
@@ -268,16 +274,14 @@ export function summaryMarkdown(r: OverheadResults): string {
       .join(', ');
   const probe = probeFigures('socket-probe');
   const httpProbe = probeFigures('http-probe');
-  const limitedFigures = (variant: string): string | undefined =>
-    r.streamLimit?.throughput
-      .filter((t) => t.variant === variant)
+  // "x µs at n, ..." for one variant's rows of a part of the run.
+  const figures = (rows: readonly ThroughputRow[] | undefined, variant: string): string | undefined =>
+    rows
+      ?.filter((t) => t.variant === variant)
       .map((t) => `${n2(t.cpuUsPerToken)} µs at ${n0(t.concurrency)}`)
       .join(', ');
-  const inTurnFigures = (variant: string): string | undefined =>
-    r.interleaved?.throughput
-      .filter((t) => t.variant === variant)
-      .map((t) => `${n2(t.cpuUsPerToken)} µs at ${n0(t.concurrency)}`)
-      .join(', ');
+  const inTurnFigures = (variant: string) => figures(r.interleaved?.throughput, variant);
+  const limitedFigures = (variant: string) => figures(r.streamLimit?.throughput, variant);
   const inTurnDefault = inTurnFigures('sdk-grpc');
   const inTurnMux = inTurnFigures('sdk-grpc-mux');
   const limited = limitedFigures('sdk-grpc');

@@ -12,7 +12,7 @@
  * scavenges and be promoted; bigger semi-spaces let more of them die young. It is a process flag
  * users choose, so the default row is the one the target judges.
  */
-import type { VariantName } from './config.js';
+import { numbers, type VariantName } from './config.js';
 import type { MemoryRow, ThroughputRow } from './results.js';
 
 export interface StreamLimitConfig {
@@ -35,20 +35,6 @@ export interface StreamLimitConfig {
 export interface StreamLimitResults extends StreamLimitConfig {
   readonly throughput: readonly ThroughputRow[];
   readonly memory: readonly MemoryRow[];
-}
-
-/** A comma-separated list of whole numbers >= 1 from the environment; `0` is the empty list. */
-export function numbers(name: string, fallback: readonly number[]): number[] {
-  const raw = process.env[name];
-  if (raw === undefined || raw.trim() === '') return [...fallback];
-  if (raw.trim() === '0') return [];
-  const values = raw.split(',').map((s) => Number(s.trim()));
-  if (values.some((v) => !Number.isSafeInteger(v) || v < 1)) {
-    throw new Error(
-      `${name} must be 0 or a comma-separated list of whole numbers >= 1 (got ${JSON.stringify(raw)})`,
-    );
-  }
-  return values;
 }
 
 export function readStreamLimitConfig(): StreamLimitConfig {

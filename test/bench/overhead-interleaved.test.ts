@@ -1,22 +1,22 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { interleavedVariants, readInterleavedLevels } from '../../bench/overhead/interleaved.js';
 import { resultsMarkdown, summaryMarkdown } from '../../bench/overhead/markdown.js';
 import type { OverheadResults } from '../../bench/overhead/results.js';
 import { checkTargets } from '../../bench/overhead/targets.js';
 import { emptyResults, runRow } from './overhead-results.js';
 
-const saved = { ...process.env };
+// Each test sets the variables it reads; none leaks into the next.
 afterEach(() => {
-  process.env = { ...saved };
+  vi.unstubAllEnvs();
 });
 
 describe('bench:overhead with tokens in turn', () => {
   it('runs at 64 and 512 streams unless told otherwise, and only the gRPC paths and their probes', () => {
-    delete process.env.BENCH_INTERLEAVED_LEVELS;
+    vi.stubEnv('BENCH_INTERLEAVED_LEVELS', undefined);
     expect(readInterleavedLevels()).toEqual([64, 512]);
-    process.env.BENCH_INTERLEAVED_LEVELS = '0';
+    vi.stubEnv('BENCH_INTERLEAVED_LEVELS', '0');
     expect(readInterleavedLevels()).toEqual([]);
-    process.env.BENCH_INTERLEAVED_LEVELS = '512,lots';
+    vi.stubEnv('BENCH_INTERLEAVED_LEVELS', '512,lots');
     expect(() => readInterleavedLevels()).toThrow(/BENCH_INTERLEAVED_LEVELS.*"512,lots"/);
     expect(
       interleavedVariants(['sdk-http', 'sdk-grpc-mux', 'perf-analyzer', 'socket-probe', 'sdk-grpc']),

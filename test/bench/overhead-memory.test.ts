@@ -1,24 +1,24 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { readConfig } from '../../bench/overhead/config.js';
 import { resultsMarkdown, summaryMarkdown } from '../../bench/overhead/markdown.js';
 import { memoryRow, type OverheadResults } from '../../bench/overhead/results.js';
 import { checkTargets } from '../../bench/overhead/targets.js';
 import { emptyResults } from './overhead-results.js';
 
-const saved = { ...process.env };
+// Each test sets the variables it reads; none leaks into the next.
 afterEach(() => {
-  process.env = { ...saved };
+  vi.unstubAllEnvs();
 });
 
 const KB = 1024;
 
 describe('bench:overhead memory runs, repeated', () => {
   it('repeats each memory cell three times unless told otherwise, and refuses a bad count by name', () => {
-    delete process.env.BENCH_MEMORY_REPEATS;
+    vi.stubEnv('BENCH_MEMORY_REPEATS', undefined);
     expect(readConfig(false).memoryRepeats).toBe(3);
-    process.env.BENCH_MEMORY_REPEATS = '1';
+    vi.stubEnv('BENCH_MEMORY_REPEATS', '1');
     expect(readConfig(false).memoryRepeats).toBe(1);
-    process.env.BENCH_MEMORY_REPEATS = '0';
+    vi.stubEnv('BENCH_MEMORY_REPEATS', '0');
     expect(() => readConfig(false)).toThrow(/BENCH_MEMORY_REPEATS.*"0"/);
   });
 

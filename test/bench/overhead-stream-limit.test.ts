@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { readConfig } from '../../bench/overhead/config.js';
 import { resultsMarkdown, summaryMarkdown } from '../../bench/overhead/markdown.js';
 import type { OverheadResults } from '../../bench/overhead/results.js';
@@ -6,15 +6,15 @@ import { readStreamLimitConfig, streamLimitVariants } from '../../bench/overhead
 import { checkTargets } from '../../bench/overhead/targets.js';
 import { emptyResults, runRow } from './overhead-results.js';
 
-const saved = { ...process.env };
+// Each test sets the variables it reads; none leaks into the next.
 afterEach(() => {
-  process.env = { ...saved };
+  vi.unstubAllEnvs();
 });
 
 describe('bench:overhead past a stream limit, with a larger young generation', () => {
   it('runs the larger young generation beside the default path only when asked', () => {
-    delete process.env.BENCH_LIMIT_SEMI_SPACE;
-    delete process.env.BENCH_VARIANTS;
+    vi.stubEnv('BENCH_LIMIT_SEMI_SPACE', undefined);
+    vi.stubEnv('BENCH_VARIANTS', undefined);
     expect(readStreamLimitConfig().semiSpaceMb).toBe(0);
     expect(streamLimitVariants(readStreamLimitConfig())).toEqual([
       'sdk-grpc',
@@ -23,7 +23,7 @@ describe('bench:overhead past a stream limit, with a larger young generation', (
     ]);
     // Never one of the main levels' default variants.
     expect(readConfig(false).variants).not.toContain('sdk-grpc-young');
-    process.env.BENCH_LIMIT_SEMI_SPACE = '64';
+    vi.stubEnv('BENCH_LIMIT_SEMI_SPACE', '64');
     const config = readStreamLimitConfig();
     expect(config.semiSpaceMb).toBe(64);
     expect(streamLimitVariants(config)).toEqual([
@@ -32,14 +32,25 @@ describe('bench:overhead past a stream limit, with a larger young generation', (
       'socket-probe-iter',
       'sdk-grpc-young',
     ]);
-    process.env.BENCH_LIMIT_SEMI_SPACE = '0';
+    vi.stubEnv('BENCH_LIMIT_SEMI_SPACE', '0');
     expect(streamLimitVariants(readStreamLimitConfig())).toEqual([
       'sdk-grpc',
       'socket-probe',
       'socket-probe-iter',
     ]);
-    process.env.BENCH_LIMIT_SEMI_SPACE = 'big';
+    vi.stubEnv('BENCH_LIMIT_SEMI_SPACE', 'big');
     expect(() => readStreamLimitConfig()).toThrow(/BENCH_LIMIT_SEMI_SPACE.*"big"/);
+  });
+
+  it('skips an optional part given 0, while the main levels refuse 0, both naming the variable', () => {
+    vi.stubEnv('BENCH_LIMIT_LEVELS', '0');
+    expect(readStreamLimitConfig().levels).toEqual([]);
+    vi.stubEnv('BENCH_LIMIT_LEVELS', '64,0');
+    expect(() => readStreamLimitConfig()).toThrow(
+      /BENCH_LIMIT_LEVELS must be 0 or a comma-separated.*"64,0"/,
+    );
+    vi.stubEnv('BENCH_MEMORY_LEVELS', '0');
+    expect(() => readConfig(false)).toThrow(/BENCH_MEMORY_LEVELS must be a comma-separated.*"0"/);
   });
 
   it('judges each client run against its own lowest level, the default one by the target', () => {

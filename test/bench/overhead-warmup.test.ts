@@ -1,18 +1,18 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { readConfig, warmupFor } from '../../bench/overhead/config.js';
 import { resultsMarkdown } from '../../bench/overhead/markdown.js';
 import { type OverheadResults, throughputRow } from '../../bench/overhead/results.js';
 import { emptyResults } from './overhead-results.js';
 
-const saved = { ...process.env };
+// Each test sets the variables it reads; none leaks into the next.
 afterEach(() => {
-  process.env = { ...saved };
+  vi.unstubAllEnvs();
 });
 
 describe('bench:overhead warm-up', () => {
   it('warms Node clients up for 8,000 requests and the peers that do not compile for 100', () => {
-    delete process.env.BENCH_NODE_WARMUP;
-    delete process.env.BENCH_WARMUP;
+    vi.stubEnv('BENCH_NODE_WARMUP', undefined);
+    vi.stubEnv('BENCH_WARMUP', undefined);
     const config = readConfig(false);
     expect(warmupFor(config, 'sdk-grpc')).toBe(8000);
     expect(warmupFor(config, 'http-probe')).toBe(8000);
@@ -21,12 +21,12 @@ describe('bench:overhead warm-up', () => {
   });
 
   it('takes both counts from the environment and refuses a bad one, naming it', () => {
-    process.env.BENCH_NODE_WARMUP = '250';
-    process.env.BENCH_WARMUP = '7';
+    vi.stubEnv('BENCH_NODE_WARMUP', '250');
+    vi.stubEnv('BENCH_WARMUP', '7');
     const config = readConfig(false);
     expect(warmupFor(config, 'sdk-http')).toBe(250);
     expect(warmupFor(config, 'perf-analyzer')).toBe(7);
-    process.env.BENCH_NODE_WARMUP = 'lots';
+    vi.stubEnv('BENCH_NODE_WARMUP', 'lots');
     expect(() => readConfig(false)).toThrow(/BENCH_NODE_WARMUP.*"lots"/);
   });
 
