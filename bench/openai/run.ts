@@ -35,7 +35,8 @@ const repeats = envNumber('BENCH_OPENAI_REPEATS', 3);
 const peerBinary = process.env.BENCH_OPENAI_TRTLLM;
 // Another build of our CLI (its dist/cli.js), measured beside the current one: before and after a change.
 const baselineCli = process.env.BENCH_OPENAI_BASELINE;
-// The Node floor (node-floor.ts) beside them unless BENCH_OPENAI_FLOOR=0: what Node itself costs.
+// The floors (node-floor.ts on node:http, net-floor.ts on node:net) beside them unless BENCH_OPENAI_FLOOR=0:
+// what Node itself costs, with node:http and without.
 const withFloor = process.env.BENCH_OPENAI_FLOOR !== '0';
 const pin = process.env.BENCH_PIN !== '0' && hasTaskset();
 // Both front ends share CPU 0; the fake and this load generator share CPU 1.
@@ -108,7 +109,10 @@ try {
   if (baselineCli !== undefined && baselineCli !== '') {
     servers.push(await startOurs(fake.grpcUrl, serverCpu, 'trtllm-openai (baseline)', baselineCli));
   }
-  if (withFloor) servers.push(await startFloor(fake.grpcUrl, serverCpu));
+  if (withFloor) {
+    servers.push(await startFloor('node floor', fake.grpcUrl, serverCpu));
+    servers.push(await startFloor('net floor', fake.grpcUrl, serverCpu));
+  }
   if (peerBinary !== undefined && peerBinary !== '')
     servers.push(await startPeer(peerBinary, fake.grpcUrl, serverCpu));
   for (const server of servers) {
@@ -157,12 +161,14 @@ try {
     const ours = per['trtllm-openai']?.cpuUsPerChunk;
     const peer = per.openai_trtllm?.cpuUsPerChunk;
     const floor = per['node floor']?.cpuUsPerChunk;
+    const netFloor = per['net floor']?.cpuUsPerChunk;
     return {
       streams,
       ...per,
       ...(ours !== undefined && peer !== undefined ? { oursOverPeer: ours / peer } : {}),
       ...(ours !== undefined && floor !== undefined ? { oursOverFloor: ours / floor } : {}),
       ...(floor !== undefined && peer !== undefined ? { floorOverPeer: floor / peer } : {}),
+      ...(netFloor !== undefined && peer !== undefined ? { netFloorOverPeer: netFloor / peer } : {}),
     };
   });
   const names = servers.map((s) => s.name);
@@ -171,6 +177,7 @@ try {
       ['oursOverPeer', 'ours / peer'],
       ['oursOverFloor', 'ours / floor'],
       ['floorOverPeer', 'floor / peer'],
+      ['netFloorOverPeer', 'net floor / peer'],
     ] as const
   ).filter(([key]) => summary.some((row) => key in row));
   const lines = [

@@ -21,7 +21,12 @@ export interface FrontEnd {
 // BENCH_OPENAI_NODE_ARGS passes flags to our server's node, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
 const nodeArgs = (process.env.BENCH_OPENAI_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
 const OURS_CLI = fileURLToPath(new URL('../../packages/openai/dist/cli.js', import.meta.url));
-const FLOOR_SCRIPT = fileURLToPath(new URL('./node-floor.ts', import.meta.url));
+/** The floors: the least a Node front end spends per chunk on node:http, and on node:net with HTTP/1.1 of its own. */
+const FLOORS = {
+  'node floor': fileURLToPath(new URL('./node-floor.ts', import.meta.url)),
+  'net floor': fileURLToPath(new URL('./net-floor.ts', import.meta.url)),
+} as const;
+export type FloorName = keyof typeof FLOORS;
 // /proc/<pid>/stat counts in clock ticks; Linux reports them at USER_HZ, 100 on every mainstream build.
 const TICK_MS = 10;
 
@@ -117,10 +122,16 @@ export function startOurs(
   return announced(child, name);
 }
 
-/** The Node floor (node-floor.ts: the least any Node front end spends per chunk), on an ephemeral port. */
-export function startFloor(tritonGrpcUrl: string, cpu: number | undefined): Promise<FrontEnd> {
-  const name = 'node floor';
-  const [cmd, args] = pinned([process.execPath, '--import', 'tsx', FLOOR_SCRIPT, tritonGrpcUrl], cpu);
+/** One of the floors (node-floor.ts, net-floor.ts), on an ephemeral port. */
+export function startFloor(
+  name: FloorName,
+  tritonGrpcUrl: string,
+  cpu: number | undefined,
+): Promise<FrontEnd> {
+  const [cmd, args] = pinned(
+    [process.execPath, '--import', 'tsx', FLOORS[name], '--triton', tritonGrpcUrl],
+    cpu,
+  );
   const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'inherit'], env: process.env });
   return announced(child, name);
 }
