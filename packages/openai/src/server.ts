@@ -14,6 +14,7 @@ import { completionsFormat } from './completions.js';
 import { type EndpointContext, respond } from './endpoint.js';
 import { readJsonBody, sendError, sendJson } from './http-io.js';
 import { unixSeconds } from './ids.js';
+import { ownResponses } from './sse.js';
 
 // A path of these characters alone is its own URL pathname: no query, escapes, dot segments or
 // leading `//` (which URL reads as a host).
@@ -169,7 +170,10 @@ export function createOpenAiServer(options: OpenAiServerOptions): OpenAiServer {
     });
   };
 
-  const server: Server = createServer(handler);
+  const server: Server = createServer((req, res) => {
+    ownResponses.add(res);
+    handler(req, res);
+  });
   return {
     handler,
     async listen(port, host = '127.0.0.1') {

@@ -1,6 +1,18 @@
 import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { toOpenAiError } from './api-error.js';
+
+/**
+ * Responses of `createOpenAiServer`'s own node:http server, which an {@link SseWriter} may frame
+ * itself; `server.handler` mounted elsewhere never is.
+ */
+export const ownResponses = new WeakSet<ServerResponse>();
+
+/** One HTTP/1.1 chunk of `text`; the size counts bytes, not UTF-16 units. */
+function chunk(text: string): string {
+  return `${Buffer.byteLength(text).toString(16)}\r\n${text}\r\n`;
+}
 
 /** One `data:` block of the event stream, for a JSON text. */
 export function sseEvent(json: string): string {
@@ -28,6 +40,8 @@ export function sseEvents(chunks: readonly unknown[]): string {
  */
 export class SseWriter {
   private opened = false;
+  /** The response's socket, once this writer frames the chunks itself (see {@link takeChunks}). */
+  private socket: Socket | undefined;
   /** Events of this turn, not yet handed to the response. */
   private pending = '';
   private flushScheduled = false;
@@ -45,7 +59,7 @@ export class SseWriter {
 
   /** True once the client has gone away. */
   get closed(): boolean {
-    return this.res.destroyed || this.res.writableEnded;
+    return this.res.destroyed || this.res.writableEnded || this.socket?.destroyed === true;
   }
 
   get started(): boolean {
@@ -63,7 +77,6 @@ export class SseWriter {
       ...this.headers,
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
-      connection: 'keep-alive',
       // Proxies such as nginx buffer responses unless told not to, which would hold every token back.
       'x-accel-buffering': 'no',
     });
@@ -103,9 +116,16 @@ export class SseWriter {
   private end(): void {
     const text = this.pending;
     this.pending = '';
-    // One write for the last events and the terminating chunk.
-    if (text !== '' && !this.closed) this.res.end(text);
-    else this.res.end();
+    if (text !== '' && !this.closed) {
+      if (this.socket !== undefined) {
+        this.socket.write(chunk(text));
+        // node:http adds the terminating chunk.
+        this.res.end();
+        return;
+      }
+      // One write for the last events and the terminating chunk.
+      this.res.end(text);
+    } else this.res.end();
   }
 
   private writePending(): void {
@@ -113,20 +133,41 @@ export class SseWriter {
     if (text === '') return;
     this.pending = '';
     if (this.closed) return;
+    if (this.socket !== undefined) {
+      this.full = !this.socket.write(chunk(text));
+      return;
+    }
     this.full = !this.res.write(text);
+    this.takeChunks();
+  }
+
+  /**
+   * After the first write has put the status line and headers on the wire, the chunks of this
+   * response go to its socket as one write each, framed here: node:http would frame each as four
+   * writes and a writev. Only on a response of our own server (not one mounted in another, whose
+   * middleware may wrap `res.write`), in chunked encoding, that owns its socket (a pipelined
+   * response has none until the ones before it end; node:http flushes it in order when it gets one).
+   */
+  private takeChunks(): void {
+    const socket = this.res.socket;
+    if (ownResponses.has(this.res) && this.res.chunkedEncoding && socket !== null) {
+      this.socket = socket;
+    }
   }
 
   private async drained(): Promise<void> {
     // The queued text goes out now, so the wait is for the socket, not for the tick.
     this.writePending();
-    if (!this.res.writableNeedDrain || this.closed) {
+    // Once the chunks go to the socket, it is the socket that fills and drains.
+    const writable = this.socket ?? this.res;
+    if (!writable.writableNeedDrain || this.closed) {
       this.full = false;
       return;
     }
     const settle = new AbortController();
     try {
       await Promise.race([
-        once(this.res, 'drain', { signal: settle.signal }),
+        once(writable, 'drain', { signal: settle.signal }),
         once(this.res, 'close', { signal: settle.signal }),
       ]);
     } finally {

@@ -1,0 +1,192 @@
+import { createServer, type Server } from 'node:http';
+import { type AddressInfo, connect } from 'node:net';
+import { createOpenAiServer, type OpenAiServer, transportFromUrl } from '@trtllm/openai';
+import { type FakeTriton, startFakeTriton } from '@trtllm/testing';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { isAscii, seedWhere } from './expected.js';
+
+// The server frames a stream's HTTP chunks itself once its headers are out (src/sse.ts). These tests
+// read the bytes on the wire with a decoder of their own, so a wrong chunk size, a response written
+// out of turn or a bypassed middleware shows as a broken or different body.
+
+/** An HTTP/1.1 response parsed from raw bytes: its head and its chunked body, chunk by chunk. */
+interface RawResponse {
+  readonly head: string;
+  readonly chunks: readonly Buffer[];
+  readonly body: string;
+}
+
+/** Splits the bytes of responses sent one after another on a connection; every body must be chunked. */
+function parseResponses(bytes: Buffer): RawResponse[] {
+  const responses: RawResponse[] = [];
+  let at = 0;
+  while (at < bytes.length) {
+    const headEnd = bytes.indexOf('\r\n\r\n', at);
+    if (headEnd < 0) throw new Error(`incomplete head at byte ${at}`);
+    const head = bytes.toString('latin1', at, headEnd);
+    if (!/\r\ntransfer-encoding: chunked/i.test(head)) throw new Error(`not chunked: ${head}`);
+    at = headEnd + 4;
+    const chunks: Buffer[] = [];
+    for (;;) {
+      const lineEnd = bytes.indexOf('\r\n', at);
+      if (lineEnd < 0) throw new Error(`incomplete chunk size at byte ${at}`);
+      const size = Number.parseInt(bytes.toString('latin1', at, lineEnd), 16);
+      if (!Number.isInteger(size)) throw new Error(`bad chunk size at byte ${at}`);
+      at = lineEnd + 2;
+      if (size === 0) {
+        if (bytes.toString('latin1', at, at + 2) !== '\r\n')
+          throw new Error('no blank line after the last chunk');
+        at += 2;
+        break;
+      }
+      chunks.push(bytes.subarray(at, at + size));
+      if (bytes.toString('latin1', at + size, at + size + 2) !== '\r\n') {
+        throw new Error(`chunk of ${size} bytes at ${at} is not followed by CRLF: its size is wrong`);
+      }
+      at += size + 2;
+    }
+    responses.push({ head, chunks, body: Buffer.concat(chunks).toString('utf8') });
+  }
+  return responses;
+}
+
+/** Sends `requests` back to back on one connection (pipelined) and returns every byte answered. */
+function exchange(port: number, requests: readonly string[], pauseMs = 0): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    const parts: Buffer[] = [];
+    socket.on('data', (part: Buffer) => {
+      parts.push(part);
+      // A slow reader: stop reading after the first bytes, and let the server's writes back up.
+      if (pauseMs > 0 && parts.length === 1) {
+        socket.pause();
+        setTimeout(() => socket.resume(), pauseMs);
+      }
+    });
+    socket.on('end', () => resolve(Buffer.concat(parts)));
+    socket.on('error', reject);
+    socket.write(requests.join(''));
+  });
+}
+
+function completionRequest(body: object, last: boolean): string {
+  const json = JSON.stringify(body);
+  return (
+    'POST /v1/completions HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\n' +
+    `content-length: ${Buffer.byteLength(json)}\r\n${last ? 'connection: close\r\n' : ''}\r\n${json}`
+  );
+}
+
+/** The text of a completion stream's events, with the id and time left out: what two answers share. */
+function eventTexts(body: string): string[] {
+  expect(body.endsWith('data: [DONE]\n\n')).toBe(true);
+  return body
+    .split('\n\n')
+    .filter((e) => e.startsWith('data: {'))
+    .map((e) => (JSON.parse(e.slice(6)) as { choices: { text: string }[] }).choices[0]!.text);
+}
+
+/** A fake Triton at `itlMs` and this package's server in front of it. */
+async function startServer(itlMs: number) {
+  const fake: FakeTriton = await startFakeTriton({ grpcPort: 0, httpPort: 0, itlMs });
+  const transport = transportFromUrl(fake.grpcUrl.replace(/^http:/, 'grpc:'));
+  const server: OpenAiServer = createOpenAiServer({ transport, model: 'ensemble' });
+  const port = Number(new URL(await server.listen(0)).port);
+  return {
+    server,
+    port,
+    async close() {
+      await server.close();
+      await transport.close();
+      await fake.close();
+    },
+  };
+}
+
+describe('SSE chunks on the wire', () => {
+  // One token per round of I/O, so every stream spans many writes; and one at full speed.
+  let paced: Awaited<ReturnType<typeof startServer>>;
+  let fast: Awaited<ReturnType<typeof startServer>>;
+  beforeAll(async () => {
+    paced = await startServer(1);
+    fast = await startServer(0);
+  });
+  afterAll(async () => {
+    await paced.close();
+    await fast.close();
+  });
+
+  const prompt = 'Tell me about GPUs';
+  const request = (seed: number, maxTokens = 24) => ({
+    model: 'ensemble',
+    prompt,
+    max_tokens: maxTokens,
+    seed,
+    stream: true,
+  });
+
+  test('pipelined streams with multi-byte text come back whole, in order, with exact chunk sizes', async () => {
+    const wide = seedWhere(prompt, 24, (t) => !isAscii(t));
+    const plain = seedWhere(prompt, 8, isAscii);
+    // Each alone first: what the same requests stream on a connection of their own.
+    const first = completionRequest(request(wide), false);
+    const second = completionRequest(request(plain, 8), true);
+    const [alone1] = parseResponses(
+      await exchange(paced.port, [first.replace('\r\n\r\n', '\r\nconnection: close\r\n\r\n')]),
+    );
+    const [alone2] = parseResponses(await exchange(paced.port, [second]));
+    const both = parseResponses(await exchange(paced.port, [first, second]));
+    expect(both).toHaveLength(2);
+    expect(eventTexts(both[0]!.body)).toEqual(eventTexts(alone1!.body));
+    expect(eventTexts(both[1]!.body)).toEqual(eventTexts(alone2!.body));
+    // Multi-byte characters: a chunk size counted in UTF-16 units would be short.
+    expect(isAscii(eventTexts(alone1!.body).join(''))).toBe(false);
+    // Many chunks per response: the writes after the first are the ones the writer frames itself.
+    for (const r of both) expect(r.chunks.length).toBeGreaterThan(4);
+  });
+
+  test('a reader that stops reading for a while still gets every event of a long stream', async () => {
+    // About 4 MB at full speed: more than loopback buffers, so the server's socket fills and its
+    // writes wait for 'drain' (checked by hand on this machine; buffer sizes vary with the kernel).
+    const ask = [completionRequest(request(3, 20_000), true)];
+    const [alone] = parseResponses(await exchange(fast.port, ask));
+    const [slow] = parseResponses(await exchange(fast.port, ask, 500));
+    const texts = eventTexts(slow!.body);
+    // 20,000 tokens and the finish event.
+    expect(texts).toHaveLength(20_001);
+    expect(texts).toEqual(eventTexts(alone!.body));
+  });
+
+  test('a client that asks to close the connection gets it closed after the stream', async () => {
+    const [r] = parseResponses(await exchange(paced.port, [completionRequest(request(1, 4), true)]));
+    expect(r!.head).toMatch(/\r\nconnection: close(\r\n|$)/i);
+    expect(eventTexts(r!.body)).toHaveLength(5);
+  });
+
+  test('mounted in another server, every byte goes through that server’s res.write and res.end', async () => {
+    const seen: string[] = [];
+    const outer: Server = createServer((req, res) => {
+      // A middleware that wraps the response's writes, as compression does.
+      const write = res.write.bind(res) as (text: string) => boolean;
+      const end = res.end.bind(res) as (text?: string) => typeof res;
+      res.write = ((text: string) => {
+        seen.push(text);
+        return write(text);
+      }) as typeof res.write;
+      res.end = ((text?: string) => {
+        if (typeof text === 'string') seen.push(text);
+        return end(text);
+      }) as typeof res.end;
+      paced.server.handler(req, res);
+    });
+    await new Promise<void>((resolve) => outer.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port: outerPort } = outer.address() as AddressInfo;
+      const [r] = parseResponses(await exchange(outerPort, [completionRequest(request(5), true)]));
+      expect(r!.chunks.length).toBeGreaterThan(4);
+      expect(seen.join('')).toBe(r!.body);
+    } finally {
+      await new Promise((resolve) => outer.close(resolve));
+    }
+  });
+});
