@@ -117,7 +117,8 @@ export function numbers(name: string, fallback: readonly number[]): number[] {
   return list(name, fallback, true);
 }
 
-function whole(name: string, fallback: number, min = 1): number {
+/** A whole number >= `min` from the environment, or `fallback` when unset. */
+export function whole(name: string, fallback: number, min = 1): number {
   const raw = process.env[name];
   if (raw === undefined || raw.trim() === '') return fallback;
   const v = Number(raw);

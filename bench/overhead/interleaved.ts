@@ -8,7 +8,7 @@
  * part runs the two gRPC paths (and the socket probes, when the run has them) against a fake that
  * sends one token of each generation in turn (`tokensPerTurn: 1`), side by side.
  */
-import { numbers, type VariantName } from './config.js';
+import { numbers, type OverheadConfig, type VariantName, whole } from './config.js';
 import type { ThroughputRow } from './results.js';
 
 /** Tokens a generation sends back to back in this part: one, as in-flight batching does. */
@@ -19,11 +19,32 @@ export interface InterleavedResults {
   readonly levels: readonly number[];
   /** The fake's `tokensPerTurn`. */
   readonly tokensPerTurn: number;
+  /**
+   * Tokens each run aims at and the Node clients' warm-up requests in this part (see
+   * {@link interleavedWindow}); absent in results written before this part had a window of its own.
+   */
+  readonly tokens?: number;
+  readonly nodeWarmup?: number;
   readonly throughput: readonly ThroughputRow[];
 }
 
 export function readInterleavedLevels(): number[] {
   return numbers('BENCH_INTERLEAVED_LEVELS', [64, 512]);
+}
+
+/**
+ * The main runs' settings with this part's longer window: `BENCH_INTERLEAVED_TOKENS` (default
+ * 256,000) tokens measured after `BENCH_INTERLEAVED_WARMUP` (default 16,000) unmeasured requests
+ * from each Node client. The comparison here is between two paths of one client, and with the main
+ * runs' window (64,000 tokens after 8,000 requests) the multiplexed one at 64 streams was still
+ * being compiled: by hand its CPU per token settled only after about 12,000 requests.
+ */
+export function interleavedWindow(config: OverheadConfig): OverheadConfig {
+  return {
+    ...config,
+    tokens: whole('BENCH_INTERLEAVED_TOKENS', 256_000),
+    nodeWarmup: whole('BENCH_INTERLEAVED_WARMUP', 16_000, 0),
+  };
 }
 
 /** The runs of each level: both gRPC paths, and the probes (their floors) when the run has them. */

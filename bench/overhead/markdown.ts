@@ -166,7 +166,11 @@ function interleavedMarkdown(i: InterleavedResults): string {
     `The gRPC clients again, on a fake that sends ${i.tokensPerTurn === 1 ? 'one token' : `${i.tokensPerTurn} tokens`} of each ` +
       "generation in turn (`tokensPerTurn`) instead of up to 64 back to back, as a GPU's in-flight batching yields " +
       "one token of every request per iteration. The main runs' fake sends a short answer whole, so a client with a " +
-      'call per request reads its tokens in a row while their state is warm; a server that batches gives no client that:',
+      'call per request reads its tokens in a row while their state is warm; a server that batches gives no client that' +
+      (i.tokens === undefined
+        ? ':'
+        : `. Each run here measures ${n0(i.tokens)} tokens after ${n0(i.nodeWarmup ?? 0)} unmeasured requests, ` +
+          "a longer window than the main runs', so that both paths are compiled when it starts:"),
     '',
     rows,
   ].join('\n');

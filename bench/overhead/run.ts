@@ -10,11 +10,20 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensurePeers } from '../validate/peers.js';
 import type { MemoryJob, MemoryResult, ThroughputJob, ThroughputResult } from './client.js';
-import { PROMPTS, readConfig, requestsFor, VARIANT_LABELS, type VariantName, warmupFor } from './config.js';
+import {
+  type OverheadConfig,
+  PROMPTS,
+  readConfig,
+  requestsFor,
+  VARIANT_LABELS,
+  type VariantName,
+  warmupFor,
+} from './config.js';
 import {
   INTERLEAVED_TOKENS_PER_TURN,
   type InterleavedResults,
   interleavedVariants,
+  interleavedWindow,
   readInterleavedLevels,
 } from './interleaved.js';
 import { BENCH_NODE, describeMachine, supportedNode, withinEngines } from './machine.js';
@@ -152,8 +161,9 @@ async function throughputLevel(
   runVariants: readonly VariantName[],
   concurrency: number,
   env?: ChildEnv,
+  window: OverheadConfig = config,
 ): Promise<ThroughputRow[]> {
-  const requests = requestsFor(config, concurrency);
+  const requests = requestsFor(window, concurrency);
   const runs = await interleaved(runVariants, config.repeats, async (variant) => {
     const job: ThroughputJob = {
       mode: 'throughput',
@@ -163,7 +173,7 @@ async function throughputLevel(
       concurrency,
       requests,
       maxTokens: config.maxTokens,
-      warmup: warmupFor(config, variant),
+      warmup: warmupFor(window, variant),
     };
     try {
       const r = await runJsonChild<ThroughputResult>(childArgv(variant, job), {
@@ -268,13 +278,20 @@ if (
     env: { FAKE_TOKENS_PER_TURN: String(INTERLEAVED_TOKENS_PER_TURN) },
   });
   const turnRows: ThroughputRow[] = [];
+  const window = interleavedWindow(config);
   try {
     for (const concurrency of interleavedLevels)
-      turnRows.push(...(await throughputLevel(turnServer, turnVariants, concurrency)));
+      turnRows.push(...(await throughputLevel(turnServer, turnVariants, concurrency, undefined, window)));
   } finally {
     await turnServer.stop();
   }
-  inTurn = { levels: interleavedLevels, tokensPerTurn: INTERLEAVED_TOKENS_PER_TURN, throughput: turnRows };
+  inTurn = {
+    levels: interleavedLevels,
+    tokensPerTurn: INTERLEAVED_TOKENS_PER_TURN,
+    tokens: window.tokens,
+    nodeWarmup: window.nodeWarmup,
+    throughput: turnRows,
+  };
 }
 
 const memory: MemoryRow[] = [];

@@ -1,5 +1,10 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { interleavedVariants, readInterleavedLevels } from '../../bench/overhead/interleaved.js';
+import { readConfig } from '../../bench/overhead/config.js';
+import {
+  interleavedVariants,
+  interleavedWindow,
+  readInterleavedLevels,
+} from '../../bench/overhead/interleaved.js';
 import { resultsMarkdown, summaryMarkdown } from '../../bench/overhead/markdown.js';
 import type { OverheadResults } from '../../bench/overhead/results.js';
 import { checkTargets } from '../../bench/overhead/targets.js';
@@ -21,6 +26,23 @@ describe('bench:overhead with tokens in turn', () => {
     expect(
       interleavedVariants(['sdk-http', 'sdk-grpc-mux', 'perf-analyzer', 'socket-probe', 'sdk-grpc']),
     ).toEqual(['sdk-grpc', 'sdk-grpc-mux', 'socket-probe']);
+  });
+
+  it("measures a longer window than the main runs', from the environment, and keeps the rest", () => {
+    vi.stubEnv('BENCH_INTERLEAVED_TOKENS', undefined);
+    vi.stubEnv('BENCH_INTERLEAVED_WARMUP', undefined);
+    vi.stubEnv('BENCH_TOKENS', '64000');
+    vi.stubEnv('BENCH_NODE_WARMUP', '8000');
+    vi.stubEnv('BENCH_REPEATS', '2');
+    const main = readConfig(false);
+    const window = interleavedWindow(main);
+    expect([window.tokens, window.nodeWarmup]).toEqual([256_000, 16_000]);
+    expect({ ...window, tokens: main.tokens, nodeWarmup: main.nodeWarmup }).toEqual(main);
+    vi.stubEnv('BENCH_INTERLEAVED_TOKENS', '32000');
+    vi.stubEnv('BENCH_INTERLEAVED_WARMUP', '0');
+    expect([interleavedWindow(main).tokens, interleavedWindow(main).nodeWarmup]).toEqual([32_000, 0]);
+    vi.stubEnv('BENCH_INTERLEAVED_TOKENS', 'many');
+    expect(() => interleavedWindow(main)).toThrow(/BENCH_INTERLEAVED_TOKENS.*"many"/);
   });
 
   it('judges multiplexing on both fakes, each against the default path of the same run', () => {
@@ -51,7 +73,12 @@ describe('bench:overhead with tokens in turn', () => {
     expect(summaryMarkdown(results)).toContain(
       'With one token of each request in turn, as in-flight batching sends them: the default path 5.00 µs at 512 streams, `multiplex: true` 5.50 µs at 512.',
     );
-    // Results written before this part have no such section.
+    // Results written before this part have no such section, and those before its window no mention of one.
+    expect(doc).not.toContain('unmeasured requests');
+    const windowed = { ...results, interleaved: { ...interleaved, tokens: 256_000, nodeWarmup: 16_000 } };
+    expect(resultsMarkdown(windowed)).toContain(
+      'Each run here measures 256,000 tokens after 16,000 unmeasured requests',
+    );
     const { interleaved: _, ...older } = results;
     expect(resultsMarkdown(older)).not.toContain('Tokens in turn');
   });
