@@ -32,11 +32,12 @@ export function sseEvents(chunks: readonly unknown[]): string {
  * iteration instead of growing a buffer.
  *
  * Events given while the event loop handles one round of I/O (the tokens of every upstream read
- * that round) go out as one `res.write` per response once that round is done (`setImmediate`),
- * not one per event or per tick: each write is an HTTP chunk that costs node:http four socket
- * writes and the kernel a `writev`. At 256 streams this cut write calls from about 0.6 to 0.15 per
- * chunk and the server's CPU per chunk by about a third (issue 31); an event waits at most for the
- * rest of that round, as a Rust server's tasks wait for their reactor.
+ * that round) go out as one write per response once that round is done (`setImmediate`), not one
+ * per event or per tick: each write is an HTTP chunk and a system call. At 256 streams this cut
+ * write calls from about 0.6 to 0.15 per chunk and the server's CPU per chunk by about a third
+ * (issue 31); an event waits at most for the rest of that round, as a Rust server's tasks wait for
+ * their reactor. The first write goes through `res.write`, which sends the headers with it; later
+ * ones may go to the socket framed here (see {@link takeChunks}).
  */
 export class SseWriter {
   private opened = false;
