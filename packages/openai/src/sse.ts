@@ -117,16 +117,10 @@ export class SseWriter {
   private end(): void {
     const text = this.pending;
     this.pending = '';
-    if (text !== '' && !this.closed) {
-      if (this.socket !== undefined) {
-        this.socket.write(chunk(text));
-        // node:http adds the terminating chunk.
-        this.res.end();
-        return;
-      }
-      // One write for the last events and the terminating chunk.
-      this.res.end(text);
-    } else this.res.end();
+    // One write for the last events and the terminating chunk, through node:http even once the
+    // socket takes the chunks: it writes to that same socket, in order.
+    if (text !== '' && !this.closed) this.res.end(text);
+    else this.res.end();
   }
 
   private writePending(): void {

@@ -1,9 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
-import { createOpenAiServer, type OpenAiServer, transportFromUrl } from '@trtllm/openai';
-import { type FakeTriton, startFakeTriton } from '@trtllm/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { isAscii, seedWhere } from './expected.js';
+import { type Stack, startStack } from './stack.js';
 
 // The server frames a stream's HTTP chunks itself once its headers are out (src/sse.ts). These tests
 // read the bytes on the wire with a decoder of their own, so a wrong chunk size, a response written
@@ -86,30 +85,14 @@ function eventTexts(body: string): string[] {
     .map((e) => (JSON.parse(e.slice(6)) as { choices: { text: string }[] }).choices[0]!.text);
 }
 
-/** A fake Triton at `itlMs` and this package's server in front of it. */
-async function startServer(itlMs: number) {
-  const fake: FakeTriton = await startFakeTriton({ grpcPort: 0, httpPort: 0, itlMs });
-  const transport = transportFromUrl(fake.grpcUrl.replace(/^http:/, 'grpc:'));
-  const server: OpenAiServer = createOpenAiServer({ transport, model: 'ensemble' });
-  const port = Number(new URL(await server.listen(0)).port);
-  return {
-    server,
-    port,
-    async close() {
-      await server.close();
-      await transport.close();
-      await fake.close();
-    },
-  };
-}
-
 describe('SSE chunks on the wire', () => {
   // One token per round of I/O, so every stream spans many writes; and one at full speed.
-  let paced: Awaited<ReturnType<typeof startServer>>;
-  let fast: Awaited<ReturnType<typeof startServer>>;
+  let paced: Stack;
+  let fast: Stack;
+  const portOf = (stack: Stack) => Number(new URL(stack.baseURL).port);
   beforeAll(async () => {
-    paced = await startServer(1);
-    fast = await startServer(0);
+    paced = await startStack({ fake: { itlMs: 1 } });
+    fast = await startStack({ fake: { itlMs: 0 } });
   });
   afterAll(async () => {
     await paced.close();
@@ -132,10 +115,10 @@ describe('SSE chunks on the wire', () => {
     const first = completionRequest(request(wide), false);
     const second = completionRequest(request(plain, 8), true);
     const [alone1] = parseResponses(
-      await exchange(paced.port, [first.replace('\r\n\r\n', '\r\nconnection: close\r\n\r\n')]),
+      await exchange(portOf(paced), [first.replace('\r\n\r\n', '\r\nconnection: close\r\n\r\n')]),
     );
-    const [alone2] = parseResponses(await exchange(paced.port, [second]));
-    const both = parseResponses(await exchange(paced.port, [first, second]));
+    const [alone2] = parseResponses(await exchange(portOf(paced), [second]));
+    const both = parseResponses(await exchange(portOf(paced), [first, second]));
     expect(both).toHaveLength(2);
     expect(eventTexts(both[0]!.body)).toEqual(eventTexts(alone1!.body));
     expect(eventTexts(both[1]!.body)).toEqual(eventTexts(alone2!.body));
@@ -149,8 +132,8 @@ describe('SSE chunks on the wire', () => {
     // About 4 MB at full speed: more than loopback buffers, so the server's socket fills and its
     // writes wait for 'drain' (checked by hand on this machine; buffer sizes vary with the kernel).
     const ask = [completionRequest(request(3, 20_000), true)];
-    const [alone] = parseResponses(await exchange(fast.port, ask));
-    const [slow] = parseResponses(await exchange(fast.port, ask, 500));
+    const [alone] = parseResponses(await exchange(portOf(fast), ask));
+    const [slow] = parseResponses(await exchange(portOf(fast), ask, 500));
     const texts = eventTexts(slow!.body);
     // 20,000 tokens and the finish event.
     expect(texts).toHaveLength(20_001);
@@ -158,7 +141,7 @@ describe('SSE chunks on the wire', () => {
   });
 
   test('a client that asks to close the connection gets it closed after the stream', async () => {
-    const [r] = parseResponses(await exchange(paced.port, [completionRequest(request(1, 4), true)]));
+    const [r] = parseResponses(await exchange(portOf(paced), [completionRequest(request(1, 4), true)]));
     expect(r!.head).toMatch(/\r\nconnection: close(\r\n|$)/i);
     expect(eventTexts(r!.body)).toHaveLength(5);
   });
@@ -177,7 +160,7 @@ describe('SSE chunks on the wire', () => {
         if (typeof text === 'string') seen.push(text);
         return end(text);
       }) as typeof res.end;
-      paced.server.handler(req, res);
+      paced.handler(req, res);
     });
     await new Promise<void>((resolve) => outer.listen(0, '127.0.0.1', resolve));
     try {

@@ -1,4 +1,9 @@
-import { createOpenAiServer, type OpenAiServerOptions, transportFromUrl } from '@trtllm/openai';
+import {
+  createOpenAiServer,
+  type OpenAiServer,
+  type OpenAiServerOptions,
+  transportFromUrl,
+} from '@trtllm/openai';
 import { type FakeTriton, type FakeTritonOptions, startFakeTriton } from '@trtllm/testing';
 import OpenAI from 'openai';
 
@@ -7,6 +12,8 @@ export interface Stack {
   readonly fake: FakeTriton;
   readonly client: OpenAI;
   readonly baseURL: string;
+  /** The server's request handler, to mount in another server. */
+  readonly handler: OpenAiServer['handler'];
   close(): Promise<void>;
 }
 
@@ -37,6 +44,7 @@ export async function startStack(
     fake,
     client,
     baseURL,
+    handler: server.handler,
     async close() {
       await server.close();
       await transport.close();
