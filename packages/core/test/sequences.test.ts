@@ -66,6 +66,21 @@ describe('several sequences', () => {
     expect(result.usage.completionTokens).toBe(4);
   });
 
+  it('sequence_index is asked for only by a request for several sequences', async () => {
+    const { llm, wire } = client(
+      ensemble(),
+      { steps: [text('A1', { final: true })] },
+      { steps: [text('A1', { sequenceIndex: 0 }), text('B1', { sequenceIndex: 1, final: true })] },
+    );
+    await llm.generate({ prompt: 'Hi', maxTokens: 8 });
+    await llm.generate({ prompt: 'Hi', maxTokens: 8, numReturnSequences: 2 });
+
+    // Every other request's responses are of sequence 0: the counter would ride along with every token.
+    expect(wire.requests[0]?.outputs).not.toContain('sequence_index');
+    expect(wire.requests[0]?.outputs).toContain('text_output');
+    expect(wire.requests[1]?.outputs).toContain('sequence_index');
+  });
+
   it('raw beams: each row cut to its sequence_length, the echoed prompt and trailing end ids dropped', async () => {
     const prompt = [5, 6];
     const { llm } = client(rawModel({ decoupled: false, echoes: true }), {

@@ -204,7 +204,9 @@ export function encodeStopRequest(schema: ModelSchema, requestId: string): Infer
 function wantedOutputs(schema: ModelSchema, req: GenerateRequest): string[] {
   const names = [
     ...(schema.flavor === 'tensorrt_llm' ? ['output_ids', 'sequence_length'] : ['text_output']),
-    'sequence_index',
+    // Only a request for several sequences gets responses of a sequence other than 0 (beams share
+    // one response); the counter is not asked for with every token of every other request.
+    ...((req.numReturnSequences ?? 1) > 1 ? ['sequence_index'] : []),
     'num_input_tokens',
     'num_output_tokens',
     'finish_reason',
