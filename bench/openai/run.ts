@@ -6,6 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { list, whole } from '../overhead/config.js';
 import { describeMachine } from '../overhead/machine.js';
 import { hasTaskset, startServerProcess } from '../overhead/processes.js';
 import { driveCompletions } from './load.js';
@@ -14,24 +15,12 @@ import { type FrontEnd, startFloor, startOurs, startPeer } from './servers.js';
 const FAKE_SCRIPT = fileURLToPath(new URL('../overhead/fake-server.ts', import.meta.url));
 const RESULT_FILE = fileURLToPath(new URL('../results/openai.json', import.meta.url));
 
-function envNumber(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer (got ${raw})`);
-  return n;
-}
-
-const levels = (process.env.BENCH_OPENAI_LEVELS ?? '64,256').split(',').map((s) => {
-  const n = Number(s.trim());
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`BENCH_OPENAI_LEVELS: bad level ${s}`);
-  return n;
-});
-const maxTokens = envNumber('BENCH_MAX_TOKENS', 32);
+const levels = list('BENCH_OPENAI_LEVELS', [64, 256]);
+const maxTokens = whole('BENCH_MAX_TOKENS', 32);
 // Chunks per measured window: at 100 clock ticks a second, 64,000 chunks at ~10 µs is 64 ticks.
-const chunksPerRun = envNumber('BENCH_OPENAI_CHUNKS', 64_000);
-const warmupRequests = envNumber('BENCH_OPENAI_WARMUP', 2_000);
-const repeats = envNumber('BENCH_OPENAI_REPEATS', 3);
+const chunksPerRun = whole('BENCH_OPENAI_CHUNKS', 64_000);
+const warmupRequests = whole('BENCH_OPENAI_WARMUP', 2_000);
+const repeats = whole('BENCH_OPENAI_REPEATS', 3);
 const peerBinary = process.env.BENCH_OPENAI_TRTLLM;
 // Another build of our CLI (its dist/cli.js), measured beside the current one: before and after a change.
 const baselineCli = process.env.BENCH_OPENAI_BASELINE;

@@ -100,7 +100,7 @@ export const BARE_VARIANTS: readonly VariantName[] = ['connect-bare', 'grpc-js-b
  * A comma-separated list of whole numbers >= 1 from the environment. Where `zeroSkips`, `0` is the empty list (the
  * part it configures is skipped); elsewhere it is refused like any other value below 1.
  */
-function list(name: string, fallback: readonly number[], zeroSkips = false): number[] {
+export function list(name: string, fallback: readonly number[], zeroSkips = false): number[] {
   const raw = process.env[name];
   if (raw === undefined || raw.trim() === '') return [...fallback];
   if (zeroSkips && raw.trim() === '0') return [];

@@ -53,10 +53,15 @@ export class SseWriter {
     this.writePending();
   };
 
+  /** Whether the response is one of our own server's, looked up once (see {@link takeChunks}). */
+  private readonly own: boolean;
+
   constructor(
     private readonly res: ServerResponse,
     private readonly headers: Readonly<Record<string, string>> = {},
-  ) {}
+  ) {
+    this.own = ownResponses.has(res);
+  }
 
   /** True once the client has gone away. */
   get closed(): boolean {
@@ -145,7 +150,7 @@ export class SseWriter {
    */
   private takeChunks(): void {
     const socket = this.res.socket;
-    if (ownResponses.has(this.res) && this.res.chunkedEncoding && socket !== null) {
+    if (this.own && this.res.chunkedEncoding && socket !== null) {
       this.socket = socket;
     }
   }
