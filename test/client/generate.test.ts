@@ -1,4 +1,4 @@
-import { TritonLlm, TritonLlmError } from '@trtllm/sdk';
+import { type CallOptions, type InferRequest, type Transport, TritonLlm, TritonLlmError } from '@trtllm/sdk';
 import { fakeTokenizer, generateTokens } from '@trtllm/testing';
 import { describe, expect, it } from 'vitest';
 import { PROTOCOLS, useFakeTriton } from '../support/fake.js';
@@ -118,5 +118,45 @@ describe.each(PROTOCOLS)('generate over %s', (protocol) => {
     const prompts = ['Hello world', 'What is ML?', 'Machine learning'];
     const results = await llm.generateBatch(prompts.map((prompt) => ({ prompt, maxTokens: 5 })));
     expect(results.map((r) => r.text)).toEqual(prompts.map((p) => expectedText(p, 5)));
+  });
+});
+
+describe('outputs asked of the server over gRPC', () => {
+  const fake = useFakeTriton();
+
+  /** The output names of every response the fake streams back for the request `stream()` sends. */
+  async function answeredOutputs(numReturnSequences: number | undefined): Promise<string[][]> {
+    const transport = fake.transport('grpc');
+    const sent: InferRequest[] = [];
+    // Records the request the client builds, then lets it through unchanged.
+    const recording: Transport = Object.assign(Object.create(transport) as Transport, {
+      stream: (request: InferRequest, options?: CallOptions) => {
+        sent.push(request);
+        return transport.stream(request, options);
+      },
+    });
+    const llm = new TritonLlm({ transport: recording, model: 'ensemble' });
+    const request = { prompt: PROMPT, maxTokens: 4, ...(numReturnSequences ? { numReturnSequences } : {}) };
+    let tokens = 0;
+    for await (const chunk of llm.stream(request)) if (!chunk.done) tokens += 1;
+    expect(tokens).toBe(4 * (numReturnSequences ?? 1));
+    expect(sent).toHaveLength(1);
+    // The same request again, read straight from the transport: what the server put in each response.
+    const names: string[][] = [];
+    for await (const response of transport.stream(sent[0]!)) names.push(response.outputs.map((t) => t.name));
+    return names;
+  }
+
+  it('sequence_index comes with the tokens of a request for several sequences only', async () => {
+    const one = await answeredOutputs(undefined);
+    const two = await answeredOutputs(2);
+    expect(one.length).toBeGreaterThanOrEqual(4);
+    expect(one.every((names) => names.includes('text_output') && !names.includes('sequence_index'))).toBe(
+      true,
+    );
+    expect(two.length).toBeGreaterThanOrEqual(8);
+    expect(
+      two.filter((names) => names.includes('text_output')).every((n) => n.includes('sequence_index')),
+    ).toBe(true);
   });
 });
