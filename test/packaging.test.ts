@@ -22,6 +22,7 @@ describe.each(packages)('the published %s package', (dir) => {
   const pkg = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8')) as {
     name: string;
     exports: Record<string, unknown>;
+    bin?: Record<string, string>;
   };
 
   it('packs only built files, types, README, license (and declared assets)', () => {
@@ -44,10 +45,21 @@ describe.each(packages)('the published %s package', (dir) => {
     expect(files).toContain('dist/index.d.ts');
     const unexpected = files.filter(
       (f) =>
-        !/^(package\.json|README\.md|LICENSE|GENERATOR\.md|dist\/.+|proto\/.+\.proto)$/.test(f) ||
-        /\.test\./.test(f),
+        !/^(package\.json|README\.md|LICENSE|GENERATOR\.md|dist\/.+|bin\/[\w-]+\.js|proto\/.+\.proto)$/.test(
+          f,
+        ) || /\.test\./.test(f),
     );
     expect(unexpected).toEqual([]);
+    // A command is a committed shim (bin/<name>.js, there before the build, so a fresh clone's
+    // pnpm install links it without a warning) that loads a built file the tarball carries.
+    for (const [command, target] of Object.entries(pkg.bin ?? {})) {
+      expect(target).toBe(`./bin/${command}.js`);
+      expect(files).toContain(target.slice(2));
+      const shim = readFileSync(join(pkgDir, target), 'utf8');
+      expect(shim.startsWith('#!/usr/bin/env node\n')).toBe(true);
+      const loaded = /^import '\.\.\/(dist\/[\w./-]+)';$/m.exec(shim)?.[1];
+      expect(files).toContain(loaded);
+    }
   });
 
   it('loads with import and with require from its exports map', () => {
