@@ -7,10 +7,19 @@ import type {
   LanguageModelV4StreamResult,
   SharedV4Warning,
 } from '@ai-sdk/provider';
-import type { GenerateOptions, GenerateRequest, Tokenizer, TritonLlm } from '@trtllm/sdk';
+import type {
+  GenerateOptions,
+  GenerateRequest,
+  GenerateResult,
+  ModelSchema,
+  Tokenizer,
+  TritonLlm,
+} from '@trtllm/sdk';
 import { TritonLlmError } from '@trtllm/sdk';
 import type { ChatTemplate, ToolCallParserChoice, ToolCallPlan } from '@trtllm/tokenizers';
 import { prepareCall } from './call-settings.js';
+import { callerError } from './caller-error.js';
+import { lossyTextWarning, streamsLossyText, wholeGenerationWarning } from './lossy-text.js';
 import { chatMessages } from './prompt.js';
 import {
   checkRequest,
@@ -37,10 +46,13 @@ export interface TritonModelConfig {
   readonly toolCallParser: ToolCallParserChoice;
   /** Where model output that looked like a call but was not one is reported. */
   readonly warn: (message: string) => void;
+  /** Whether the server was given as `grpcUrl` / `httpUrl` (error hints name those settings). */
+  readonly byUrl: boolean;
 }
 
 interface Prepared {
   readonly llm: TritonLlm;
+  readonly schema: ModelSchema;
   readonly tokenizer: Tokenizer | undefined;
   readonly prompt: string;
   readonly request: GenerateRequest;
@@ -71,6 +83,33 @@ export class TritonLanguageModel implements LanguageModelV4 {
   }
 
   async doGenerate(options: LanguageModelV4CallOptions): Promise<LanguageModelV4GenerateResult> {
+    try {
+      return await this.generate(options);
+    } catch (err) {
+      throw this.callerError(err, 'generateText');
+    }
+  }
+
+  async doStream(options: LanguageModelV4CallOptions): Promise<LanguageModelV4StreamResult> {
+    let call: Prepared;
+    try {
+      call = await this.prepare(options);
+    } catch (err) {
+      throw this.callerError(err, 'streamText');
+    }
+    // Tool calls and JSON read from lossy streamed text would carry U+FFFD into a tool's
+    // arguments; such a model's exact text comes only from a whole generation.
+    const exact = call.tools !== undefined || call.request.guidedDecoding !== undefined;
+    if (exact && streamsLossyText(call.schema)) return this.streamWhole(call, options);
+    return this.streamDeltas(call, options);
+  }
+
+  /** The error as the caller meets it: led by their call, hints in their settings. */
+  private callerError(err: unknown, call: 'generateText' | 'streamText'): unknown {
+    return callerError(err, call, this.modelId, this.config.byUrl);
+  }
+
+  private async generate(options: LanguageModelV4CallOptions): Promise<LanguageModelV4GenerateResult> {
     const call = await this.prepare(options);
     const result = await call.llm.generate(call.request, call.options);
     const warnings = [...call.warnings];
@@ -95,8 +134,8 @@ export class TritonLanguageModel implements LanguageModelV4 {
     };
   }
 
-  async doStream(options: LanguageModelV4CallOptions): Promise<LanguageModelV4StreamResult> {
-    const call = await this.prepare(options);
+  /** Streams the SDK's chunks as they come, with a warning once the text is lossy. */
+  private streamDeltas(call: Prepared, options: LanguageModelV4CallOptions): LanguageModelV4StreamResult {
     // Our own controller, so that a consumer that stops reading cancels the request as an abort
     // does, and the final chunk (with its early-stop report) still arrives to be drained.
     const controller = new AbortController();
@@ -110,7 +149,7 @@ export class TritonLanguageModel implements LanguageModelV4 {
       generation = call.llm.stream(call.request, { ...call.options, signal: controller.signal });
     } catch (err) {
       release();
-      throw err;
+      throw this.callerError(err, 'streamText');
     }
     const chunks = serialized(generation[Symbol.asyncIterator]());
     const parts = new StreamParts(generation.requestId, call.tools, (message) =>
@@ -120,9 +159,13 @@ export class TritonLanguageModel implements LanguageModelV4 {
     const { prompt } = call;
     const { tokenizer } = call;
     let cancelled = false;
+    // The AI SDK reports the stream-start warnings as the step's when the step ends, so a lossy
+    // chunk found later still reaches `warnings` (and the AI SDK's warning log) through this array.
+    const warnings = [...call.warnings];
+    let lossy = false;
     const stream = new ReadableStream<LanguageModelV4StreamPart>({
       start: (out) => {
-        out.enqueue({ type: 'stream-start', warnings: call.warnings });
+        out.enqueue({ type: 'stream-start', warnings });
         out.enqueue({
           type: 'response-metadata',
           id: generation.requestId,
@@ -145,6 +188,10 @@ export class TritonLanguageModel implements LanguageModelV4 {
             const chunk = next.value;
             if (raw) out.enqueue({ type: 'raw', rawValue: chunk });
             if (!chunk.done) {
+              if (chunk.lossy && !lossy) {
+                lossy = true;
+                warnings.push({ type: 'other', message: lossyTextWarning('streamText', this.modelId) });
+              }
               if (chunk.sequenceIndex !== 0 || chunk.text.length === 0) {
                 if (raw) return;
                 continue;
@@ -172,19 +219,7 @@ export class TritonLanguageModel implements LanguageModelV4 {
           if (cancelled) return;
           // A server error after some text: the text stays delivered, then the error and the end.
           for (const part of parts.abandon()) out.enqueue(part);
-          out.enqueue({ type: 'error', error: err });
-          const early = err instanceof TritonLlmError ? err.earlyStop : undefined;
-          out.enqueue({
-            type: 'finish',
-            finishReason: { unified: 'error', raw: err instanceof TritonLlmError ? err.code : undefined },
-            usage: usageOf(undefined, prompt, tokenizer),
-            providerMetadata: {
-              [PROVIDER_KEY]: {
-                requestId: generation.requestId,
-                ...(early !== undefined ? { earlyStop: earlyStopJson(early) } : {}),
-              },
-            },
-          });
+          for (const part of this.failure(err, generation.requestId, call)) out.enqueue(part);
           out.close();
         }
       },
@@ -199,6 +234,91 @@ export class TritonLanguageModel implements LanguageModelV4 {
       },
     });
     return { stream, request: { body: call.request } };
+  }
+
+  /**
+   * A streamed call that needs the exact text (tools, JSON) on a model whose streamed text is
+   * lossy: generated whole, then handed out as the same parts a stream has, at once, with a
+   * warning that says why and how to stream it instead.
+   */
+  private streamWhole(call: Prepared, options: LanguageModelV4CallOptions): LanguageModelV4StreamResult {
+    const controller = new AbortController();
+    const outer = options.abortSignal;
+    const onAbort = (): void => controller.abort(outer?.reason);
+    if (outer?.aborted) controller.abort(outer.reason);
+    else outer?.addEventListener('abort', onAbort, { once: true });
+    const warnings = [
+      ...call.warnings,
+      { type: 'other' as const, message: wholeGenerationWarning('streamText', this.modelId) },
+    ];
+    let cancelled = false;
+    const stream = new ReadableStream<LanguageModelV4StreamPart>({
+      start: (out) => {
+        out.enqueue({ type: 'stream-start', warnings });
+      },
+      pull: async (out) => {
+        let parts: LanguageModelV4StreamPart[];
+        try {
+          const result = await call.llm.generate(call.request, {
+            ...call.options,
+            signal: controller.signal,
+          });
+          parts = this.wholeParts(result, call);
+        } catch (err) {
+          parts = this.failure(err, call.request.requestId, call);
+        } finally {
+          outer?.removeEventListener('abort', onAbort);
+        }
+        if (cancelled) return;
+        for (const part of parts) out.enqueue(part);
+        out.close();
+      },
+      cancel: (reason) => {
+        cancelled = true;
+        controller.abort(reason);
+        outer?.removeEventListener('abort', onAbort);
+      },
+    });
+    return { stream, request: { body: call.request } };
+  }
+
+  /** A whole result as a stream's parts: metadata, the text and calls, the finish. */
+  private wholeParts(result: GenerateResult, call: Prepared): LanguageModelV4StreamPart[] {
+    const parts = new StreamParts(result.requestId, call.tools, (message) =>
+      this.config.warn(`${result.requestId}: ${message}`),
+    );
+    const content = [...parts.push(result.text), ...parts.end()];
+    const first = result.sequences.find((s) => s.index === 0);
+    return [
+      { type: 'response-metadata', id: result.requestId, modelId: this.modelId, timestamp: new Date() },
+      ...content,
+      {
+        type: 'finish',
+        finishReason: finishReason(first?.finishReason ?? result.finishReason, parts.called),
+        usage: usageOf(result, call.prompt, call.tokenizer),
+        providerMetadata: providerMetadata(result),
+      },
+    ];
+  }
+
+  /** The parts that end a streamed call that failed: the error in the caller's words, then the end. */
+  private failure(err: unknown, requestId: string | undefined, call: Prepared): LanguageModelV4StreamPart[] {
+    const early = err instanceof TritonLlmError ? err.earlyStop : undefined;
+    const id = requestId ?? (err instanceof TritonLlmError ? err.requestId : undefined);
+    return [
+      { type: 'error', error: this.callerError(err, 'streamText') },
+      {
+        type: 'finish',
+        finishReason: { unified: 'error', raw: err instanceof TritonLlmError ? err.code : undefined },
+        usage: usageOf(undefined, call.prompt, call.tokenizer),
+        providerMetadata: {
+          [PROVIDER_KEY]: {
+            ...(id !== undefined ? { requestId: id } : {}),
+            ...(early !== undefined ? { earlyStop: earlyStopJson(early) } : {}),
+          },
+        },
+      },
+    ];
   }
 
   private async prepare(options: LanguageModelV4CallOptions): Promise<Prepared> {
@@ -238,6 +358,7 @@ export class TritonLanguageModel implements LanguageModelV4 {
     const { timeoutMs, idleTimeoutMs } = prepared.call;
     return {
       llm,
+      schema,
       tokenizer,
       prompt,
       request,

@@ -242,6 +242,7 @@ export function createTriton(settings: TritonProviderSettings = {}): TritonProvi
       headers: settings.headers ?? {},
       toolCallParser: modelSettings.toolCallParser ?? settings.toolCallParser ?? 'auto',
       warn: (message) => (settings.logger ?? console).warn(message),
+      byUrl: settings.transport === undefined,
     });
   };
 
