@@ -32,6 +32,9 @@ function errorType(status: number): string {
   return 'invalid_request_error';
 }
 
+const SNAKE_PATH = /^[a-z_]+(?:\[\d+\])?(?:\.[a-z_]+(?:\[\d+\])?)*$/;
+const PARAM_LEAD = /^([a-z_]+(?:\[\d+\])?(?:\.[a-z_]+(?:\[\d+\])?)*): /;
+
 /**
  * Validation messages start with the field they are about (`temperature: must be ...`); OpenAI
  * clients show that field as `param`. SDK option names (camelCase) are not OpenAI params, so
@@ -39,14 +42,54 @@ function errorType(status: number): string {
  */
 function paramOf(err: TritonLlmError): string | null {
   if (err.code !== 'invalid_argument') return null;
-  const match = /^([a-z_]+(?:\[\d+\])?(?:\.[a-z_]+(?:\[\d+\])?)*): /.exec(err.message);
+  if (err.field !== undefined && SNAKE_PATH.test(err.field)) return err.field;
+  const match = PARAM_LEAD.exec(err.message);
   return match?.[1] ?? null;
+}
+
+// The SDK step an error passed through, as the SDK words it: a gRPC method (`ModelConfig 'x'`) or
+// a Triton HTTP call (`GET /v2/models/x/config failed with HTTP 404`). A client of this server
+// never made those calls.
+const SDK_STEP = /^(?:[A-Z][A-Za-z]+(?: '[^']*')?|(?:GET|POST) \/v2\S*)(?: failed(?: with HTTP \d+)?)?: /;
+
+/**
+ * An error as the caller of this server reads it: led by the request they sent
+ * (`POST /v1/chat/completions failed: ...`), not by the SDK calls made for it (`schema on 'x'
+ * failed: ModelConfig 'x' failed: ...`), which stay in `cause`. Errors about a request parameter
+ * already lead with it, as OpenAI's do, and are kept.
+ */
+export function inRequestTerms(err: unknown, request: string): TritonLlmError {
+  const e = TritonLlmError.from(err, 'internal');
+  if (e.operation === undefined || paramOf(e) !== null) return e;
+  let detail: string;
+  if (e.serverMessage !== undefined) detail = `Triton answered: ${e.serverMessage}`;
+  else {
+    const on = e.model === undefined ? '' : ` on '${e.model}'`;
+    const lead = `${e.operation}${on} failed: `;
+    detail = (e.message.startsWith(lead) ? e.message.slice(lead.length) : e.message).replace(SDK_STEP, '');
+    if (e.code === 'unavailable' || e.code === 'deadline_exceeded')
+      detail = `Triton did not answer: ${detail}`;
+  }
+  return new TritonLlmError(e.code, `${request} failed: ${detail}`, {
+    retryable: e.retryable,
+    ...(e.serverMessage !== undefined ? { serverMessage: e.serverMessage } : {}),
+    ...(e.requestId !== undefined ? { requestId: e.requestId } : {}),
+    ...(e.model !== undefined ? { model: e.model } : {}),
+    cause: e,
+  });
 }
 
 /** An error as the HTTP status and OpenAI error JSON a client receives. */
 export function toOpenAiError(err: unknown): { status: number; body: OpenAiErrorBody } {
   const e = TritonLlmError.from(err, 'internal');
   const status = STATUS[e.code];
+  // OpenAI's answer to a model it does not serve: 404, `model_not_found`, no param.
+  if (e.code === 'not_found' && e.field === 'model') {
+    return {
+      status,
+      body: { error: { message: e.message, type: errorType(status), param: null, code: 'model_not_found' } },
+    };
+  }
   return {
     status,
     body: { error: { message: e.message, type: errorType(status), param: paramOf(e), code: e.code } },

@@ -15,14 +15,21 @@ export async function requireLogProbs(llm: TritonLlm, param: string, signal: Abo
   }
 }
 
-/** Refuses a request for a model this server does not serve, as OpenAI does (404, `model_not_found`). */
+/**
+ * Refuses a request for a model this server does not serve, as OpenAI does (404, `model_not_found`),
+ * naming the model it serves.
+ */
 export function requireModel(requested: string, served: string): void {
-  if (requested !== served) {
-    throw new TritonLlmError(
-      'not_found',
-      `The model '${requested}' does not exist; this server serves '${served}'`,
-    );
-  }
+  if (requested !== served) throw unknownModel(requested, served);
+}
+
+/** The 404 of a model this server does not serve (`field: 'model'` makes it `model_not_found`). */
+export function unknownModel(requested: string, served: string): TritonLlmError {
+  return new TritonLlmError(
+    'not_found',
+    `The model '${requested}' does not exist; this server serves '${served}' (the only model in GET /v1/models)`,
+    { field: 'model' },
+  );
 }
 
 /**

@@ -9,6 +9,7 @@ import type { EndpointContext, EndpointFormat } from './endpoint.js';
 import { responseId, unixSeconds } from './ids.js';
 import { chatLogProbs } from './logprobs.js';
 import { type Body, commonParams, optionalBoolean, optionalInteger } from './params.js';
+import { CHAT_FIELDS, refuseUnknownFields, refuseUnsupportedChatFields } from './request-fields.js';
 import { sseEvent, sseEvents } from './sse.js';
 import { readToolOutput, ToolCallDeltas, type ToolOutputContext } from './tool-call-deltas.js';
 import type { OpenAiChatFinishReason, OpenAiFinishReason, OpenAiUsage } from './wire.js';
@@ -64,6 +65,8 @@ function chatFinish(reason: OpenAiFinishReason, called: boolean): OpenAiChatFini
 
 /** Reads a `/v1/chat/completions` body into the shape the response driver runs. */
 export async function chatCompletionsFormat(body: Body, ctx: ChatContext): Promise<EndpointFormat> {
+  refuseUnknownFields(body, CHAT_FIELDS);
+  refuseUnsupportedChatFields(body);
   // max_tokens is the deprecated spelling; the newer name wins when both are sent.
   const maxTokens =
     optionalInteger(body, 'max_completion_tokens', 1, 2 ** 31 - 1) ??

@@ -6,6 +6,7 @@ import type { EndpointContext, EndpointFormat } from './endpoint.js';
 import { responseId, unixSeconds } from './ids.js';
 import { completionLogProbs } from './logprobs.js';
 import { type Body, commonParams, optionalBoolean, optionalInteger, refuseNonEmpty } from './params.js';
+import { COMPLETION_FIELDS, refuseUnknownFields } from './request-fields.js';
 import { sseEvent } from './sse.js';
 import type { OpenAiUsage } from './wire.js';
 
@@ -35,6 +36,7 @@ function promptsOf(value: unknown): PromptInput[] {
 
 /** Reads a `/v1/completions` body into the shape the response driver runs. */
 export async function completionsFormat(body: Body, ctx: EndpointContext): Promise<EndpointFormat> {
+  refuseUnknownFields(body, COMPLETION_FIELDS);
   const maxTokens = optionalInteger(body, 'max_tokens', 1, 2 ** 31 - 1) ?? DEFAULT_MAX_TOKENS;
   const params = commonParams(body, maxTokens);
   requireModel(params.model, ctx.modelName);

@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { Tokenizer, TritonLlm } from '@trtllm/sdk';
+import { inRequestTerms } from './api-error.js';
 import { streamChoices } from './choice-stream.js';
 import {
   type ChoiceEvent,
@@ -21,6 +22,8 @@ export interface EndpointContext {
   readonly modelName: string;
   /** Aborted when the client goes away. */
   readonly signal: AbortSignal;
+  /** The request as its sender wrote it (`POST /v1/chat/completions`), which error messages lead with. */
+  readonly request: string;
 }
 
 /**
@@ -84,7 +87,7 @@ export async function respond(
       if (!sse.closed) await sse.done();
     } catch (err) {
       if (sse.closed) return;
-      await sse.fail(err);
+      await sse.fail(inRequestTerms(err, ctx.request));
     }
   } finally {
     // Cancels whatever is still running upstream when the client left or an error ended the stream.

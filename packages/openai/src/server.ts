@@ -8,7 +8,9 @@ import {
   TOOL_CALL_PARSERS,
   type ToolCallParserChoice,
 } from '@trtllm/tokenizers';
+import { inRequestTerms } from './api-error.js';
 import { apiKeyCheck } from './api-key.js';
+import { unknownModel } from './capabilities.js';
 import { chatCompletionsFormat } from './chat-completions.js';
 import { completionsFormat } from './completions.js';
 import { type EndpointContext, respond } from './endpoint.js';
@@ -119,8 +121,12 @@ export function createOpenAiServer(options: OpenAiServerOptions): OpenAiServer {
   templateLoad.catch(() => undefined);
   const model = { id: modelName, object: 'model', created, owned_by: 'triton' };
 
-  const route = async (req: IncomingMessage, res: ServerResponse, signal: AbortSignal): Promise<void> => {
-    const path = pathOf(req.url ?? '/');
+  const route = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    signal: AbortSignal,
+  ): Promise<void> => {
     if (req.method === 'GET' && path === '/health') {
       const ready = await llm.modelReady({ signal }).catch(() => false);
       sendJson(res, ready ? 200 : 503, { status: ready ? 'ok' : 'unavailable' });
@@ -133,11 +139,12 @@ export function createOpenAiServer(options: OpenAiServerOptions): OpenAiServer {
     }
     if (req.method === 'GET' && path.startsWith('/v1/models/')) {
       const id = decodeURIComponent(path.slice('/v1/models/'.length));
-      if (id !== modelName) throw new TritonLlmError('not_found', `The model '${id}' does not exist`);
+      if (id !== modelName) throw unknownModel(id, modelName);
       sendJson(res, 200, model);
       return;
     }
-    const ctx: EndpointContext = { llm, tokenizer: options.tokenizer, modelName, signal };
+    const request = `${req.method} ${path}`;
+    const ctx: EndpointContext = { llm, tokenizer: options.tokenizer, modelName, signal, request };
     if (req.method === 'POST' && path === '/v1/completions') {
       const body = await readJsonBody(req, maxBodyBytes);
       await respond(res, ctx, await completionsFormat(body, ctx));
@@ -165,8 +172,10 @@ export function createOpenAiServer(options: OpenAiServerOptions): OpenAiServer {
     res.on('close', () => {
       if (!res.writableFinished) disconnect.abort();
     });
-    route(req, res, disconnect.signal).catch((err: unknown) => {
-      if (!disconnect.signal.aborted) sendError(res, err);
+    const path = pathOf(req.url ?? '/');
+    route(req, res, path, disconnect.signal).catch((err: unknown) => {
+      if (!disconnect.signal.aborted)
+        sendError(res, inRequestTerms(err, `${req.method ?? ''} ${path || '/'}`));
     });
   };
 
