@@ -17,7 +17,7 @@ import { FrameReader, type MessageSink } from './grpc-frames.js';
 import { encodeHeaderBlock } from './h2/frames.js';
 import type { H2Sessions } from './h2/sessions.js';
 import type { H2Headers, H2Stream, H2StreamOwner } from './h2/stream.js';
-import { grpcTimeout, requestHeaders } from './headers.js';
+import { type CallMetadata, grpcTimeout, requestHeaders } from './headers.js';
 import { encodeFramed, inflate } from './stream-codec.js';
 
 /** What the unary calls share with the streamed ones: the connections and the limits. */
@@ -50,7 +50,7 @@ export function h2UnaryTransport(config: UnaryConfig): ConnectTransport {
           return;
         }
         const body = encodeFramed(toBinary(method.input, create(method.input, input)), config);
-        const fields = requestHeaders(new Headers(header), config.gzip);
+        const fields = requestHeaders(metadataOf(header), config.gzip);
         if (timeoutMs !== undefined) fields['grpc-timeout'] = grpcTimeout(timeoutMs);
         const path = `/${method.parent.typeName}/${method.name}`;
         const call = new UnaryCall(config.maxReceiveBytes, (err, bytes) => {
@@ -63,8 +63,13 @@ export function h2UnaryTransport(config: UnaryConfig): ConnectTransport {
                 stream: false,
                 service: method.parent,
                 method,
-                header: new Headers(),
-                trailer: new Headers(),
+                // Made only when read (never, by this package's calls): see callHeaders.
+                get header() {
+                  return new Headers();
+                },
+                get trailer() {
+                  return new Headers();
+                },
                 message: fromBinary(method.output, bytes!),
               });
             } catch (decodeError) {
@@ -93,6 +98,22 @@ export function h2UnaryTransport(config: UnaryConfig): ConnectTransport {
     stream: () =>
       Promise.reject(new ConnectError('streamed calls do not go through this transport', Code.Unimplemented)),
   };
+}
+
+/**
+ * A call's metadata without making a `Headers` (see `callHeaders`): the transport passes the
+ * plain object `callHeaders` made; an array or a `Headers` is read as such.
+ */
+function metadataOf(init: HeadersInit | undefined): CallMetadata {
+  const out: CallMetadata = Object.create(null);
+  if (init === undefined) return out;
+  const add = (value: string, name: string) => {
+    out[name.toLowerCase()] = value;
+  };
+  if (Array.isArray(init)) for (const [name, value] of init) add(value, name);
+  else if (typeof (init as Headers).forEach === 'function') (init as Headers).forEach(add);
+  else for (const [name, value] of Object.entries(init)) add(value, name);
+  return out;
 }
 
 /** One unary call's answer: one message, then the status in the trailers. */

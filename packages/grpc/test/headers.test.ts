@@ -55,6 +55,29 @@ describe('metadata headers', () => {
     expect(server.calls.length).toBe(before);
   });
 
+  it('sends header names in lower case and values without edge spaces, the later name winning', async () => {
+    const t = grpcTransport({ baseUrl: server.baseUrl, headers: { 'X-Tenant': '  static\t' } });
+    try {
+      await t.serverLive({ headers: { 'X-Trace': ' abc ' } });
+      await t.serverLive({ headers: { 'x-TENANT': 'per-call' } });
+    } finally {
+      await t.close();
+    }
+    const [first, second] = server.calls.slice(-2);
+    expect(first?.['x-tenant']).toBe('static');
+    expect(first?.['x-trace']).toBe('abc');
+    expect(second?.['x-tenant']).toBe('per-call');
+  });
+
+  it('refuses a header value with a character past U+00FF before sending, naming the header', async () => {
+    const before = server.calls.length;
+    const err = await rejection(transport.serverLive({ headers: { 'x-city': 'Zürich 北京' } }));
+    expect(err.code).toBe('invalid_argument');
+    expect(err.message).toContain('x-city');
+    expect(err.message).not.toContain('Zürich');
+    expect(server.calls.length).toBe(before);
+  });
+
   it('refuses a static header value with LF when the transport is made', () => {
     let err: unknown;
     try {
