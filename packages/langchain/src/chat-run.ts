@@ -11,6 +11,7 @@ import {
 import type { ToolCallPlan } from '@trtllm/tokenizers';
 import { closeRun, drainAborted, type Run, throwIfAborted } from './abort.js';
 import { deltaChunk, finalChunk, messageFields, tokenCallback } from './chunks.js';
+import { lossyTextWarning, streamsLossyText, wholeGenerationWarning } from './lossy-text.js';
 import { responseMetadata, usageMetadata } from './metadata.js';
 import { ToolChunks, toolMessageParts } from './tools.js';
 
@@ -23,18 +24,41 @@ export interface Prepared {
   readonly countPrompt: () => number | undefined;
 }
 
+/** How a run hands out its text, and where it says what it had to do about lossy streamed text. */
+interface RunMode {
+  /** Whether the caller only wants the whole reply (invoke), not its text as it comes. */
+  readonly whole: boolean;
+  readonly warn: (message: string) => void;
+}
+
 /**
  * Yields the first sequence's text deltas and returns the whole result. Models that are not
  * decoupled, and requests for several sequences, are generated whole (`generate()`); the rest are
- * streamed, so callbacks see tokens as they arrive even under `invoke`.
+ * streamed, so callbacks see tokens as they arrive even under `invoke`. A model whose streamed text
+ * is lossy (`ensemble`) is generated whole where exact text matters more than its pace: under
+ * `invoke`, and for tool calls and structured output (a tool must never run with U+FFFD in its
+ * arguments); its plain streamed text that lost characters is warned about once.
  */
-export async function* runOf(prepared: Prepared): Run {
+export async function* runOf(prepared: Prepared, mode: RunMode): Run {
   const { llm, request, options } = prepared;
   const schema = await llm.schema(options.signal !== undefined ? { signal: options.signal } : {});
   const several = (request.beamWidth ?? 1) > 1 || (request.numReturnSequences ?? 1) > 1;
   if (!schema.decoupled || several) return await llm.generate(request, options);
+  if (streamsLossyText(schema)) {
+    const exact = prepared.tools !== undefined || request.guidedDecoding !== undefined;
+    if (mode.whole) return await llm.generate(request, options);
+    if (exact) {
+      mode.warn(wholeGenerationWarning(llm.model));
+      return await llm.generate(request, options);
+    }
+  }
+  let warned = false;
   for await (const chunk of llm.stream(request, options)) {
     if (chunk.done) return chunk.result;
+    if (chunk.lossy && !warned) {
+      warned = true;
+      mode.warn(lossyTextWarning(llm.model));
+    }
     if (chunk.sequenceIndex === 0 && chunk.text !== '') yield chunk.text;
   }
   throw new TritonLlmError('protocol', `the stream of model '${llm.model}' ended without a final chunk`, {
@@ -48,7 +72,7 @@ export async function* streamReply(
   warn: (message: string) => void,
   runManager?: CallbackManagerForLLMRun,
 ): AsyncGenerator<ChatGenerationChunk> {
-  const run = runOf(prepared);
+  const run = runOf(prepared, { whole: false, warn });
   const { signal } = prepared.options;
   // LangChain's stream() answers an abort at once with its own AbortError and never resumes this
   // generator. The request then still has to end (the SDK tells the server) and its report
@@ -103,7 +127,7 @@ export async function wholeReply(
   warn: (message: string) => void,
   runManager?: CallbackManagerForLLMRun,
 ): Promise<ChatResult> {
-  const run = runOf(prepared);
+  const run = runOf(prepared, { whole: true, warn });
   let step: IteratorResult<string, GenerateResult>;
   try {
     step = await run.next();

@@ -20,6 +20,7 @@ import {
   loadTokenizerDir,
   type ToolCallParserChoice,
 } from '@trtllm/tokenizers';
+import { callerError } from './caller-error.js';
 import { type ChatTritonCallOptions, type ChatTritonInput, checkChatOptions } from './chat-options.js';
 import { type Prepared, streamReply, wholeReply } from './chat-run.js';
 import { transportOf } from './connection.js';
@@ -210,7 +211,11 @@ export class ChatTriton extends BaseChatModel<ChatTritonCallOptions, AIMessageCh
     options: this['ParsedCallOptions'],
     runManager?: CallbackManagerForLLMRun,
   ): AsyncGenerator<ChatGenerationChunk> {
-    yield* streamReply(await this.prepare(messages, options), this.warn, runManager);
+    try {
+      yield* streamReply(await this.prepare(messages, options), this.warn, runManager);
+    } catch (err) {
+      throw callerError(err, 'ChatTriton.stream', this.model, this.owned);
+    }
   }
 
   /** The whole reply: one generation per returned sequence (beams, `numReturnSequences`). */
@@ -219,7 +224,11 @@ export class ChatTriton extends BaseChatModel<ChatTritonCallOptions, AIMessageCh
     options: this['ParsedCallOptions'],
     runManager?: CallbackManagerForLLMRun,
   ): Promise<ChatResult> {
-    return wholeReply(await this.prepare(messages, options), this.warn, runManager);
+    try {
+      return await wholeReply(await this.prepare(messages, options), this.warn, runManager);
+    } catch (err) {
+      throw callerError(err, 'ChatTriton.invoke', this.model, this.owned);
+    }
   }
 
   private loaded(): Promise<Ready> {

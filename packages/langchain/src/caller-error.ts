@@ -1,0 +1,47 @@
+import { TritonLlmError } from '@trtllm/sdk';
+
+/**
+ * The steps the SDK and its transports put before a reason (`schema on 'x' failed: `,
+ * `ModelConfig 'x' failed: `, `ModelConfig 'x': `, `GET /v2/models/x/config: `): calls the LangChain
+ * user never made, so their message leads with their own call instead.
+ */
+const STEP = /^(?:(?:Model|Server|Repository)[A-Za-z]* '[^']*'(?: failed)?: |(?:GET|POST) \/\S*: )/;
+
+/** SDK functions a model configured by URL does not use, and the setting that does their job. */
+const HINTS: readonly (readonly [RegExp, string])[] = [
+  [/use httpTransport for HTTP/g, 'give httpUrl for HTTP'],
+  [/use grpcTransport for gRPC/g, 'give grpcUrl for gRPC'],
+];
+
+/**
+ * `err` as the LangChain user meets it: `ChatTriton.stream on 'ensemble' failed: <reason>`, the hint naming
+ * `grpcUrl` / `httpUrl` when the model was configured by URL, the SDK's own error (with its
+ * internal steps) kept as `cause`. Errors about an input (`field`) already lead with the input and
+ * pass unchanged, as do errors that are not the SDK's.
+ */
+export function callerError(err: unknown, call: string, model: string, byUrl: boolean): unknown {
+  if (!(err instanceof TritonLlmError) || err.field !== undefined) return err;
+  let reason = err.message;
+  // The SDK call this model made (`schema`, `generate`, `stream`) leads the SDK's message.
+  if (err.operation !== undefined) {
+    const on = err.model !== undefined ? ` on '${err.model}'` : '';
+    const lead = `${err.operation}${on} failed: `;
+    if (reason.startsWith(lead)) reason = reason.slice(lead.length);
+  }
+  for (let prefix = STEP.exec(reason); prefix !== null; prefix = STEP.exec(reason)) {
+    reason = reason.slice(prefix[0].length);
+  }
+  if (byUrl) for (const [hint, setting] of HINTS) reason = reason.replace(hint, setting);
+  const message = `${call} on '${err.model ?? model}' failed: ${reason}`;
+  return new TritonLlmError(err.code, message, {
+    retryable: err.retryable,
+    ...(err.serverMessage !== undefined ? { serverMessage: err.serverMessage } : {}),
+    ...(err.requestId !== undefined ? { requestId: err.requestId } : {}),
+    model: err.model ?? model,
+    ...(err.httpStatus !== undefined ? { httpStatus: err.httpStatus } : {}),
+    ...(err.grpcStatus !== undefined ? { grpcStatus: err.grpcStatus } : {}),
+    ...(err.earlyStop !== undefined ? { earlyStop: err.earlyStop } : {}),
+    operation: call,
+    cause: err,
+  });
+}
