@@ -79,6 +79,23 @@ export function inRequestTerms(err: unknown, request: string): TritonLlmError {
   });
 }
 
+/**
+ * What went wrong with Triton, without the SDK calls it passed through: the server's own words
+ * (`Triton answered: ...`) or what kept it from answering (`Triton did not answer: ...`).
+ */
+export function tritonDetail(e: TritonLlmError): string {
+  if (e.serverMessage !== undefined) return `Triton answered: ${e.serverMessage}`;
+  const on = e.model === undefined ? '' : ` on '${e.model}'`;
+  const lead = `${e.operation}${on} failed: `;
+  const detail = (e.message.startsWith(lead) ? e.message.slice(lead.length) : e.message).replace(
+    SDK_STEP,
+    '',
+  );
+  return e.code === 'unavailable' || e.code === 'deadline_exceeded'
+    ? `Triton did not answer: ${detail}`
+    : detail;
+}
+
 /** An error as the HTTP status and OpenAI error JSON a client receives. */
 export function toOpenAiError(err: unknown): { status: number; body: OpenAiErrorBody } {
   const e = TritonLlmError.from(err, 'internal');

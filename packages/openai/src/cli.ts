@@ -9,6 +9,7 @@ import {
   TOOL_CALL_PARSERS,
   type ToolCallParserChoice,
 } from '@trtllm/tokenizers';
+import { waitForBackend } from './backend-check.js';
 import { createOpenAiServer } from './server.js';
 
 const USAGE = `Usage: trtllm-openai [options]
@@ -18,7 +19,9 @@ An OpenAI-compatible API (/v1/models, /v1/completions, /v1/chat/completions) in 
 Options:
   --triton <url>           Triton address: grpc://host:port (grpcs:// for TLS, or dns:host:port),
                            or http(s)://host:port[/prefix] (default grpc://localhost:8001)
-  --model <name>           Triton model to call (default ensemble)
+  --model <name>           Triton model to call (default ensemble); checked at start
+  --triton-wait <seconds>  How long to wait at start for Triton to answer and the model to be
+                           ready, trying again with a line per attempt (default 30)
   --served-model-name <n>  Model name clients use (default: --model)
   --port <port>            Port to listen on (default 3000)
   --host <host>            Address to listen on (default 127.0.0.1)
@@ -32,6 +35,19 @@ Options:
                            (default auto: the format the chat template teaches)
   -h, --help               Show this help
 `;
+
+/**
+ * The transports' hints name SDK functions (`use httpTransport for HTTP`); here the fix is the
+ * --triton address with the other scheme.
+ */
+function cliHints(triton: string): (detail: string) => string {
+  const hostPort = /^[a-z]+:\/\/([^/]+)/i.exec(triton)?.[1];
+  if (hostPort === undefined) return (detail) => detail;
+  return (detail) =>
+    detail
+      .replace('use httpTransport for HTTP', `use --triton http://${hostPort} if this is its HTTP port`)
+      .replace('use grpcTransport for gRPC', `use --triton grpc://${hostPort} if this is its gRPC port`);
+}
 
 function fail(message: string): never {
   process.stderr.write(`trtllm-openai: ${message}\n\n${USAGE}`);
@@ -69,7 +85,13 @@ async function main(): Promise<void> {
       `--tool-call-parser must be one of ${TOOL_CALL_PARSERS.join(', ')} (got ${JSON.stringify(toolCallParser)})`,
     );
   }
-  const transport = transportFromUrl(values.triton ?? 'grpc://localhost:8001', { field: '--triton' });
+  const triton = values.triton ?? 'grpc://localhost:8001';
+  const waitSeconds = Number(values['triton-wait'] ?? '30');
+  if (!Number.isFinite(waitSeconds) || waitSeconds < 0)
+    fail(
+      `--triton-wait must be a non-negative number of seconds (got ${JSON.stringify(values['triton-wait'])})`,
+    );
+  const transport = transportFromUrl(triton, { field: '--triton' });
   const tokenizerDir = values['tokenizer-dir'];
   const tokenizer =
     tokenizerDir !== undefined
@@ -79,6 +101,18 @@ async function main(): Promise<void> {
     transport,
     model: values.model ?? 'ensemble',
     ...(tokenizer !== undefined ? { tokenizer } : {}),
+  });
+  await waitForBackend({
+    llm,
+    transport,
+    waitMs: waitSeconds * 1000,
+    log: (m) => process.stderr.write(`trtllm-openai: ${m}\n`),
+    settings: {
+      triton: `Triton at ${triton}`,
+      model: '--model',
+      wait: '--triton-wait',
+      hints: cliHints(triton),
+    },
   });
   const apiKey = values['api-key'] ?? process.env.TRTLLM_OPENAI_API_KEY;
   const server = createOpenAiServer({
@@ -115,6 +149,7 @@ function parse() {
       'chat-template': { type: 'string' },
       'tokenizer-dir': { type: 'string' },
       'default-max-tokens': { type: 'string' },
+      'triton-wait': { type: 'string' },
       'tool-call-parser': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },

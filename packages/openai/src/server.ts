@@ -10,6 +10,7 @@ import {
 } from '@trtllm/tokenizers';
 import { inRequestTerms } from './api-error.js';
 import { apiKeyCheck } from './api-key.js';
+import { waitForBackend } from './backend-check.js';
 import { unknownModel } from './capabilities.js';
 import { chatCompletionsFormat } from './chat-completions.js';
 import { completionsFormat } from './completions.js';
@@ -54,6 +55,11 @@ export type OpenAiServerOptions = OpenAiServerBackend & {
   readonly tokenizer?: Tokenizer;
   /** `max_tokens` of a chat request that gives none (OpenAI's limit is the context; Triton needs a number). Default 1024. */
   readonly defaultMaxTokens?: number;
+  /**
+   * How long {@link OpenAiServer.ready} waits for Triton to answer and the model to be ready, in
+   * milliseconds, trying again with a warning per attempt. Default 30 000.
+   */
+  readonly tritonWaitMs?: number;
   /** Largest request body accepted, in bytes. Default 4 MiB. */
   readonly maxBodyBytes?: number;
   /**
@@ -74,6 +80,14 @@ export type OpenAiServerOptions = OpenAiServerBackend & {
 
 /** A running (or ready to run) OpenAI-compatible server. */
 export interface OpenAiServer {
+  /**
+   * Checks the backend before serving: waits (up to `tritonWaitMs`, a warning per attempt) until
+   * Triton answers and the model is ready, and reads the model's config. Rejects with a
+   * `TritonLlmError` saying what is wrong: Triton not answering, or a model it does not have
+   * (naming its models and the closest). Optional: `listen()` does not call it, so a server may
+   * start before Triton does; the `trtllm-openai` CLI always calls it.
+   */
+  ready(options?: { readonly signal?: AbortSignal }): Promise<void>;
   /** Listens on `port` (0 picks a free one) and `host` (default 127.0.0.1); resolves to the base URL, e.g. `http://127.0.0.1:3000/v1`. */
   listen(port: number, host?: string): Promise<string>;
   /** Stops accepting connections and ends open ones (streams in flight are cancelled upstream). The backend stays open: its owner closes it. */
@@ -110,6 +124,10 @@ export function createOpenAiServer(options: OpenAiServerOptions): OpenAiServer {
     throw invalidArgument('defaultMaxTokens', defaultMaxTokens, 'must be a positive integer');
   }
   const maxBodyBytes = options.maxBodyBytes ?? 4 * 1024 * 1024;
+  const tritonWaitMs = options.tritonWaitMs ?? 30_000;
+  if (typeof tritonWaitMs !== 'number' || !Number.isFinite(tritonWaitMs) || tritonWaitMs < 0) {
+    throw invalidArgument('tritonWaitMs', tritonWaitMs, 'must be a non-negative number of milliseconds');
+  }
   const modelName = options.modelName ?? llm.model;
   const created = unixSeconds();
   const checkKey = options.apiKey !== undefined ? apiKeyCheck(options.apiKey) : undefined;
@@ -185,6 +203,15 @@ export function createOpenAiServer(options: OpenAiServerOptions): OpenAiServer {
   });
   return {
     handler,
+    ready: (readyOptions) =>
+      waitForBackend({
+        llm,
+        transport: 'transport' in options ? options.transport : undefined,
+        waitMs: tritonWaitMs,
+        log: (m) => logger.warn(m),
+        settings: { triton: 'Triton', model: 'model', wait: 'tritonWaitMs' },
+        ...(readyOptions?.signal !== undefined ? { signal: readyOptions.signal } : {}),
+      }),
     async listen(port, host = '127.0.0.1') {
       await templateLoad;
       await new Promise<void>((resolve, reject) => {

@@ -1,0 +1,150 @@
+import { type Transport, type TritonLlm, TritonLlmError } from '@trtllm/sdk';
+import { tritonDetail } from './api-error.js';
+import { nearestName } from './nearest.js';
+
+/** How the user named the settings the check reports on: CLI flags, or `createOpenAiServer` options. */
+export interface BackendSettings {
+  /** Where Triton is, as the user gave it (`Triton at grpc://localhost:8001`, or just `Triton`). */
+  readonly triton: string;
+  /** The setting that names the model (`--model`, `model`). */
+  readonly model: string;
+  /** The setting of the wait (`--triton-wait`, `tritonWaitMs`). */
+  readonly wait: string;
+  /** Replaces the transports' hints that name SDK functions with the setting the user has. */
+  readonly hints?: (detail: string) => string;
+}
+
+/** What {@link waitForBackend} checks and how long it waits. */
+export interface BackendCheck {
+  readonly llm: TritonLlm;
+  /** Lists the server's models when the model is missing; absent when the server was given a client. */
+  readonly transport: Transport | undefined;
+  readonly waitMs: number;
+  /** Receives one line per failed attempt. */
+  readonly log: (message: string) => void;
+  readonly settings: BackendSettings;
+  readonly signal?: AbortSignal;
+}
+
+// One attempt's own calls are not retried: the loop here retries, and logs each attempt.
+const ONCE = { attempts: 1 } as const;
+const FIRST_DELAY_MS = 500;
+const MAX_DELAY_MS = 2000;
+// One attempt at a host that drops packets must not use up the whole wait.
+const ATTEMPT_TIMEOUT_MS = 5000;
+
+/**
+ * Waits until Triton answers and the model is ready, then reads the model's schema, so that a
+ * server in front of a wrong address or model stops at start instead of failing its first client
+ * (issue 53). An unreachable or not yet ready Triton is tried again, one log line per attempt,
+ * until `waitMs` has passed; a missing model fails at once, naming the server's models and the
+ * closest one. Every failure is a `TritonLlmError` whose message is ready to print.
+ */
+export async function waitForBackend(check: BackendCheck): Promise<void> {
+  const { llm, settings } = check;
+  const started = performance.now();
+  const hints = settings.hints ?? ((d: string) => d);
+  let attempt = 0;
+  for (;;) {
+    attempt += 1;
+    const remaining = check.waitMs - (performance.now() - started);
+    const call = {
+      retry: ONCE,
+      timeoutMs: Math.max(1, Math.min(ATTEMPT_TIMEOUT_MS, remaining)),
+      ...(check.signal !== undefined ? { signal: check.signal } : {}),
+    };
+    let problem: string;
+    try {
+      if (!(await llm.ready(call))) problem = `${settings.triton} answered but is not ready yet`;
+      else if (await llm.modelReady(call)) break;
+      else {
+        const missing = await missingModel(check, call);
+        if (missing !== undefined) throw missing;
+        problem = `model '${llm.model}' on ${settings.triton} is loaded but not ready yet`;
+      }
+    } catch (err) {
+      const e = TritonLlmError.from(err, 'internal');
+      if (e.code === 'cancelled' || e.field === settings.model) throw e;
+      const detail = hints(tritonDetail(e).replace(/^Triton did not answer: /, ''));
+      // A wrong port (gRPC at an HTTP port, or the reverse) answers, wrongly: waiting cannot help.
+      if (!e.retryable && e.code !== 'deadline_exceeded') {
+        throw new TritonLlmError(e.code, `${settings.triton}: ${detail}`, { cause: e });
+      }
+      problem = `${settings.triton} did not answer (${detail})`;
+    }
+    const left = check.waitMs - (performance.now() - started);
+    if (left <= 0) {
+      throw new TritonLlmError(
+        'unavailable',
+        `${problem}; gave up after ${attempt} attempt${attempt === 1 ? '' : 's'} in ${seconds(check.waitMs)} (${settings.wait})`,
+      );
+    }
+    const delay = Math.min(FIRST_DELAY_MS * 2 ** (attempt - 1), MAX_DELAY_MS, left);
+    check.log(
+      `${problem}; attempt ${attempt}, trying again in ${seconds(delay)} (${seconds(left)} left of ${settings.wait})`,
+    );
+    await sleep(delay, check.signal);
+  }
+  try {
+    await llm.schema({ retry: ONCE, ...(check.signal !== undefined ? { signal: check.signal } : {}) });
+  } catch (err) {
+    const e = TritonLlmError.from(err, 'internal');
+    throw new TritonLlmError(
+      e.code,
+      `model '${llm.model}' on ${settings.triton}: ${hints(tritonDetail(e))}`,
+      {
+        cause: e,
+      },
+    );
+  }
+}
+
+/** The error of a model the server does not have, or undefined when it has it (still loading). */
+async function missingModel(
+  check: BackendCheck,
+  call: { readonly timeoutMs: number; readonly signal?: AbortSignal },
+): Promise<TritonLlmError | undefined> {
+  const { llm, settings } = check;
+  // ModelStatistics without a name lists every model the server has loaded, on both protocols;
+  // the transports expose no repository index.
+  const models = check.transport
+    ? (await check.transport.modelStatistics(undefined, undefined, call)).map((s) => s.name)
+    : undefined;
+  if (models?.includes(llm.model)) return undefined;
+  const near = models !== undefined ? nearestName(llm.model, models) : undefined;
+  const list =
+    models === undefined
+      ? ''
+      : models.length === 0
+        ? ' (it has no models loaded)'
+        : ` (its models: ${[...new Set(models)].sort().join(', ')})`;
+  return new TritonLlmError(
+    'not_found',
+    `model '${llm.model}' is not on ${settings.triton}${list}; ${
+      near !== undefined ? `did you mean '${near}'? ` : ''
+    }check ${settings.model}`,
+    { model: llm.model, field: settings.model },
+  );
+}
+
+function seconds(ms: number): string {
+  return `${Math.round(ms / 100) / 10} s`;
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(new TritonLlmError('cancelled', 'the wait for Triton was aborted'));
+      return;
+    }
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(new TritonLlmError('cancelled', 'the wait for Triton was aborted'));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -1,0 +1,175 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { createOpenAiServer, transportFromUrl } from '@trtllm/openai';
+import { TritonLlmError } from '@trtllm/sdk';
+import { type FakeTriton, startFakeTriton } from '@trtllm/testing';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { generated } from './expected.js';
+
+const root = fileURLToPath(new URL('../../../', import.meta.url));
+const cli = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
+
+/** The CLI from source, with its output collected as it comes. */
+function runCli(args: readonly string[]): { child: ChildProcess; out: () => string; err: () => string } {
+  const child = spawn(process.execPath, ['--import', 'tsx', cli, '--port', '0', ...args], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d) => {
+    out += String(d);
+  });
+  child.stderr!.on('data', (d) => {
+    err += String(d);
+  });
+  return { child, out: () => out, err: () => err };
+}
+
+/** Resolves once `text()` matches `pattern` (checked on every piece the stream delivers). */
+async function seen(
+  stream: NodeJS.ReadableStream,
+  text: () => string,
+  pattern: RegExp,
+): Promise<RegExpExecArray> {
+  for (;;) {
+    const match = pattern.exec(text());
+    if (match) return match;
+    await once(stream, 'data');
+  }
+}
+
+async function exitCode(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null) return child.exitCode;
+  const [code] = await once(child, 'exit');
+  return code as number | null;
+}
+
+/** A loopback port nothing listens on (bound once, then released). */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+const grpcUrl = (fake: FakeTriton) => fake.grpcUrl.replace(/^http:/, 'grpc:');
+
+describe('trtllm-openai checks Triton at start', () => {
+  let fake: FakeTriton;
+  beforeAll(async () => {
+    fake = await startFakeTriton({ grpcPort: 0, httpPort: 0 });
+  });
+  afterAll(() => fake.close());
+
+  test('a misspelt --model exits 1 listing the server’s models and the closest, without serving', async () => {
+    for (const triton of [grpcUrl(fake), fake.httpUrl]) {
+      const run = runCli(['--triton', triton, '--model', 'ensembel']);
+      expect(await exitCode(run.child), triton).toBe(1);
+      const err = run.err();
+      expect(err).toContain(`model 'ensembel' is not on Triton at ${triton}`);
+      expect(err).toMatch(/its models: .*\bensemble\b.*\btensorrt_llm\b/);
+      expect(err).toContain("did you mean 'ensemble'?");
+      expect(err).toContain('--model');
+      expect(run.out()).not.toContain('serving');
+    }
+  });
+
+  test('an unreachable Triton is tried again with a line per attempt, then exits 1 after --triton-wait', async () => {
+    const triton = `grpc://127.0.0.1:${await closedPort()}`;
+    const started = performance.now();
+    const run = runCli(['--triton', triton, '--triton-wait', '1.5']);
+    expect(await exitCode(run.child)).toBe(1);
+    const lines = run.err().trim().split('\n');
+    const attempts = lines.filter((l) =>
+      /^trtllm-openai: Triton at \S+ did not answer .*; attempt \d+, trying again/.test(l),
+    );
+    expect(attempts.length).toBeGreaterThanOrEqual(2);
+    expect(attempts[0]).toContain(`Triton at ${triton} did not answer (connection failed`);
+    expect(attempts[0]).toContain('attempt 1,');
+    expect(attempts[1]).toContain('attempt 2,');
+    expect(lines.at(-1)).toMatch(/gave up after \d+ attempts in 1\.5 s \(--triton-wait\)$/);
+    expect(run.out()).not.toContain('serving');
+    // The wait was honoured, not cut short at the first refusal.
+    expect(performance.now() - started).toBeGreaterThan(1500);
+  });
+
+  test('a gRPC address at Triton’s HTTP port exits at once, hinting the http:// address', async () => {
+    const hostPort = new URL(fake.httpUrl).host;
+    const run = runCli(['--triton', `grpc://${hostPort}`, '--triton-wait', '30']);
+    expect(await exitCode(run.child)).toBe(1);
+    const err = run.err();
+    expect(err).toContain('this is not a gRPC endpoint');
+    expect(err).toContain(`use --triton http://${hostPort} if this is its HTTP port`);
+    expect(err).not.toContain('httpTransport');
+    expect(err).not.toContain('attempt 1');
+  });
+
+  test('a Triton that starts after the CLI is waited for, and then served', async () => {
+    const port = await closedPort();
+    const run = runCli(['--triton', `grpc://127.0.0.1:${port}`, '--triton-wait', '30']);
+    let late: FakeTriton | undefined;
+    try {
+      // Triton comes up only once the CLI has reported its first failed attempt.
+      await seen(run.child.stderr!, run.err, /attempt 1,/);
+      late = await startFakeTriton({ grpcPort: port, httpPort: 0 });
+      const [, baseURL] = await seen(run.child.stdout!, run.out, /serving 'ensemble' at (http:\/\/\S+)/);
+      const client = new OpenAI({ baseURL: baseURL!, apiKey: 'unused', maxRetries: 0 });
+      const r = await client.completions.create({ model: 'ensemble', prompt: 'Hello', max_tokens: 5 });
+      expect(r.choices[0]!.text).toBe(generated('Hello', { maxTokens: 5 })[0]!.text);
+    } finally {
+      run.child.kill('SIGKILL');
+      await late?.close();
+    }
+  });
+});
+
+describe('createOpenAiServer().ready()', () => {
+  let fake: FakeTriton;
+  beforeAll(async () => {
+    fake = await startFakeTriton({ grpcPort: 0, httpPort: 0 });
+  });
+  afterAll(() => fake.close());
+
+  test('resolves for a served model, and rejects a missing one with not_found naming the models', async () => {
+    const transport = transportFromUrl(grpcUrl(fake));
+    try {
+      await createOpenAiServer({ transport, model: 'ensemble' }).ready();
+      const err = await createOpenAiServer({ transport, model: 'ensembel' })
+        .ready()
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(TritonLlmError);
+      expect((err as TritonLlmError).code).toBe('not_found');
+      expect((err as TritonLlmError).message).toContain("model 'ensembel' is not on Triton (its models: ");
+      expect((err as TritonLlmError).message).toContain("did you mean 'ensemble'? check model");
+    } finally {
+      await transport.close();
+    }
+  });
+
+  test('warns once per failed attempt and rejects unavailable after tritonWaitMs', async () => {
+    const transport = transportFromUrl(`http://127.0.0.1:${await closedPort()}`);
+    const warnings: string[] = [];
+    try {
+      const server = createOpenAiServer({
+        transport,
+        model: 'ensemble',
+        tritonWaitMs: 800,
+        logger: { warn: (m) => warnings.push(m) },
+      });
+      const err = await server.ready().catch((e: unknown) => e);
+      expect((err as TritonLlmError).code).toBe('unavailable');
+      expect((err as TritonLlmError).message).toMatch(
+        /gave up after \d+ attempts in 0\.8 s \(tritonWaitMs\)$/,
+      );
+      expect(warnings.length).toBeGreaterThanOrEqual(1);
+      for (const [i, w] of warnings.entries()) expect(w).toContain(`attempt ${i + 1},`);
+    } finally {
+      await transport.close();
+    }
+  });
+});
