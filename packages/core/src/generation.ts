@@ -104,7 +104,10 @@ export class Generation
       const again = (): Promise<IteratorResult<StreamChunk>> => this.next();
       return this.pushed!.then(again, again);
     }
-    if (this.outHead < this.out.length) return Promise.resolve(this.take());
+    if (this.outHead < this.out.length) {
+      const queued = this.take();
+      if (queued !== undefined) return Promise.resolve(queued);
+    }
     if (this.phase === 'done') return Promise.resolve(DONE);
     if (this.phase === 'new') {
       const refused = this.begin();
@@ -230,11 +233,11 @@ export class Generation
     response: InferResponse | undefined,
   ): Promise<IteratorResult<StreamChunk>> | IteratorResult<StreamChunk> {
     try {
-      if (this.phase === 'done') return this.take();
+      if (this.phase === 'done') return this.take() ?? DONE;
       if (response === undefined) {
         this.sourceEnded = true;
         this.ending();
-        return this.take();
+        return this.take() ?? DONE;
       }
       this.responded = true;
       this.inferRequest = undefined;
@@ -249,7 +252,9 @@ export class Generation
         elapsedMs: at - this.started,
       });
       const queued = this.out.length;
-      this.absorb(response);
+      // Tokens that arrive after the caller's abort are not the caller's: they are neither handed
+      // out nor counted in the result, which keeps what the consumer saw.
+      if (this.ctx.options.signal?.aborted !== true) this.absorb(response);
       if (this.out.length > queued) {
         if (this.firstAt === undefined) this.firstAt = at;
         else if (this.lastAt !== undefined) {
@@ -277,22 +282,33 @@ export class Generation
 
   /** The next queued chunk, or another read when the last response brought none. */
   private continue(): Promise<IteratorResult<StreamChunk>> | IteratorResult<StreamChunk> {
-    if (this.outHead < this.out.length) return this.take();
+    const queued = this.take();
+    if (queued !== undefined) return queued;
     if (this.phase === 'done') return DONE;
     return this.read();
   }
 
-  private take(): IteratorResult<StreamChunk> {
-    if (this.outHead >= this.out.length) return DONE;
-    const value = this.out[this.outHead]!;
-    this.outHead += 1;
-    if (this.outHead === this.out.length) {
-      // Emptied by pops: `length = 0` would drop the backing store, and the next response's push
-      // would allocate another (about 150 bytes per streamed token).
-      while (this.out.length > 0) this.out.pop();
-      this.outHead = 0;
+  /**
+   * The next queued chunk, or `undefined` when none is left. Once the caller's signal has fired no
+   * delta is handed out, whatever was queued before (the other chunks of one response, text held
+   * back until the end): issue 53 saw one delivered after abort() over HTTP, read while the in-band
+   * stop was on its way. Only the final chunk, which says the request was cancelled, still goes.
+   * Every chunk leaves through here, so this is the one place that rule lives.
+   */
+  private take(): IteratorResult<StreamChunk> | undefined {
+    const aborted = this.ctx.options.signal?.aborted === true;
+    while (this.outHead < this.out.length) {
+      const value = this.out[this.outHead]!;
+      this.outHead += 1;
+      if (this.outHead === this.out.length) {
+        // Emptied by pops: `length = 0` would drop the backing store, and the next response's push
+        // would allocate another (about 150 bytes per streamed token).
+        while (this.out.length > 0) this.out.pop();
+        this.outHead = 0;
+      }
+      if (!aborted || value.done) return { done: false, value };
     }
-    return { done: false, value };
+    return undefined;
   }
 
   /** A failed read: retried when nothing was delivered yet and the policy allows, else the end. */
@@ -326,7 +342,7 @@ export class Generation
     const error = TritonLlmError.from(err, 'unknown');
     if (this.early !== undefined && error.code === 'cancelled' && this.early.trigger !== 'idle_timeout') {
       if (!this.finished) this.ending();
-      return this.take();
+      return this.take() ?? DONE;
     }
     if (error.code === 'deadline_exceeded' && this.early === undefined) {
       this.early = { trigger: 'deadline', via: [this.cancelMeans()] };
