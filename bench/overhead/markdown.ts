@@ -1,4 +1,5 @@
 import { markdownTable as table, writeGeneratedBlock } from '../markdown.js';
+import type { ColdStartResults } from './cold-start.js';
 import type { InterleavedResults } from './interleaved.js';
 import { withinEngines } from './machine.js';
 import {
@@ -115,6 +116,10 @@ export function resultsMarkdown(r: OverheadResults): string {
     r.interleaved === undefined
       ? []
       : ['### Tokens in turn, as in-flight batching sends them', '', interleavedMarkdown(r.interleaved), ''];
+  const cold =
+    r.coldStart === undefined || r.coldStart.rows.length === 0
+      ? []
+      : ['### Cold start: process start to first token', '', coldStartMarkdown(r.coldStart), ''];
   return [
     START,
     '### Machine',
@@ -129,12 +134,42 @@ export function resultsMarkdown(r: OverheadResults): string {
     '',
     memory,
     '',
+    ...cold,
     ...inTurn,
     ...limit,
     '### Targets',
     '',
     targets + failures,
     END,
+  ].join('\n');
+}
+
+/** The cold-start table: medians of fresh processes, each run's time, and the ratio to Python's. */
+export function coldStartMarkdown(c: ColdStartResults): string {
+  const python = c.rows.some((row) => row.ratioToPython !== undefined);
+  const rows = table(
+    [
+      'client',
+      'first token (ms), median',
+      'each run (ms)',
+      'CPU to first token (ms), median',
+      ...(python ? ["vs Python's"] : []),
+    ],
+    c.rows.map((row) => [
+      row.label,
+      n0(row.firstTokenMs),
+      row.firstTokenMsRuns.map(n0).join(', '),
+      n0(row.cpuMs),
+      ...(python ? [row.ratioToPython === undefined ? '' : `${row.ratioToPython.toFixed(2)}x`] : []),
+    ]),
+  );
+  return [
+    `A user's first script, run ${c.runs} times per client as a fresh process (plain \`node\` or \`python\`, the ` +
+      'built packages linked into a project of its own, clients in turn): from the spawn to the line it prints at ' +
+      `its first token, one request of \`max_tokens\` ${c.maxTokens} to \`ensemble\` on an idle fake. The CPU column ` +
+      "is the child's own (every thread) up to that token. `BENCH_COLD_ONLY=1 pnpm bench:overhead` runs only this part.",
+    '',
+    rows,
   ].join('\n');
 }
 

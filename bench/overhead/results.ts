@@ -1,3 +1,4 @@
+import type { ColdStartResults } from './cold-start.js';
 import { BARE_VARIANTS, type OverheadConfig, VARIANT_LABELS, type VariantName } from './config.js';
 import type { InterleavedResults } from './interleaved.js';
 import type { Machine } from './machine.js';
@@ -78,7 +79,7 @@ export interface TargetCheck {
 
 export interface RunFailure {
   readonly variant: VariantName;
-  readonly mode: 'throughput' | 'memory';
+  readonly mode: 'throughput' | 'memory' | 'cold-start';
   readonly level: number;
   readonly error: string;
 }
@@ -100,6 +101,8 @@ export interface OverheadResults {
   readonly streamLimit?: StreamLimitResults;
   /** Both gRPC paths against a fake that sends one token of each generation in turn, when it ran. */
   readonly interleaved?: InterleavedResults;
+  /** Process start to first token of fresh processes (issue #53 point 10), when it ran. */
+  readonly coldStart?: ColdStartResults;
   readonly targets: readonly TargetCheck[];
   readonly failures: readonly RunFailure[];
 }

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensurePeers } from '../validate/peers.js';
 import type { MemoryJob, MemoryResult, ThroughputJob, ThroughputResult } from './client.js';
+import { type ColdStartResults, coldVariants, readColdStartConfig, runColdStart } from './cold-start.js';
 import {
   type OverheadConfig,
   PROMPTS,
@@ -66,6 +67,7 @@ const STEADY_NURSERY = ['--min-semi-space-size=16', '--max-semi-space-size=16'];
 const SLOW = { ttftMs: 0, itlMs: 600_000 };
 
 const config = readConfig(hasTaskset());
+const coldConfig = readColdStartConfig();
 const limitConfig = readStreamLimitConfig();
 const serverCpu = config.pin ? 0 : undefined;
 const clientCpu = config.pin ? 1 : undefined;
@@ -96,7 +98,7 @@ if (variants.includes('python-tritonclient')) {
 
 // The native-client peer: perf_analyzer from build/venv-peers (made by bench/validate/peers.ts).
 let perfAnalyzer: PerfAnalyzerJob['perfAnalyzer'] | undefined;
-if (variants.includes('perf-analyzer')) {
+if (variants.includes('perf-analyzer') && !coldConfig.only) {
   const peers = ensurePeers(ROOT);
   if ('skipped' in peers.perfAnalyzer) {
     console.log(`perf-analyzer skipped: ${peers.perfAnalyzer.skipped}`);
@@ -251,6 +253,47 @@ async function memoryLevel(
 }
 
 const started = Date.now();
+
+// Process start to first token (cold-start.ts), first, on a fake of its own.
+let coldStart: ColdStartResults | undefined;
+const coldRunVariants = coldVariants(variants);
+if (coldConfig.runs > 0 && coldRunVariants.length > 0) {
+  const coldServer = await startServerProcess(SERVER_SCRIPT, { cpu: serverCpu, ttftMs: 0, itlMs: 0 });
+  try {
+    const setup = {
+      grpcUrl: coldServer.grpcUrl,
+      httpUrl: coldServer.httpUrl,
+      ...(python !== undefined ? { python: python.python } : {}),
+      ...(process.env.BENCH_BASELINE !== undefined ? { baseline: process.env.BENCH_BASELINE } : {}),
+      ...(clientCpu !== undefined ? { cpu: clientCpu } : {}),
+    };
+    // One round unmeasured: the fake's first calls of each kind (its own JIT) weigh on no variant.
+    await runColdStart(coldRunVariants, { ...coldConfig, runs: 1 }, setup);
+    coldStart = await runColdStart(coldRunVariants, coldConfig, setup, (variant, error) => {
+      failures.push({ variant, mode: 'cold-start', level: 1, error });
+      console.log(`cold start ${variant}: FAILED ${error.split('\n')[0]}`);
+    });
+  } finally {
+    await coldServer.stop();
+  }
+  for (const row of coldStart.rows) {
+    console.log(
+      `cold start  ${row.label.padEnd(52)} ${row.firstTokenMs.toFixed(0).padStart(5)} ms to first token ` +
+        `(median of ${row.runs})  ${row.cpuMs.toFixed(0).padStart(4)} ms CPU` +
+        (row.ratioToPython !== undefined ? `  ${row.ratioToPython.toFixed(2)}x Python's` : ''),
+    );
+  }
+}
+if (coldConfig.only) {
+  // Only this part ran: the published results (throughput, memory) stay as they are.
+  const trial = process.env.BENCH_RESULTS;
+  if (trial !== undefined && trial !== '') {
+    await writeFile(trial, `${JSON.stringify({ coldStart, failures }, null, 2)}\n`);
+  }
+  console.log(`done in ${((Date.now() - started) / 1000).toFixed(0)} s${trial ? `; ${trial}` : ''}`);
+  process.exit(0);
+}
+
 const throughput: ThroughputRow[] = [];
 const server = await startServerProcess(SERVER_SCRIPT, { cpu: serverCpu, ttftMs: 0, itlMs: 0 });
 try {
@@ -353,6 +396,7 @@ const results: OverheadResults = {
   memory,
   ...(streamLimit !== undefined ? { streamLimit } : {}),
   ...(inTurn !== undefined ? { interleaved: inTurn } : {}),
+  ...(coldStart !== undefined ? { coldStart } : {}),
   targets: checkTargets(rows, memory, streamLimit, inTurn),
   failures,
 };

@@ -1,7 +1,7 @@
 """Child process of the overhead benchmark: the official Python tritonclient (gRPC streaming API).
 
 Reads a JSON job from argv[1] and prints one JSON result line, like client.ts does for the Node
-variants. All requests go over one `start_stream` call, the way tritonclient streams: a closed loop
+variants (mode "cold": one request, the line at its first token, for cold-start.ts). All requests go over one `start_stream` call, the way tritonclient streams: a closed loop
 keeps `concurrency` requests in flight, sending the next one from the callback when one ends.
 """
 
@@ -111,6 +111,17 @@ def main():
     dispatch = Dispatch()
     client.start_stream(callback=dispatch)
     prompts = job["prompts"]
+    if job["mode"] == "cold":
+        # Process start to first token (see cold-start.ts): one request, a line at its first token,
+        # then out at once, as the Node cold-start children do.
+        def first_token():
+            print(json.dumps({"cpuMs": time.process_time() * 1000}))
+            sys.stdout.flush()
+            os._exit(0)
+
+        dispatch.target = Loop(client, prompts, 1, 1, job["maxTokens"], 0, first_token)
+        dispatch.target.run()
+        raise RuntimeError("the stream ended without a token")
     if job["mode"] == "throughput":
         if job["warmup"] > 0:
             dispatch.target = Loop(client, prompts, job["warmup"], job["concurrency"], job["maxTokens"], 0)
