@@ -1,4 +1,4 @@
-import { type GenerateRequest, invalidArgument } from '@trtllm/sdk';
+import { type GenerateRequest, invalidArgument, type ModelSchema } from '@trtllm/sdk';
 import type { ChatTemplate, ToolCallParserChoice, ToolCallPlan } from '@trtllm/tokenizers';
 import { requireGuidedDecoding, requireLogProbs, requireModel } from './capabilities.js';
 import { chatMessages } from './chat-messages.js';
@@ -49,6 +49,16 @@ async function requestGuide(
   return format;
 }
 
+/**
+ * Whether the model streams text the server decoded token by token, so that a character split
+ * over tokens arrives as U+FFFD (the ensemble, a BLS without accumulate_tokens): its non-streamed
+ * text is decoded whole and exact. The raw model is detokenized here, the LLM-API model and an
+ * accumulating BLS resend the whole text: both stream exact text.
+ */
+function streamedTextIsLossy(schema: ModelSchema): boolean {
+  return (schema.flavor === 'ensemble' || schema.flavor === 'bls') && !schema.cumulativeText;
+}
+
 /** What the chat endpoint needs besides the shared endpoint context. */
 export interface ChatContext extends EndpointContext {
   readonly template: ChatTemplate;
@@ -87,6 +97,10 @@ export async function chatCompletionsFormat(body: Body, ctx: ChatContext): Promi
     throw invalidArgument('top_logprobs', top, 'needs logprobs set to true');
   if (logprobs) await requireLogProbs(ctx.llm, 'logprobs', ctx.signal);
   const guided = await requestGuide(body, tools, ctx);
+  const streamWhole =
+    params.stream &&
+    (tools !== undefined || guided !== undefined) &&
+    streamedTextIsLossy(await ctx.llm.schema({ signal: ctx.signal }));
   const prompt = ctx.template.render(messages, tools !== undefined ? { tools: tools.tools } : {});
   const sampling = {
     ...params.sampling,
@@ -137,6 +151,7 @@ export async function chatCompletionsFormat(body: Body, ctx: ChatContext): Promi
   return {
     prompts: [{ prompt }],
     params: { ...params, sampling },
+    streamWhole,
     complete: (choices: readonly ChoiceOutcome[], usage: OpenAiUsage) => ({
       ...head,
       object: 'chat.completion',

@@ -34,6 +34,11 @@ export interface EndpointContext {
 export interface EndpointFormat {
   readonly prompts: readonly PromptInput[];
   readonly params: CommonParams;
+  /**
+   * A stream is generated whole and then sent as SSE chunks: the model's streamed text is lossy
+   * and the output is structured (tool calls, a response format), which one U+FFFD would corrupt.
+   */
+  readonly streamWhole?: boolean;
   /** The whole response of a non-streaming call. */
   complete(choices: readonly ChoiceOutcome[], usage: OpenAiUsage): unknown;
   /** Chunks sent before any generated text (chat: the role of each choice; completions: the echoed prompt). */
@@ -67,6 +72,10 @@ export async function respond(
     sendJson(res, 200, format.complete(choices, usage), headers);
     return;
   }
+  if (format.streamWhole === true) {
+    await streamWhole(res, ctx, format, await generateChoices(choiceCtx, jobs), headers);
+    return;
+  }
   const events = streamChoices(choiceCtx, jobs);
   try {
     let next = await events.next();
@@ -93,4 +102,34 @@ export async function respond(
     // Cancels whatever is still running upstream when the client left or an error ended the stream.
     await events.return();
   }
+}
+
+/**
+ * The SSE of a result generated whole: the chunks a stream would have sent, each choice's text in
+ * one delta (the tool-call reader then splits it into calls as it does a stream's pieces).
+ */
+async function streamWhole(
+  res: ServerResponse,
+  ctx: EndpointContext,
+  format: EndpointFormat,
+  result: { choices: readonly ChoiceOutcome[]; usage: OpenAiUsage },
+  headers: Readonly<Record<string, string>>,
+): Promise<void> {
+  if (ctx.signal.aborted) return;
+  const sse = new SseWriter(res, headers);
+  let events = format.opening();
+  for (const c of result.choices) {
+    if (c.text.length > 0 || c.logProbs !== undefined) {
+      events += format.delta({
+        type: 'delta',
+        choice: c.index,
+        text: c.text,
+        ...(c.logProbs !== undefined ? { logProbs: c.logProbs } : {}),
+      });
+    }
+    events += format.finish(c.index, c.finishReason);
+  }
+  if (format.params.includeUsage) events += format.usage(result.usage);
+  await sse.send(events);
+  if (!sse.closed) await sse.done();
 }
