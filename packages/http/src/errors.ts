@@ -38,7 +38,7 @@ const MAX_MESSAGE_CHARS = 2000;
  */
 export function errorFromHttp(status: number, body: string, context: ErrorContext): TritonLlmError {
   const serverMessage = serverMessageOf(body);
-  const code = codeOf(status, serverMessage ?? '');
+  const code = codeOf(status, serverMessage ?? '', context.what);
   const shown = serverMessage ?? 'empty body';
   const message =
     status >= 200 && status < 300
@@ -82,10 +82,13 @@ export function protocolError(message: string, context: ErrorContext, cause?: un
   });
 }
 
-function codeOf(status: number, serverMessage: string): ErrorCode {
-  // A 2xx answer that reports an error (a /generate body, an SSE event) has no status to go by.
-  const byStatus = status >= 200 && status < 300 ? undefined : (CODE_BY_STATUS[status] ?? 'unknown');
-  return codeFromServerError(serverMessage, byStatus);
+function codeOf(status: number, serverMessage: string, what: string): ErrorCode {
+  // A 2xx answer that reports an error (a /generate body, an SSE event) has no status to go by, and
+  // neither has a 400 from /generate_stream: Triton answers every failure of the model before its
+  // first event with 400, a Python model's INTERNAL error too, while gRPC carries the same failure
+  // in-stream with no status at all. The text decides on both, so one cause gets one code (issue 53).
+  const noStatus = (status >= 200 && status < 300) || (status === 400 && what.endsWith('/generate_stream'));
+  return codeFromServerError(serverMessage, noStatus ? undefined : (CODE_BY_STATUS[status] ?? 'unknown'));
 }
 
 function serverMessageOf(body: string): string | undefined {

@@ -156,7 +156,15 @@ function streamSink(ex: Exchange, req: InferenceRequest): ResponseSink {
       ex.res.end();
     },
     fail(error) {
-      if (!started) return ex.error(error);
+      // Triton 2.51 answers a model's failure before the first event with 400 and an SSE body,
+      // whatever the model's error code (a Python model's INTERNAL too): the generate extension has
+      // no status of its own for it (issue 53).
+      if (!started)
+        return ex.send(
+          400,
+          'text/event-stream; charset=utf-8',
+          `data: ${stringify({ error: error.message })}\n\n`,
+        );
       void ex.write(`data: ${stringify({ error: error.message })}\n\n`).then(() => ex.res.end());
     },
   };
