@@ -18,8 +18,9 @@ export interface GrpcTlsOptions {
 }
 
 /**
- * Options of {@link grpcTransport}. One transport keeps one HTTP/2 connection, shared by all of its
- * calls, and opens it on the first call.
+ * Options of {@link grpcTransport}. A transport opens its first HTTP/2 connection on its first call and
+ * shares it among all of its calls; when the server (or a proxy) limits the streams of a connection,
+ * the streamed calls open more, up to `maxConnections` (default 8).
  */
 export interface GrpcTransportOptions {
   /** `http://host:port` for plaintext HTTP/2, `https://host:port` for TLS (Triton's gRPC port is 8001 by default). */
