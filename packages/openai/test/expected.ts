@@ -5,6 +5,14 @@ export function generated(prompt: string, options: GenerateOptions) {
   return generateTokens(encode(prompt), options).map((s) => ({ ...s, text: decode(s.tokens) }));
 }
 
+/**
+ * OpenAI's text of a generation cut by `max_tokens` inside a character: without the U+FFFD that
+ * decoding gives the character's first bytes (issue 53; OpenAI and vLLM drop that remnant too).
+ */
+export function cutAtLength(text: string): string {
+  return text.endsWith('\uFFFD') ? text.slice(0, -1) : text;
+}
+
 /** OpenAI's stop semantics: the text up to (not including) the first stop string. */
 export function cutAtStop(text: string, stops: readonly string[]): { text: string; stopped: boolean } {
   let cut = -1;

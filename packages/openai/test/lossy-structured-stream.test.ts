@@ -1,6 +1,7 @@
 import { fakeScript, jsonSchemaInstance } from '@trtllm/testing';
 import type { ChatCompletionChunk, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { generated, seedWhere } from './expected.js';
 import { type Stack, startStack } from './stack.js';
 
 // Characters of two and three UTF-8 bytes: the fake (like Triton) splits them over tokens, and a
@@ -134,5 +135,29 @@ describe('structured output streamed from a model whose streamed text is exact',
       .filter((d) => d.function?.arguments);
     expect(argumentDeltas.length).toBeGreaterThan(2);
     expect(JSON.parse(streamedCall(chunks).args)).toEqual({ city: CITY });
+  });
+});
+
+describe('text cut by max_tokens inside a character', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ model: 'ensemble' });
+  });
+  afterAll(() => stack.close());
+
+  test('ends without the remnant of the character, on both endpoints', async () => {
+    const prompt = 'What is ML?';
+    const maxTokens = 6;
+    const seed = seedWhere(prompt, maxTokens, (text) => text.endsWith('\uFFFD'));
+    const whole = generated(prompt, { maxTokens, seed })[0]!.text;
+    const completion = await stack.client.completions.create({
+      model: 'ensemble',
+      prompt,
+      max_tokens: maxTokens,
+      seed,
+    });
+    expect(completion.choices[0]!.finish_reason).toBe('length');
+    expect(completion.choices[0]!.text).toBe(whole.slice(0, -1));
+    expect(completion.choices[0]!.text.endsWith('\uFFFD')).toBe(false);
   });
 });
