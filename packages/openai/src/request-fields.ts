@@ -11,6 +11,12 @@ export interface EndpointFields {
    * client that always sends them (`user`, `store`, `metadata`) works unchanged.
    */
   readonly noEffect: readonly string[];
+  /** Both lists, for the check every request makes. */
+  readonly known: ReadonlySet<string>;
+}
+
+function endpointFields(read: readonly string[], noEffect: readonly string[]): EndpointFields {
+  return { read, noEffect, known: new Set([...read, ...noEffect]) };
 }
 
 const SHARED = [
@@ -30,8 +36,8 @@ const SHARED = [
 ] as const;
 
 /** `/v1/chat/completions`: every field of OpenAI's Chat Completions request. */
-export const CHAT_FIELDS: EndpointFields = {
-  read: [
+export const CHAT_FIELDS: EndpointFields = endpointFields(
+  [
     ...SHARED,
     'messages',
     'max_completion_tokens',
@@ -49,7 +55,7 @@ export const CHAT_FIELDS: EndpointFields = {
     'web_search_options',
     'moderation',
   ],
-  noEffect: [
+  [
     'user',
     'metadata',
     'store',
@@ -60,13 +66,13 @@ export const CHAT_FIELDS: EndpointFields = {
     'prompt_cache_options',
     'prediction',
   ],
-};
+);
 
 /** `/v1/completions`: every field of OpenAI's legacy Completions request. */
-export const COMPLETION_FIELDS: EndpointFields = {
-  read: [...SHARED, 'prompt', 'best_of', 'echo', 'suffix'],
-  noEffect: ['user'],
-};
+export const COMPLETION_FIELDS: EndpointFields = endpointFields(
+  [...SHARED, 'prompt', 'best_of', 'echo', 'suffix'],
+  ['user'],
+);
 
 /**
  * Refuses a body with a field the endpoint does not know, as OpenAI's API does (400 "Unrecognized
@@ -74,9 +80,15 @@ export const COMPLETION_FIELDS: EndpointFields = {
  * the default instead (issue 53), so the closest known name is suggested.
  */
 export function refuseUnknownFields(body: Body, fields: EndpointFields): void {
-  const known = new Set([...fields.read, ...fields.noEffect]);
-  const unknown = Object.keys(body).filter((k) => !known.has(k));
-  if (unknown.length === 0) return;
+  const { known } = fields;
+  // A loop, not Object.keys().filter(): every request passes here and almost none fails.
+  let unknown: string[] | undefined;
+  for (const key in body) {
+    if (known.has(key)) continue;
+    unknown ??= [];
+    unknown.push(key);
+  }
+  if (unknown === undefined) return;
   const named = unknown.map((k) => {
     const near = nearestName(k, known);
     return near === undefined ? k : `${k} (did you mean ${near}?)`;
