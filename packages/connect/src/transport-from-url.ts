@@ -20,13 +20,17 @@ export interface TransportFromUrlOptions extends TritonUrlOptions {
  * `grpcs://` give `grpcTransport()`, `dns:host:port` gives `grpcTransport({ dns })` (every
  * address of the name, looked up again as it changes), and `http://` / `https://` give
  * `httpTransport()`, or `grpcTransport()` with `protocol: 'grpc'`. The caller owns the transport
- * and closes it. Bad input throws `invalid_argument` before anything connects.
+ * and closes it (`close()`, or `await using`); left open, it never keeps an idle process alive.
+ * Bad input throws `invalid_argument` before anything connects.
  *
  * ```ts
  * const llm = new TritonLlm({ transport: transportFromUrl('grpc://localhost:8001'), model: 'ensemble' });
  * ```
  */
-export function transportFromUrl(url: string, options: TransportFromUrlOptions = {}): Transport {
+export function transportFromUrl(
+  url: string,
+  options: TransportFromUrlOptions = {},
+): Transport & AsyncDisposable {
   const endpoint = parseTritonUrl(url, options);
   const { headers, tls } = options;
   const common = headers !== undefined ? { headers } : {};

@@ -1,3 +1,4 @@
+import { asyncDispose } from './async-dispose.js';
 import { SharedBatchCall } from './batch-call.js';
 import {
   afterSchemaRead,
@@ -269,6 +270,11 @@ export class TritonLlm {
   /** Closes the transport's connections. */
   close(): Promise<void> {
     return this.transport.close();
+  }
+
+  /** `await using llm = new TritonLlm(...)`: {@link TritonLlm.close} when the scope ends. */
+  [asyncDispose](): Promise<void> {
+    return this.close();
   }
 
   /**

@@ -1,3 +1,4 @@
+import { asyncDispose } from './async-dispose.js';
 import { invalidArgument } from './errors.js';
 import type { EndpointStats } from './replica-endpoint.js';
 import { type EndpointSource, type PoolPolicy, ReplicaPool } from './replica-pool.js';
@@ -62,7 +63,7 @@ export interface ReplicaTransportOptions extends ReplicaOptions {
 }
 
 /** A {@link Transport} over several replicas of one Triton deployment, with its endpoints' statistics. */
-export interface ReplicaTransport extends Transport {
+export interface ReplicaTransport extends Transport, AsyncDisposable {
   /** A snapshot of every endpoint: state, in-flight and total requests, errors, latency. */
   endpointStats(): EndpointStats[];
   /** Runs one round of health checks now and resolves when every endpoint has its answer. */
@@ -84,7 +85,8 @@ const DEFAULTS = {
  * that fails with a retryable error before delivering anything moves to another endpoint (up to
  * `failoverAttempts`, within its `timeoutMs`). A stream never moves after its first response, and
  * its in-band stop goes to the endpoint that carries it. Metadata, config and health calls go to
- * any healthy endpoint. `close()` closes every endpoint's transport.
+ * any healthy endpoint. `close()` (or the end of an `await using` scope) closes every endpoint's
+ * transport; without it, idle endpoints and their health checks never keep the process alive.
  *
  * Under `TritonLlm`, the client's retry plan (`CallOptions.retryPlan`) decides every move, with
  * the same rules as its own retries: `infer()` on an arbitrary model, whose connection broke after
@@ -104,6 +106,7 @@ const DEFAULTS = {
 export function replicaTransport(options: ReplicaTransportOptions): ReplicaTransport {
   const { source, protocol } = endpointSource(options.endpoints);
   const pool = new ReplicaPool(source, { protocol, ...replicaPolicy(options) });
+  const close = () => pool.close();
   return {
     protocol,
     endpointStats: () => pool.stats(),
@@ -119,7 +122,8 @@ export function replicaTransport(options: ReplicaTransportOptions): ReplicaTrans
     modelConfig: (model, version, call) => pool.call(call, false, (t, o) => t.modelConfig(model, version, o)),
     modelStatistics: (model, version, call) =>
       pool.call(call, false, (t, o) => t.modelStatistics(model, version, o)),
-    close: () => pool.close(),
+    close,
+    [asyncDispose]: close,
   };
 }
 

@@ -7,6 +7,7 @@ import {
   type Transport,
   TritonLlmError,
 } from '@trtllm/sdk';
+import { asyncDispose } from './async-dispose.js';
 import { openConnection } from './connection.js';
 import { toTritonLlmError } from './errors.js';
 import type { GrpcConnectionStats } from './h2/sessions.js';
@@ -22,7 +23,7 @@ import { grpcReplicaTransport, isReplicaOptions } from './replicas.js';
 import { type H2StreamConfig, streamHeaderBlock } from './stream-config.js';
 
 /** A {@link Transport} over gRPC, with the state of its connections. */
-export interface GrpcTransport extends Transport {
+export interface GrpcTransport extends Transport, AsyncDisposable {
   /**
    * The streamed calls' connections now: how many, the streams running and waiting for a slot under
    * the server's MAX_CONCURRENT_STREAMS, streams the server refused and that started again, and the
@@ -34,6 +35,9 @@ export interface GrpcTransport extends Transport {
 /**
  * A {@link Transport} over Triton's gRPC API (`inference.GRPCInferenceService`), for
  * `new TritonLlm({ transport: grpcTransport({ baseUrl: 'http://localhost:8001' }) })`.
+ *
+ * A connection with no call in flight never keeps the process alive, as with `fetch`: a script ends
+ * when its last call does. `close()` (or `await using`) ends the connections at once.
  *
  * All calls share one HTTP/2 connection. Each streamed request gets its own `ModelStreamInfer`
  * call, so cancelling one (break, or its `signal`) cancels it on the server without touching the
@@ -179,12 +183,15 @@ export function grpcTransport(
         return r.modelStats.map(fromModelStatistics);
       }),
 
-    close: async () => {
-      closed = true;
-      mux?.close();
-      connection.close();
-    },
+    close,
+    [asyncDispose]: close,
   };
+
+  async function close(): Promise<void> {
+    closed = true;
+    mux?.close();
+    connection.close();
+  }
 }
 
 // More shared calls than this gain nothing (responses already leave many to a write) and only

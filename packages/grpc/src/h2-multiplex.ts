@@ -140,6 +140,8 @@ class SharedCall implements H2StreamOwner, MessageSink {
 
   add(id: string, member: MultiplexedStream): void {
     this.members.set(id, member);
+    // The first request on a call that waited idle: it keeps the process alive again.
+    if (this.members.size === 1) this.h2.setIdle(false);
     this.mux.inFlight.add(id);
     const value = decimalValue(id);
     if (value !== undefined) this.decimalIds.set(value, id);
@@ -149,6 +151,8 @@ class SharedCall implements H2StreamOwner, MessageSink {
   leave(member: MultiplexedStream, id: string): void {
     if (this.members.get(id) !== member) return;
     this.members.delete(id);
+    // A shared call between requests stays open for the next one, but lets the process exit.
+    if (this.members.size === 0) this.h2.setIdle(true);
     this.mux.inFlight.delete(id);
     const value = decimalValue(id);
     if (value !== undefined) this.decimalIds.delete(value);

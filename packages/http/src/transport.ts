@@ -1,4 +1,5 @@
 import type { ReplicaTransport, Transport } from '@trtllm/sdk';
+import { asyncDispose } from './async-dispose.js';
 import { HttpClient } from './client.js';
 import { infer } from './infer.js';
 import { modelMetadataFromJson, serverMetadataFromJson } from './metadata.js';
@@ -12,13 +13,14 @@ import type { StreamEngineFactory } from './stream-engine.js';
 
 /**
  * The signature of `httpTransport`: one base URL gives a {@link Transport}, several
- * (`baseUrls`) a {@link ReplicaTransport} that balances over them.
+ * (`baseUrls`) a {@link ReplicaTransport} that balances over them. Either supports `await using`
+ * (it closes the transport); idle connections never keep the process alive.
  */
 export interface HttpTransportFunction {
   /** Several endpoints (`baseUrls`): requests balanced over them. */
   (options: HttpReplicaTransportOptions): ReplicaTransport;
   /** One endpoint (`baseUrl`). */
-  (options: HttpTransportOptions): Transport;
+  (options: HttpTransportOptions): Transport & AsyncDisposable;
 }
 
 /** `httpTransport` of an entry point, with its stream engine (none: fetch only). */
@@ -34,13 +36,14 @@ export function transportFunction(engine: StreamEngineFactory | undefined): Http
 export function createHttpTransport(
   options: HttpTransportOptions | HttpReplicaTransportOptions,
   engine: StreamEngineFactory | undefined,
-): Transport {
+): Transport & AsyncDisposable {
   if (isReplicaOptions(options)) {
     return httpReplicaTransport(options, (single) => createHttpTransport(single, engine));
   }
   const client = new HttpClient(options, engine);
   const get = (path: string) => ({ method: 'GET', path }) as const;
   const streams = client.engine;
+  const close = async (): Promise<void> => client.close();
   return {
     protocol: 'http',
     // Streams of the Node engine end on cancel() without a signal, so core gives them none.
@@ -73,6 +76,7 @@ export function createHttpTransport(
       const context = { what: `GET ${path}`, ...(model !== undefined ? { model } : {}) };
       return statisticsFromJson(await client.json(get(path), callOptions, context), context);
     },
-    close: async () => client.close(),
+    close,
+    [asyncDispose]: close,
   };
 }

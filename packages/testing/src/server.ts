@@ -1,4 +1,5 @@
 /** startFakeTriton(): the engine with its gRPC and HTTP front ends. */
+import { asyncDispose } from './async-dispose.js';
 import { Activity, DEFAULT_TOKENS_PER_TURN, type EngineContext, StopRegistry } from './engine/context.js';
 import { DEFAULT_MAX_EVENTS, EventLog } from './engine/event-log.js';
 import { FaultState } from './engine/faults.js';
@@ -46,8 +47,11 @@ function maxEventsOf(value: number | undefined): number {
  * over real gRPC and HTTP on loopback, with no GPU. Outputs are deterministic, so tests can
  * predict them with {@link generateTokens} and {@link fakeTokenizer}; the event log shows what each
  * model request did (including generations that outlive a cancelled ensemble call).
+ * `await using fake = await startFakeTriton()` closes it when the scope ends.
  */
-export async function startFakeTriton(options: FakeTritonOptions = {}): Promise<FakeTriton> {
+export async function startFakeTriton(
+  options: FakeTritonOptions = {},
+): Promise<FakeTriton & AsyncDisposable> {
   const host = options.host ?? '127.0.0.1';
   const ttftMs = nonNegative('ttftMs', options.ttftMs);
   const itlMs = nonNegative('itlMs', options.itlMs);
@@ -92,6 +96,14 @@ export async function startFakeTriton(options: FakeTritonOptions = {}): Promise<
   }
   const scheme = options.tls ? 'https' : 'http';
   let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      const ended = activity.close(CLOSE_GRACE_MS);
+      await Promise.all([grpc.close(), http.close()]);
+      await ended;
+    })();
+    return closing;
+  };
   return {
     grpcUrl: `${scheme}://${urlHost(host)}:${grpc.port}`,
     httpUrl: `${scheme}://${urlHost(host)}:${http.port}`,
@@ -102,13 +114,7 @@ export async function startFakeTriton(options: FakeTritonOptions = {}): Promise<
     clearEvents: () => events.clear(),
     setFaults: (f) => faults.set(f),
     activeRequests: () => activity.active,
-    close: () => {
-      closing ??= (async () => {
-        const ended = activity.close(CLOSE_GRACE_MS);
-        await Promise.all([grpc.close(), http.close()]);
-        await ended;
-      })();
-      return closing;
-    },
+    close,
+    [asyncDispose]: close,
   };
 }

@@ -238,9 +238,11 @@ export class H2Connection extends H2StreamTable {
         // It starts here once a stream ends: by then the server counts one stream less.
         this.waiting.unshift(stream);
       } else {
-        // Nothing here to end first: a moment's wait, then wherever there is room.
+        // Nothing here to end first: a moment's wait, then wherever there is room. The call is
+        // still in flight: the timer, not this connection, keeps the process alive meanwhile.
         this.keepalive.stop();
-        setTimeout(() => this.events.overflow([stream]), REFUSED_RETRY_MS).unref();
+        this.release(stream);
+        setTimeout(() => this.events.overflow([stream]), REFUSED_RETRY_MS);
       }
       return;
     }
@@ -300,6 +302,7 @@ export class H2Connection extends H2StreamTable {
     if (first) this.events.ready(this);
     if (first && this.waiting.length > 0) {
       const overflow = this.waiting.splice(0);
+      this.releaseAll(overflow);
       this.events.overflow(overflow);
     }
   }
@@ -353,6 +356,7 @@ export class H2Connection extends H2StreamTable {
         stream.rewind();
         moved.push(stream);
       } else {
+        this.release(stream);
         stream.done = true;
         try {
           stream.owner.closed(H2_REFUSED_STREAM);
@@ -361,6 +365,7 @@ export class H2Connection extends H2StreamTable {
         }
       }
     }
+    this.releaseAll(moved);
     if (moved.length > 0) this.events.unprocessed(moved);
     if (this.streams.size === 0) this.destroy(undefined);
   }

@@ -59,6 +59,8 @@ export class H2Sessions {
     flush: () => undefined,
     reset: () => undefined,
     windowUpdate: () => undefined,
+    // The stream holds the connection it is placed on, as its idle flag then says.
+    idleChanged: () => undefined,
   };
 
   constructor(private readonly options: H2SessionOptions) {

@@ -61,6 +61,8 @@ export abstract class H2StreamTable implements H2StreamHost {
   private startScheduled = false;
   /** Writes wait in the corked socket until `flushWrites` runs (see `send`). */
   private corked = false;
+  /** Streams here that carry a call (running or waiting for a slot): the socket is referenced while there are any. */
+  private held = 0;
 
   constructor(
     protected readonly options: H2ConnectionOptions,
@@ -77,6 +79,9 @@ export abstract class H2StreamTable implements H2StreamHost {
     );
     this.socket = openSocket(url, options.tls, (err) => this.destroy(err));
     const socket = this.socket;
+    // Like fetch's keep-alive sockets: an idle connection never keeps the process alive; the
+    // streams that carry calls reference it (`hold`), from the connect on.
+    socket.unref();
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('error', (err) => {
@@ -127,6 +132,7 @@ export abstract class H2StreamTable implements H2StreamHost {
   open(stream: H2Stream, headers: Buffer): void {
     stream.host = this;
     stream.headerBlock = headers;
+    this.hold(stream);
     if (this.streams.size >= this.peerMaxStreams || this.waiting.length > 0) {
       this.waiting.push(stream);
       return;
@@ -168,6 +174,36 @@ export abstract class H2StreamTable implements H2StreamHost {
     this.send(frame(WINDOW_UPDATE, 0, stream.id, uint32(increment)));
   }
 
+  idleChanged(stream: H2Stream): void {
+    if (stream.done || stream.host !== this) return;
+    if (stream.idle) this.release(stream);
+    else this.hold(stream);
+  }
+
+  /**
+   * A call runs on `stream` here: the process stays alive until it ends. Only on a stream's way in
+   * and out (and a shared call's first request and last), never per frame: `ref` and `unref` cost
+   * a system call's worth each.
+   */
+  private hold(stream: H2Stream): void {
+    if (stream.idle || stream.heldBy === this) return;
+    stream.heldBy?.release(stream);
+    stream.heldBy = this;
+    if (this.held++ === 0) this.socket.ref();
+  }
+
+  /** @internal `stream` leaves this connection, or stops carrying a call. */
+  release(stream: H2Stream): void {
+    if (stream.heldBy !== this) return;
+    stream.heldBy = undefined;
+    if (--this.held === 0) this.socket.unref();
+  }
+
+  /** Streams handed to another connection (or to a later start) stop holding this one. */
+  protected releaseAll(streams: readonly H2Stream[]): void {
+    for (const stream of streams) this.release(stream);
+  }
+
   reset(stream: H2Stream, code: number): void {
     const started = stream.id !== 0 && this.streams.get(stream.id) === stream;
     this.forget(stream);
@@ -195,6 +231,7 @@ export abstract class H2StreamTable implements H2StreamHost {
   protected forget(stream: H2Stream): void {
     if (stream.done) return;
     stream.done = true;
+    this.release(stream);
     if (stream.id === 0 || this.streams.get(stream.id) !== stream) {
       const at = this.waiting.indexOf(stream);
       if (at >= 0) this.waiting.splice(at, 1);
@@ -224,6 +261,7 @@ export abstract class H2StreamTable implements H2StreamHost {
     const streams = [...this.streams.values(), ...this.waiting];
     this.streams.clear();
     this.waiting.length = 0;
+    this.releaseAll(streams);
     for (const stream of streams) {
       if (stream.done) continue;
       stream.done = true;

@@ -23,6 +23,8 @@ export interface H2StreamHost {
   flush(stream: H2Stream): void;
   reset(stream: H2Stream, code: number): void;
   windowUpdate(stream: H2Stream, increment: number): void;
+  /** The stream's owner began or stopped carrying a call (see `H2Stream.setIdle`). */
+  idleChanged(stream: H2Stream): void;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -57,6 +59,13 @@ export class H2Stream {
   done = false;
   /** @internal Times the stream was refused and started again. */
   restarts = 0;
+  /**
+   * @internal Open while no call is on it (a shared call of `multiplex` between requests): it
+   * does not keep the process alive.
+   */
+  idle = false;
+  /** @internal The connection whose socket this stream keeps referenced (see `H2StreamTable.hold`). */
+  heldBy: { release(stream: H2Stream): void } | undefined;
 
   constructor(
     readonly owner: H2StreamOwner,
@@ -82,6 +91,17 @@ export class H2Stream {
   cancel(): void {
     if (this.done) return;
     this.host.reset(this, 0x8);
+  }
+
+  /**
+   * Says whether a call runs on the stream: an idle one (a shared call between requests) lets the
+   * process exit, as an idle keep-alive socket of `fetch` does. Call it on the owner's transitions
+   * only (first request in, last one out), never per message.
+   */
+  setIdle(idle: boolean): void {
+    if (this.idle === idle || this.done) return;
+    this.idle = idle;
+    this.host.idleChanged(this);
   }
 
   /** Stops opening the stream's window: the server stops once 64 KiB are unread. */
