@@ -32,6 +32,8 @@ describe.each(PROTOCOLS)('stop words the server also enforces, over %s', (protoc
     });
   const ensembleEvent = (id: string) =>
     fake.triton().waitForEvent((e) => e.model === 'ensemble' && e.id === id && e.event !== 'received');
+  const rawModelEvent = (id: string) =>
+    fake.triton().waitForEvent((e) => e.model === 'tensorrt_llm' && e.id === id && e.event !== 'received');
 
   it('lets the ensemble end the stream at its own stop: no cancel, no early-stop report, no warning', async () => {
     const warnings: string[] = [];
@@ -77,21 +79,36 @@ describe.each(PROTOCOLS)('stop words the server also enforces, over %s', (protoc
     expect((await ensembleEvent(stream.requestId)).event).toBe('cancelled');
   });
 
-  it('ends the raw model at its own stop without an in-band stop', async () => {
-    if (protocol === 'http') return; // HTTP cannot carry the raw model's word lists: the client stops it (early-stop suite)
-    const stream = client('tensorrt_llm', []).stream({
-      prompt: PROMPT,
-      maxTokens: MAX,
-      stopWords: [' data'],
+  // The raw model takes stop words as a [1, 2, N] token-id list, which gRPC carries and the HTTP
+  // generate extension cannot (README, early-stop table): each protocol gets the case it can pass.
+  if (protocol === 'grpc') {
+    it('ends the raw model at its own stop_words_list: its final response ends the call, no in-band stop', async () => {
+      const stream = client('tensorrt_llm', []).stream({
+        prompt: PROMPT,
+        maxTokens: MAX,
+        stopWords: [' data'],
+      });
+      const { text, result } = await finalOf(stream);
+      expect(text).toBe(full.slice(0, full.indexOf(' data')));
+      expect(result.finishReason).toBe('stop');
+      expect(result.earlyStop).toBeUndefined();
+      expect((await rawModelEvent(stream.requestId)).event).toBe('completed');
     });
-    const { text, result } = await finalOf(stream);
-    expect(text).toBe(full.slice(0, full.indexOf(' data')));
-    expect(result.earlyStop).toBeUndefined();
-    const inner = await fake
-      .triton()
-      .waitForEvent((e) => e.model === 'tensorrt_llm' && e.id === stream.requestId && e.event !== 'received');
-    expect(inner.event).toBe('completed');
-  });
+  } else {
+    it("matches the raw model's stop word on the client and stops the model in-band: HTTP cannot carry the list", async () => {
+      const stream = client('tensorrt_llm', []).stream({
+        prompt: PROMPT,
+        maxTokens: MAX,
+        stopWords: [' data'],
+      });
+      const { text, result } = await finalOf(stream);
+      expect(text).toBe(full.slice(0, full.indexOf(' data')));
+      expect(result.finishReason).toBe('stop');
+      expect(result.earlyStop?.trigger).toBe('stop_sequence');
+      expect(result.earlyStop?.serverStopsGenerating).toBe(true);
+      expect((await rawModelEvent(stream.requestId)).event).toBe('stopped');
+    });
+  }
 
   it('reports no early stop for text that came whole, whatever matched', async () => {
     const warnings: string[] = [];
