@@ -11,9 +11,9 @@ import {
   tool,
   UnsupportedFunctionalityError,
 } from 'ai';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { z } from 'zod';
-import { CASES, useServer } from './servers.js';
+import { describeEachServer, useServer } from './servers.js';
 import { TOOL_MODEL, TOOL_PARAMETERS, TOOL_SCRIPTS } from './tool-scripts.js';
 
 (globalThis as { AI_SDK_LOG_WARNINGS?: unknown }).AI_SDK_LOG_WARNINGS = false;
@@ -39,7 +39,7 @@ const schema = z.object({
 const INSTANCE = { name: 'text', kind: 'tool', version: 3, stable: true, tags: ['text', 'text'] };
 
 // The AI SDK provider driven by the real `ai` package, on both servers over both transports.
-describe.each(CASES)('AI SDK provider: %s Triton over %s', (kind, protocol) => {
+describeEachServer('AI SDK provider: %s Triton over %s', (kind, protocol) => {
   const server = useServer(kind);
   let triton: TritonProvider;
   const events: GenerationEvent[] = [];
@@ -159,7 +159,7 @@ describe.each(CASES)('AI SDK provider: %s Triton over %s', (kind, protocol) => {
 });
 
 // Tool calls read by the provider itself, straight from Triton: the shared scripts, and an agent loop.
-describe.each(CASES)('AI SDK provider tool calls: %s Triton over %s', (kind, protocol) => {
+describeEachServer('AI SDK provider tool calls: %s Triton over %s', (kind, protocol) => {
   const server = useServer(kind);
   const providers: Partial<Record<'chatml' | 'llama3', TritonProvider>> = {};
   const provider = (template: 'chatml' | 'llama3'): TritonProvider => {

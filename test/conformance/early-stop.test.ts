@@ -1,7 +1,7 @@
 import { type EarlyStopReport, type GenerateRequest, TritonLlm } from '@trtllm/sdk';
 import { fakeTokenizer } from '@trtllm/testing';
-import { describe, expect, it } from 'vitest';
-import { CASES, useServer } from './servers.js';
+import { expect, it } from 'vitest';
+import { describeEachServer, useServer } from './servers.js';
 
 // Each row of the README's early-stop table, asserted on both servers over both transports.
 const MAX = 400;
@@ -12,7 +12,7 @@ const ROWS: readonly { model: string; request: GenerateRequest; serverStops: boo
   { model: 'tensorrt_llm_bls', request: { prompt: 'What is ML?', maxTokens: MAX }, serverStops: false },
 ];
 
-describe.each(CASES)('early stop: %s Triton over %s', (kind, protocol) => {
+describeEachServer('early stop: %s Triton over %s', (kind, protocol) => {
   const server = useServer(kind);
 
   async function run(

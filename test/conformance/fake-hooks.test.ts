@@ -1,7 +1,7 @@
 import { TritonLlm, TritonLlmError } from '@trtllm/sdk';
 import { fakeScript, fakeTokenizer } from '@trtllm/testing';
 import { describe, expect, it } from 'vitest';
-import { CASES, streamed, useServer } from './servers.js';
+import { describeEachServer, streamed, useServer } from './servers.js';
 
 // ASCII, so that the ensemble's per-token streaming (which breaks multi-byte characters) keeps it whole.
 const SCRIPT = 'Calling get_weather: {"city": "Paris", "days": 3}';
@@ -40,7 +40,7 @@ const TEXT_MODELS = ['ensemble', 'ensemble_unary', 'tensorrt_llm_bls', 'tensorrt
 const RAW_MODELS = ['tensorrt_llm', 'tensorrt_llm_unary'] as const;
 const GUIDED_MODELS = [...TEXT_MODELS, ...RAW_MODELS];
 
-describe.each(CASES)('conformance: fake hooks on the %s Triton over %s', (kind, protocol) => {
+describeEachServer('conformance: fake hooks on the %s Triton over %s', (kind, protocol) => {
   const server = useServer(kind);
   const llm = (model: string) =>
     new TritonLlm({ transport: server().transport(protocol), model, tokenizer: fakeTokenizer });

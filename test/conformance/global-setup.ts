@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
+import { inCi } from './ci.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const HTTP_PORT = process.env.TRITON_HTTP_PORT ?? '18000';
@@ -34,7 +35,7 @@ export async function setup(project: TestProject): Promise<() => void> {
     });
   } catch (err) {
     const reason = `the real Triton server did not start: ${(err as Error).message}`;
-    if (process.env.CI === 'true') throw new Error(reason);
+    if (inCi()) throw new Error(reason);
     console.warn(
       `\n!!! ${reason}\n!!! The conformance suite runs against the fake only. Run \`pnpm triton:up\` to see why.\n`,
     );

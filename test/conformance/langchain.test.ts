@@ -8,9 +8,9 @@ import type { EarlyStopReport } from '@trtllm/sdk';
 import { fakeScript, fakeTokenizer, generateTokens, jsonSchemaInstance } from '@trtllm/testing';
 import { loadChatTemplate } from '@trtllm/tokenizers';
 import { createAgent } from 'langchain';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, expect, it } from 'vitest';
 import { z } from 'zod';
-import { CASES, useServer } from './servers.js';
+import { describeEachServer, useServer } from './servers.js';
 import { OPENAI_TOOLS, TOOL_MODEL, TOOL_SCRIPTS } from './tool-scripts.js';
 
 const quiet = { warn: () => undefined };
@@ -21,7 +21,7 @@ const generated = (prompt: string, maxTokens: number): string =>
   fakeTokenizer.decode(generateTokens(fakeTokenizer.encode(prompt), { maxTokens })[0]!.tokens);
 
 // The LangChain.js chat model in a chain, in front of each Triton over each protocol.
-describe.each(CASES)('LangChain ChatTriton: %s Triton over %s', (kind, protocol) => {
+describeEachServer('LangChain ChatTriton: %s Triton over %s', (kind, protocol) => {
   const server = useServer(kind);
   const models: ChatTriton[] = [];
   const chatModel = (model: string, maxTokens: number) => {
@@ -156,7 +156,7 @@ describe.each(CASES)('LangChain ChatTriton: %s Triton over %s', (kind, protocol)
 });
 
 // Tool calls read by ChatTriton itself, straight from Triton: the shared scripts, and a LangChain agent.
-describe.each(CASES)('LangChain ChatTriton tool calls: %s Triton over %s', (kind, protocol) => {
+describeEachServer('LangChain ChatTriton tool calls: %s Triton over %s', (kind, protocol) => {
   const server = useServer(kind);
   const models: ChatTriton[] = [];
   afterAll(() => Promise.all(models.map((m) => m.close())));

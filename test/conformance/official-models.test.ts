@@ -1,7 +1,7 @@
 import { TritonLlm, TritonLlmError } from '@trtllm/sdk';
 import { fakeTokenizer, generateTokens } from '@trtllm/testing';
-import { describe, expect, it } from 'vitest';
-import { CASES, streamed, useServer } from './servers.js';
+import { expect, it } from 'vitest';
+import { describeEachServer, streamed, useServer } from './servers.js';
 
 // What users of NVIDIA's official models see (issue 28), on both servers over both transports:
 // `tensorrt_llm_bls_official` is shaped like the official BLS (a fresh inner request id, every
@@ -16,7 +16,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const expected = (prompt: string, maxTokens: number): string =>
   fakeTokenizer.decode(generateTokens(fakeTokenizer.encode(prompt), { maxTokens })[0]!.tokens);
 
-describe.each(CASES)('official model shapes: %s Triton over %s', (kind, protocol) => {
+describeEachServer('official model shapes: %s Triton over %s', (kind, protocol) => {
   const server = useServer(kind);
   const llm = (model: string, warnings: string[] = []) =>
     new TritonLlm({

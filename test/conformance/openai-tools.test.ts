@@ -6,7 +6,7 @@ import OpenAI from 'openai';
 import type { ChatCompletionTool } from 'openai/resources/chat/completions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { CASES, useServer } from './servers.js';
+import { describeEachServer, useServer } from './servers.js';
 import { OPENAI_TOOLS, TOOL_MODEL, TOOL_SCRIPTS } from './tool-scripts.js';
 
 const MODEL = 'tensorrt_llm_bls';
@@ -27,7 +27,7 @@ const hermesCall = (name: string, args: object) =>
 
 // trtllm-openai in front of each server, with the ChatML template (Hermes-style calls), driven by the
 // official openai client and by the AI SDK's OpenAI-compatible provider.
-describe.each(CASES)('trtllm-openai tool calls: %s Triton over %s', (kind, protocol) => {
+describeEachServer('trtllm-openai tool calls: %s Triton over %s', (kind, protocol) => {
   const server = useServer(kind);
   const warnings: string[] = [];
   let close: () => Promise<void>;
@@ -216,7 +216,7 @@ describe.each(CASES)('trtllm-openai tool calls: %s Triton over %s', (kind, proto
 
 // The shared scripts through trtllm-openai with the official openai client: the same text and calls
 // the AI SDK provider and ChatTriton read straight from Triton.
-describe.each(CASES)('trtllm-openai reads the shared tool scripts: %s Triton over %s', (kind, protocol) => {
+describeEachServer('trtllm-openai reads the shared tool scripts: %s Triton over %s', (kind, protocol) => {
   const server = useServer(kind);
   const clients: Partial<Record<'chatml' | 'llama3', OpenAI>> = {};
   const closers: (() => Promise<void>)[] = [];

@@ -1,14 +1,14 @@
 import { createOpenAiServer } from '@trtllm/openai';
 import { fakeTokenizer, generateTokens } from '@trtllm/testing';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CASES, useServer } from './servers.js';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { describeEachServer, useServer } from './servers.js';
 
 const expected = (prompt: string, maxTokens: number): string =>
   fakeTokenizer.decode(generateTokens(fakeTokenizer.encode(prompt), { maxTokens })[0]!.tokens);
 
 // The OpenAI-compatible server in front of each Triton, driven by the official openai client.
-describe.each(CASES)('OpenAI-compatible server: %s Triton over %s', (kind, protocol) => {
+describeEachServer('OpenAI-compatible server: %s Triton over %s', (kind, protocol) => {
   const server = useServer(kind);
   let close: () => Promise<void>;
   let client: OpenAI;

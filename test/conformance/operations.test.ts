@@ -1,7 +1,7 @@
 import { type StreamChunk, TritonLlm, TritonLlmError } from '@trtllm/sdk';
 import { fakeTokenizer, generateTokens } from '@trtllm/testing';
-import { describe, expect, it } from 'vitest';
-import { CASES, useServer } from './servers.js';
+import { expect, it } from 'vitest';
+import { describeEachServer, useServer } from './servers.js';
 
 const PROMPT = 'What is ML?';
 // Its 60-token reply (from the corpus's Chinese sentence, GENERATOR.md) holds Chinese and an emoji and ends on a
@@ -16,7 +16,7 @@ async function text(stream: AsyncIterable<StreamChunk>): Promise<string> {
   return out;
 }
 
-describe.each(CASES)('conformance: %s Triton over %s', (kind, protocol) => {
+describeEachServer('conformance: %s Triton over %s', (kind, protocol) => {
   const server = useServer(kind);
   const llm = (model: string, tokenizer = false) =>
     new TritonLlm({

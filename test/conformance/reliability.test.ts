@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { type StreamChunk, TritonLlm, TritonLlmError } from '@trtllm/sdk';
 import { generateTokens } from '@trtllm/testing';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { type Protocol, SERVER_KINDS, useServer } from './servers.js';
+import { type Protocol, REAL_SKIPPED, useServer } from './servers.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const PIDFILE = `${ROOT}/build/triton-${process.env.TRITON_HTTP_PORT ?? '18000'}.pid`;
@@ -62,7 +62,7 @@ function tritonRunning(): boolean {
 
 // The real server is shared by the whole conformance run: whatever happens here, it is running
 // again when this file ends.
-describe.skipIf(!SERVER_KINDS.includes('real'))('the real Triton killed and restarted', () => {
+describe.skipIf(REAL_SKIPPED)('the real Triton killed and restarted', () => {
   const server = useServer('real');
 
   afterAll(() => {
