@@ -7,6 +7,7 @@ import type { ModelSchema } from './schema.js';
 import type { TelemetryOptions } from './telemetry.js';
 import type { Tokenizer } from './tokenizer.js';
 import type { CallOptions, Transport } from './transport.js';
+import { checkOptionNames } from './validate.js';
 
 /** Options of {@link TritonLlm}. */
 export interface TritonLlmOptions {
@@ -39,6 +40,33 @@ export interface TritonLlmOptions {
   readonly onEvent?: (event: GenerationEvent) => void;
   /** OpenTelemetry spans and GenAI metrics, off until a tracer or meter is given (see {@link TelemetryOptions}). */
   readonly telemetry?: TelemetryOptions;
+}
+
+// Every option's name, typed against the interfaces so that a new option cannot be left out: a key
+// that is none of these (`modle`, `timeout`) is refused with the closest name (issue 53).
+const OPTION_NAMES: Readonly<Record<keyof TritonLlmOptions, true>> = {
+  transport: true,
+  model: true,
+  modelVersion: true,
+  flavor: true,
+  tokenizer: true,
+  defaults: true,
+  retry: true,
+  logger: true,
+  onEvent: true,
+  telemetry: true,
+};
+const DEFAULTS_NAMES: Readonly<Record<keyof NonNullable<TritonLlmOptions['defaults']>, true>> = {
+  timeoutMs: true,
+  idleTimeoutMs: true,
+  headers: true,
+};
+
+/** The names of {@link TritonLlm}'s options and of its `defaults` are all known ones. */
+export function checkClientOptionNames(options: TritonLlmOptions): void {
+  checkOptionNames(options, OPTION_NAMES);
+  if (typeof options.defaults === 'object' && options.defaults !== null)
+    checkOptionNames(options.defaults, DEFAULTS_NAMES, 'defaults.');
 }
 
 /** Options of the client's unary calls (health, metadata, config, statistics, infer). */

@@ -4,6 +4,7 @@ import {
   afterSchemaRead,
   type ClientCallOptions,
   checkCallOptions,
+  checkClientOptionNames,
   checkDeployed,
   type PreparedCall,
   type TritonLlmOptions,
@@ -53,6 +54,7 @@ export class TritonLlm {
   private readonly telemetry: Telemetry | undefined;
 
   constructor(private readonly options: TritonLlmOptions) {
+    if (typeof options === 'object' && options !== null) checkClientOptionNames(options);
     if (options?.transport === undefined)
       throw new TritonLlmError('invalid_argument', 'transport: is required', { field: 'transport' });
     if (typeof options.model !== 'string' || options.model.length === 0) {

@@ -111,6 +111,8 @@ export type {
   TensorSpec,
   Transport,
 } from './transport.js';
-export { unknownOption, validateRequest } from './validate.js';
+export type { TritonEndpoint, TritonProtocol, TritonUrlOptions } from './triton-url.js';
+export { parseTritonUrl } from './triton-url.js';
+export { checkOptionNames, unknownOption, validateRequest } from './validate.js';
 export type { EncodedWordList } from './word-list.js';
 export { decodeWordList, encodeWordList, wordListTensor } from './word-list.js';

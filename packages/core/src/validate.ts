@@ -54,6 +54,24 @@ export function unknownOption(field: string, value: unknown, known: Iterable<str
   );
 }
 
+/**
+ * Refuses a key of an options object that `known` does not have, as {@link unknownOption} words it
+ * (`baseURL: unknown option; did you mean baseUrl?`): the constructors and transports check their
+ * options with it, as requests are checked. `known` is a record whose keys are the option names
+ * (typed `Record<keyof Options, true>` at the caller, so a new option cannot be forgotten here);
+ * `prefix` is the path of a nested object (`defaults.`).
+ */
+export function checkOptionNames(
+  options: object,
+  known: Readonly<Record<string, unknown>>,
+  prefix = '',
+): void {
+  for (const key of Object.keys(options)) {
+    if (!Object.hasOwn(known, key))
+      throw unknownOption(prefix + key, (options as Record<string, unknown>)[key], Object.keys(known));
+  }
+}
+
 /** A described object's options by name and its required ones, made once per table. */
 interface Fields {
   readonly byName: ReadonlyMap<string, RequestOption>;
@@ -253,8 +271,8 @@ function parameters(field: string, value: unknown, reservedPrefix: string | unde
 
 /**
  * The known key closest to `key`, or `undefined` when none is close: case, `_` and `-` are
- * ignored, otherwise at most one edit per four characters. Core has no dependencies, hence the
- * few lines of Levenshtein distance here.
+ * ignored, otherwise at most one edit per four characters, two swapped neighbours counting as one
+ * (`modle` → `model`). Core has no dependencies, hence the few lines of edit distance here.
  */
 function nearestKey(key: string, known: Iterable<string>): string | undefined {
   const plain = (s: string) => s.toLowerCase().replace(/[_-]/g, '');
@@ -271,14 +289,20 @@ function nearestKey(key: string, known: Iterable<string>): string | undefined {
   return best;
 }
 
+/** Levenshtein distance with adjacent transpositions (optimal string alignment). */
 function editDistance(a: string, b: string): number {
+  let before: number[] = [];
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const current = [i];
     for (let j = 1; j <= b.length; j++) {
       const substitution = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1);
-      current.push(Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, substitution));
+      let best = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, substitution);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        best = Math.min(best, (before[j - 2] ?? 0) + 1);
+      current.push(best);
     }
+    before = previous;
     previous = current;
   }
   return previous[b.length] ?? 0;

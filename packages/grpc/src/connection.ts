@@ -1,6 +1,6 @@
 import type { ConnectionOptions } from 'node:tls';
 import { type Client, createClient } from '@connectrpc/connect';
-import { invalidArgument, TritonLlmError } from '@trtllm/sdk';
+import { invalidArgument, parseTritonUrl, TritonLlmError } from '@trtllm/sdk';
 import { GRPCInferenceService } from './gen/inference/grpc_service_pb.js';
 import { type GrpcConnectionStats, H2Sessions } from './h2/sessions.js';
 import { h2UnaryTransport } from './h2-unary.js';
@@ -57,7 +57,7 @@ export function openConnection(options: GrpcTransportOptions): Connection {
     );
   }
   if (options.tls !== undefined && url.protocol !== 'https:') {
-    throw invalidArgument('baseUrl', options.baseUrl, 'tls options need an https:// base URL');
+    throw invalidArgument('baseUrl', options.baseUrl, 'tls options need a grpcs:// or https:// base URL');
   }
   if ((options.tls?.cert === undefined) !== (options.tls?.key === undefined)) {
     throw new TritonLlmError('invalid_argument', 'tls: mutual TLS needs both cert and key');
@@ -101,32 +101,21 @@ export function openConnection(options: GrpcTransportOptions): Connection {
   };
 }
 
+/**
+ * The endpoint of `baseUrl` by the one rule of Triton addresses (core's `parseTritonUrl`, the one
+ * `transportFromUrl` and `--triton` use): `grpc://` and `http://` are plaintext, `grpcs://` and
+ * `https://` TLS; no path, query, fragment or credentials.
+ */
 function baseUrl(value: string): URL {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw badBaseUrl(value, 'must be an absolute URL such as http://localhost:8001');
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw badBaseUrl(value, 'must start with http:// (plaintext) or https:// (TLS)');
-  }
-  if (url.username !== '' || url.password !== '') {
-    // Credentials in a URL end up in logs; gRPC wants them as metadata anyway.
-    throw new TritonLlmError(
-      'invalid_argument',
-      'baseUrl: credentials in the URL are not supported; pass them in headers (URL not shown)',
+  const endpoint = parseTritonUrl(value, { protocol: 'grpc', field: 'baseUrl' });
+  if (!('baseUrl' in endpoint)) {
+    throw invalidArgument(
+      'baseUrl',
+      value,
+      "is a DNS target; give it as grpcTransport({ dns: 'host:port' })",
     );
   }
-  return url;
-}
-
-/** The error for a bad base URL; one that may hold credentials (anything with `@`) is not shown. */
-function badBaseUrl(value: unknown, why: string): TritonLlmError {
-  if (typeof value === 'string' && value.includes('@')) {
-    return new TritonLlmError('invalid_argument', `baseUrl: ${why} (URL not shown: it may hold credentials)`);
-  }
-  return invalidArgument('baseUrl', value, why);
+  return new URL(endpoint.baseUrl);
 }
 
 function messageLimit(field: string, value: number | undefined): number | undefined {

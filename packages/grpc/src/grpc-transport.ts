@@ -18,7 +18,11 @@ import { toModelInferRequest } from './infer-request.js';
 import { fromModelInferResponse } from './infer-response.js';
 import { fromModelMetadata, fromModelStatistics } from './metadata.js';
 import { fromModelConfig } from './model-config.js';
-import type { GrpcReplicaTransportOptions, GrpcTransportOptions } from './options.js';
+import {
+  checkGrpcOptionNames,
+  type GrpcReplicaTransportOptions,
+  type GrpcTransportOptions,
+} from './options.js';
 import { grpcReplicaTransport, isReplicaOptions } from './replicas.js';
 import { type H2StreamConfig, streamHeaderBlock } from './stream-config.js';
 
@@ -52,6 +56,7 @@ export function grpcTransport(options: GrpcTransportOptions): GrpcTransport;
 export function grpcTransport(
   options: GrpcTransportOptions | GrpcReplicaTransportOptions,
 ): GrpcTransport | ReplicaTransport {
+  checkGrpcOptionNames(options);
   if (isReplicaOptions(options)) return grpcReplicaTransport(options, grpcTransport);
   const gzip = options.gzip === true;
   // Checked with the other options, before the transport is built (connections open on first use).

@@ -1,4 +1,4 @@
-import type { ReplicaOptions } from '@trtllm/sdk';
+import { checkOptionNames, type ReplicaOptions } from '@trtllm/sdk';
 
 /**
  * TLS material for an `https://` base URL. PEM strings or their bytes; everything is optional, so
@@ -109,4 +109,50 @@ export type GrpcReplicaTransportOptions = GrpcReplicaListOptions | GrpcReplicaDn
 export interface GrpcLogger {
   /** One warning, a sentence that says what happened and what to change. */
   warn(message: string): void;
+}
+
+// Every option's name, typed against the interfaces so that none can be left out: a key that is
+// none of these (`baseURL`, `keepAliveMs`) is refused with the closest name (issue 53).
+const REPLICA_NAMES: Readonly<Record<keyof ReplicaOptions, true>> = {
+  healthIntervalMs: true,
+  healthTimeoutMs: true,
+  model: true,
+  modelVersion: true,
+  ejectAfterFailures: true,
+  failoverAttempts: true,
+  refreshIntervalMs: true,
+};
+const OPTION_NAMES: Readonly<
+  Record<keyof GrpcTransportOptions | keyof GrpcReplicaListOptions | keyof GrpcReplicaDnsOptions, true>
+> = {
+  baseUrl: true,
+  tls: true,
+  headers: true,
+  keepaliveMs: true,
+  keepaliveTimeoutMs: true,
+  gzip: true,
+  maxReceiveMessageBytes: true,
+  maxSendMessageBytes: true,
+  multiplex: true,
+  maxConnections: true,
+  logger: true,
+  baseUrls: true,
+  dns: true,
+  lookup: true,
+  ...REPLICA_NAMES,
+};
+const TLS_NAMES: Readonly<Record<keyof GrpcTlsOptions, true>> = {
+  ca: true,
+  cert: true,
+  key: true,
+  serverName: true,
+  rejectUnauthorized: true,
+};
+
+/** The options of {@link grpcTransport} (and of its `tls`) have only known names. */
+export function checkGrpcOptionNames(options: GrpcTransportOptions | GrpcReplicaTransportOptions): void {
+  if (typeof options !== 'object' || options === null) return;
+  checkOptionNames(options, OPTION_NAMES);
+  if (typeof options.tls === 'object' && options.tls !== null)
+    checkOptionNames(options.tls, TLS_NAMES, 'tls.');
 }

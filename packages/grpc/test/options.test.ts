@@ -76,7 +76,7 @@ describe('transport options', () => {
     expect(
       invalid(() => grpcTransport({ baseUrl: fake.grpcUrl, maxReceiveMessageBytes: 0 })).message,
     ).toContain('maxReceiveMessageBytes');
-    expect(invalid(() => grpcTransport({ baseUrl: 'grpc://localhost:8001' })).message).toContain('baseUrl');
+    expect(invalid(() => grpcTransport({ baseUrl: 'ftp://localhost:8001' })).message).toContain('baseUrl');
     expect(
       invalid(() => grpcTransport({ baseUrl: 'https://localhost:1', tls: { cert: 'x' } })).message,
     ).toContain('key');

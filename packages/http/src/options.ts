@@ -1,4 +1,4 @@
-import type { ReplicaOptions } from '@trtllm/sdk';
+import { checkOptionNames, type ReplicaOptions } from '@trtllm/sdk';
 
 /**
  * The `fetch` the transport calls: the global one by default. Any function of this shape works,
@@ -34,4 +34,27 @@ export interface HttpReplicaTransportOptions extends Omit<HttpTransportOptions, 
   /** The replicas' HTTP endpoints, e.g. `http://host-a:8000`; statistics are named by them. */
   readonly baseUrls: readonly string[];
   readonly baseUrl?: never;
+}
+
+// Every option's name, typed against the interfaces so that none can be left out: a key that is
+// none of these (`baseURL`, `timeout`) is refused with the closest name (issue 53).
+const OPTION_NAMES: Readonly<Record<keyof HttpTransportOptions | keyof HttpReplicaTransportOptions, true>> = {
+  baseUrl: true,
+  fetch: true,
+  headers: true,
+  timeoutMs: true,
+  maxResponseBytes: true,
+  baseUrls: true,
+  healthIntervalMs: true,
+  healthTimeoutMs: true,
+  model: true,
+  modelVersion: true,
+  ejectAfterFailures: true,
+  failoverAttempts: true,
+  refreshIntervalMs: true,
+};
+
+/** The options of {@link httpTransport} have only known names. */
+export function checkHttpOptionNames(options: HttpTransportOptions | HttpReplicaTransportOptions): void {
+  if (typeof options === 'object' && options !== null) checkOptionNames(options, OPTION_NAMES);
 }

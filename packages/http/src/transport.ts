@@ -4,7 +4,11 @@ import { HttpClient } from './client.js';
 import { infer } from './infer.js';
 import { modelMetadataFromJson, serverMetadataFromJson } from './metadata.js';
 import { modelConfigFromJson } from './model-config.js';
-import type { HttpReplicaTransportOptions, HttpTransportOptions } from './options.js';
+import {
+  checkHttpOptionNames,
+  type HttpReplicaTransportOptions,
+  type HttpTransportOptions,
+} from './options.js';
 import { modelPath } from './paths.js';
 import { httpReplicaTransport, isReplicaOptions } from './replicas.js';
 import { statisticsFromJson } from './statistics.js';
@@ -37,6 +41,7 @@ export function createHttpTransport(
   options: HttpTransportOptions | HttpReplicaTransportOptions,
   engine: StreamEngineFactory | undefined,
 ): Transport & AsyncDisposable {
+  checkHttpOptionNames(options);
   if (isReplicaOptions(options)) {
     return httpReplicaTransport(options, (single) => createHttpTransport(single, engine));
   }

@@ -1,0 +1,146 @@
+import { grpcTransport } from '@trtllm/grpc';
+import { httpTransport } from '@trtllm/http';
+import { type Transport, TritonLlm, TritonLlmError } from '@trtllm/sdk';
+import { afterAll, describe, expect, it } from 'vitest';
+import { useFakeTriton } from '../support/fake.js';
+
+// Issue 53: misspelt options on constructors and transports get "did you mean", as request options
+// do, and grpcTransport takes the grpc:// and grpcs:// addresses every other entry point takes.
+
+/** The error `make` throws, which must be an invalid_argument TritonLlmError. */
+function refused(make: () => unknown): TritonLlmError {
+  try {
+    make();
+  } catch (err) {
+    expect(err).toBeInstanceOf(TritonLlmError);
+    expect((err as TritonLlmError).code).toBe('invalid_argument');
+    return err as TritonLlmError;
+  }
+  throw new Error('expected the call to throw');
+}
+
+// Options as a user's untyped code (or a JavaScript caller) writes them.
+type Loose = never;
+
+describe('misspelt option names', () => {
+  const transports: Transport[] = [];
+  const fake = useFakeTriton();
+  afterAll(async () => {
+    await Promise.all(transports.map((t) => t.close()));
+  });
+  const transport = () => {
+    const t = httpTransport({ baseUrl: fake.triton().httpUrl });
+    transports.push(t);
+    return t;
+  };
+
+  it.each([
+    [
+      'new TritonLlm',
+      () => new TritonLlm({ transport: transport(), modle: 'ensemble' } as Loose),
+      'modle',
+      'model',
+    ],
+    [
+      'new TritonLlm defaults',
+      () => new TritonLlm({ transport: transport(), model: 'ensemble', defaults: { timoutMs: 5 } } as Loose),
+      'defaults.timoutMs',
+      'timeoutMs',
+    ],
+    [
+      'grpcTransport',
+      () => grpcTransport({ baseURL: 'http://localhost:8001' } as Loose),
+      'baseURL',
+      'baseUrl',
+    ],
+    [
+      'httpTransport',
+      () => httpTransport({ baseURL: 'http://localhost:8000' } as Loose),
+      'baseURL',
+      'baseUrl',
+    ],
+    [
+      'grpcTransport tls',
+      () => grpcTransport({ baseUrl: 'https://localhost:8001', tls: { rejectUnauthorised: false } } as Loose),
+      'tls.rejectUnauthorised',
+      'rejectUnauthorized',
+    ],
+    [
+      'grpcTransport replicas',
+      () => grpcTransport({ baseUrls: ['http://a:8001'], healthIntervalMS: 0 } as Loose),
+      'healthIntervalMS',
+      'healthIntervalMs',
+    ],
+    [
+      'httpTransport replicas',
+      () => httpTransport({ baseUrls: ['http://a:8000'], failoverAtempts: 1 } as Loose),
+      'failoverAtempts',
+      'failoverAttempts',
+    ],
+    [
+      'grpcTransport keepalive',
+      () => grpcTransport({ baseUrl: 'http://a:1', keepAliveMs: 1 } as Loose),
+      'keepAliveMs',
+      'keepaliveMs',
+    ],
+  ])('%s names the option and the closest one', (_, make, field, near) => {
+    const err = refused(make);
+    expect(err.field).toBe(field);
+    expect(err.message.startsWith(`${field}: unknown option; did you mean ${near}? (got `)).toBe(true);
+  });
+
+  it('an option with no near name is refused without a guess', () => {
+    const err = refused(
+      () => new TritonLlm({ transport: transport(), model: 'ensemble', colour: 'red' } as Loose),
+    );
+    expect(err.message).toBe('colour: unknown option (got "red")');
+  });
+
+  it('the front ends that build clients still pass (known options only)', async () => {
+    const llm = new TritonLlm({
+      transport: transport(),
+      model: 'ensemble',
+      modelVersion: '1',
+      retry: { attempts: 1 },
+      defaults: { timeoutMs: 5000, idleTimeoutMs: 5000, headers: {} },
+      logger: { warn: () => undefined },
+      onEvent: () => undefined,
+    });
+    expect((await llm.generate({ prompt: 'Hello', maxTokens: 2 })).finishReason).toBe('length');
+  });
+});
+
+describe('grpcTransport addresses, by the rule of transportFromUrl', () => {
+  const fake = useFakeTriton();
+
+  it('takes grpc:// as plaintext gRPC and streams over it', async () => {
+    const url = fake.triton().grpcUrl.replace(/^http:/, 'grpc:');
+    const transport = grpcTransport({ baseUrl: url });
+    try {
+      const llm = new TritonLlm({ transport, model: 'tensorrt_llm' });
+      let tokens = 0;
+      for await (const chunk of llm.stream({ inputIds: [259], maxTokens: 4 }))
+        if (!chunk.done) tokens += chunk.tokenIds.length;
+      expect(tokens).toBe(4);
+    } finally {
+      await transport.close();
+    }
+  });
+
+  it('takes grpcs:// as TLS (tls options need it or https://)', async () => {
+    const transport = grpcTransport({ baseUrl: 'grpcs://localhost:1', tls: {} });
+    await transport.close();
+    const err = refused(() => grpcTransport({ baseUrl: 'grpc://localhost:1', tls: {} }));
+    expect(err.message).toContain('grpcs://');
+  });
+
+  it.each([
+    ['http://localhost:8001/v2', 'has no path'],
+    ['ftp://localhost:8001', 'must start with grpc://, grpcs://, http://, https:// or dns:'],
+    ['dns:triton:8001', "grpcTransport({ dns: 'host:port' })"],
+  ])('refuses %s, saying why', (url, why) => {
+    const err = refused(() => grpcTransport({ baseUrl: url }));
+    expect(err.field).toBe('baseUrl');
+    expect(err.message).toContain(why);
+  });
+});
