@@ -16,7 +16,7 @@ import {
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { createTensor, encodeTensorData, type InferRequest } from '@trtllm/sdk';
 import { startFakeTriton } from '@trtllm/testing';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   ModelInferRequestSchema,
   ModelStreamInferResponseSchema,
@@ -188,32 +188,30 @@ describe('HTTP/2 on our own framing', () => {
   });
 
   it("keeps to the server's MAX_CONCURRENT_STREAMS: the rest wait and then run", async () => {
-    let open = 0;
-    let most = 0;
-    const { url } = await serve(
-      (stream, _headers, body) => {
-        open += 1;
-        most = Math.max(most, open);
-        stream.on('close', () => {
-          open -= 1;
-        });
-        setTimeout(() => answerFinal(stream, requestOf(body).id), 30);
-      },
-      { settings: { maxConcurrentStreams: 2 }, maxSessionRejectedStreams: NODE_REFUSALS },
-    );
+    const calls = heldCalls();
+    const { url } = await serve(calls.answer, {
+      settings: { maxConcurrentStreams: 2 },
+      maxSessionRejectedStreams: NODE_REFUSALS,
+    });
     // One connection: the rest must wait for a slot there.
     const transport = grpcTransport({ baseUrl: url, maxConnections: 1 });
     // The server's SETTINGS must have arrived before the burst: one call first.
     await drain(transport.stream(request('first')));
-    const results = await Promise.all(
+    await settled(transport);
+    calls.hold();
+    const running = Promise.all(
       Array.from({ length: 7 }, (_, i) => drain(transport.stream(request(`c${i}`)))),
     );
+    await calls.seen(1 + 2);
+    const during = transport.connectionStats();
+    calls.release();
+    const results = await running;
     await transport.close();
+    expect([during.connections, during.openStreams, during.waitingStreams]).toEqual([1, 2, 5]);
     expect(results.map((r) => [r.error?.code, r.responses.length])).toEqual(
       Array.from({ length: 7 }, () => [undefined, 1]),
     );
-    expect(most).toBeGreaterThanOrEqual(1);
-    expect(most).toBeLessThanOrEqual(2);
+    expect(calls.mostOnOne()).toBe(2);
   });
 
   it('a stream the server never processed (GOAWAY) starts again on a new connection', async () => {
@@ -281,38 +279,104 @@ describe('HTTP/2 on our own framing', () => {
   });
 });
 
-/** A handler that answers each stream after `delayMs` and counts the streams open on each session. */
-function countedPerSession(delayMs: number) {
-  const perSession = new Map<object, number>();
+/**
+ * A handler that holds every call it gets while `hold()` is on, and counts the calls open on each
+ * session: a test waits for the server to have seen N calls (an event, not a sleep), reads the
+ * client's stats in that known state, then lets the held calls end with `release()`.
+ */
+function heldCalls() {
+  const openPerSession = new Map<object, number>();
+  const held: { stream: ServerHttp2Stream; id: string }[] = [];
+  const waiters: { n: number; resolve: () => void }[] = [];
+  let seen = 0;
+  let holding = false;
   let most = 0;
   return {
     answer(stream: ServerHttp2Stream, _headers: unknown, body: Buffer): void {
       // Read now: a closed stream no longer knows its session.
       const session = stream.session!;
-      const n = (perSession.get(session) ?? 0) + 1;
-      perSession.set(session, n);
+      const n = (openPerSession.get(session) ?? 0) + 1;
+      openPerSession.set(session, n);
       most = Math.max(most, n);
-      stream.on('close', () => perSession.set(session, (perSession.get(session) ?? 1) - 1));
-      setTimeout(() => answerFinal(stream, requestOf(body).id), delayMs);
+      stream.on('close', () => openPerSession.set(session, (openPerSession.get(session) ?? 1) - 1));
+      const id = requestOf(body).id;
+      if (holding) held.push({ stream, id });
+      else answerFinal(stream, id);
+      seen += 1;
+      for (const w of waiters.filter((w) => seen >= w.n)) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve();
+      }
     },
-    sessions: () => perSession.size,
+    hold(): void {
+      holding = true;
+    },
+    /** Answers the held calls, and every later one at once. */
+    release(): void {
+      holding = false;
+      for (const { stream, id } of held.splice(0)) answerFinal(stream, id);
+    },
+    /**
+     * Resolves once the server has seen `n` calls in all (refused streams never reach it); fails,
+     * naming the count, when they do not come within `timeoutMs`.
+     */
+    seen(n: number, timeoutMs = 10_000): Promise<void> {
+      if (seen >= n) return Promise.resolve();
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`the server saw ${seen} of ${n} calls`)), timeoutMs);
+        waiters.push({
+          n,
+          resolve: () => {
+            clearTimeout(timer);
+            resolve();
+          },
+        });
+      });
+    },
+    /** Calls open now on each session that had any, in no particular order. */
+    openPerSession: () => [...openPerSession.values()].filter((n) => n > 0),
+    sessions: () => openPerSession.size,
     mostOnOne: () => most,
   };
 }
 
-/** A TCP relay that holds the server's first bytes (its SETTINGS) back for `delayMs`. */
-async function slowSettingsRelay(target: string, delayMs: number): Promise<string> {
+/**
+ * A TCP relay in front of `target` that can hold back everything the server sends on the
+ * connections it accepts while `holdNew()` is on (their SETTINGS first), until `release()`; it
+ * also reads the server's RST_STREAM frames, so a test sees which streams the server refused.
+ */
+async function settingsRelay(target: string): Promise<{
+  url: string;
+  holdNew(): void;
+  release(): void;
+  resets: { streamId: number; code: number }[];
+}> {
   const { port } = new URL(target);
+  const resets: { streamId: number; code: number }[] = [];
+  const releases: (() => void)[] = [];
+  let holding = false;
   const proxy = createTcpServer((client) => {
     const upstream = tcpConnect(Number(port), '127.0.0.1');
     client.pipe(upstream);
     const held: Buffer[] = [];
-    let open = false;
-    setTimeout(() => {
-      open = true;
-      for (const chunk of held.splice(0)) client.write(chunk);
-    }, delayMs);
+    let open = !holding;
+    if (!open) {
+      releases.push(() => {
+        open = true;
+        for (const chunk of held.splice(0)) client.write(chunk);
+      });
+    }
+    let pending = Buffer.alloc(0);
     upstream.on('data', (chunk: Buffer) => {
+      pending = Buffer.concat([pending, chunk]);
+      // The server speaks first with frames only (no preface), so every byte is a frame.
+      while (pending.length >= 9 && pending.length >= 9 + pending.readUIntBE(0, 3)) {
+        const length = pending.readUIntBE(0, 3);
+        if (pending[3] === 0x3) {
+          resets.push({ streamId: pending.readUInt32BE(5) & 0x7fffffff, code: pending.readUInt32BE(9) });
+        }
+        pending = pending.subarray(9 + length);
+      }
       if (open) client.write(chunk);
       else held.push(chunk);
     });
@@ -324,91 +388,122 @@ async function slowSettingsRelay(target: string, delayMs: number): Promise<strin
   proxies.push(proxy);
   proxy.listen(0, '127.0.0.1');
   await once(proxy, 'listening');
-  return `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+  return {
+    url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+    holdNew: () => {
+      holding = true;
+    },
+    release: () => {
+      holding = false;
+      for (const release of releases.splice(0)) release();
+    },
+    resets,
+  };
+}
+
+/** Waits until a transport's streams are all done on the client side (the last trailers read). */
+async function settled(transport: { connectionStats(): { openStreams: number } }): Promise<void> {
+  // No event tells the trailers of a finished call were read: a bounded poll of the stats.
+  await vi.waitFor(() => expect(transport.connectionStats().openStreams).toBe(0), { timeout: 5_000 });
 }
 
 describe('HTTP/2 streams past the limits of a connection', () => {
   it('assumes 100 streams until the SETTINGS arrive: a burst on a fresh client is not refused', async () => {
-    let open = 0;
-    let most = 0;
-    const { url } = await serve(
-      (stream, _headers, body) => {
-        open += 1;
-        most = Math.max(most, open);
-        stream.on('close', () => {
-          open -= 1;
-        });
-        setTimeout(() => answerFinal(stream, requestOf(body).id), 20);
-      },
-      { settings: { maxConcurrentStreams: 100 }, maxSessionRejectedStreams: NODE_REFUSALS },
-    );
-    const transport = grpcTransport({ baseUrl: await slowSettingsRelay(url, 150), maxConnections: 1 });
-    const results = await Promise.all(
+    const calls = heldCalls();
+    const { url } = await serve(calls.answer, {
+      settings: { maxConcurrentStreams: 100 },
+      maxSessionRejectedStreams: NODE_REFUSALS,
+    });
+    const relay = await settingsRelay(url);
+    relay.holdNew();
+    calls.hold();
+    const transport = grpcTransport({ baseUrl: relay.url, maxConnections: 1 });
+    const results = Promise.all(
       Array.from({ length: 150 }, (_, i) => drain(transport.stream(request(`b${i}`)))),
     );
-    const stats = transport.connectionStats();
+    // The server has the first 100 while its SETTINGS are still held back: the client sent them
+    // on its own assumption of 100, and keeps the other 50 waiting.
+    await calls.seen(100);
+    const before = transport.connectionStats();
+    relay.release();
+    calls.release();
+    const done = await results;
+    const after = transport.connectionStats();
     await transport.close();
-    expect(results.filter((r) => r.error !== undefined)).toEqual([]);
-    expect(stats.peerMaxConcurrentStreams).toBe(100);
-    expect(most).toBeLessThanOrEqual(100);
-    // No refusal of the burst itself: at most those of the streams that started as others ended
-    // (Node 22+'s server counts a stream until its JS object is gone and refuses past its limit;
-    // test/proxies asserts none at all through nginx and HAProxy).
-    expect(stats.refusedStreams).toBeLessThanOrEqual(50);
+    expect([before.openStreams, before.waitingStreams, before.refusedStreams]).toEqual([100, 50, 0]);
+    expect(done.filter((r) => r.error !== undefined)).toEqual([]);
+    expect(after.peerMaxConcurrentStreams).toBe(100);
+    expect(calls.mostOnOne()).toBeLessThanOrEqual(100);
+    // The burst's streams are ids 1 to 199: the server reset none of them. A stream that started
+    // later, as another ended, may be refused by Node 22+'s server, which counts a stream a moment
+    // after it closed (ENHANCE_YOUR_CALM); the client counts exactly those as refused.
+    // test/proxies asserts no refusal at all through nginx and HAProxy.
+    expect(relay.resets.filter((r) => r.streamId <= 199)).toEqual([]);
+    expect(after.refusedStreams).toBe(relay.resets.length);
   });
 
   it("opens more connections when the server's MAX_CONCURRENT_STREAMS is reached, up to maxConnections", async () => {
-    const counted = countedPerSession(100);
-    const { url } = await serve(counted.answer, {
+    const calls = heldCalls();
+    const { url } = await serve(calls.answer, {
       settings: { maxConcurrentStreams: 2 },
       maxSessionRejectedStreams: NODE_REFUSALS,
     });
     const transport = grpcTransport({ baseUrl: url, maxConnections: 3 });
     await drain(transport.stream(request('first')));
-    const running = Array.from({ length: 8 }, (_, i) => drain(transport.stream(request(`m${i}`))));
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    await settled(transport);
+    calls.hold();
+    const running = Promise.all(
+      Array.from({ length: 8 }, (_, i) => drain(transport.stream(request(`m${i}`)))),
+    );
+    // Three connections of two: the server holds six calls, the client keeps two waiting.
+    await calls.seen(1 + 6);
     const during = transport.connectionStats();
-    const results = await Promise.all(running);
+    const open = calls.openPerSession();
+    calls.release();
+    const results = await running;
     await transport.close();
     expect(results.filter((r) => r.error !== undefined)).toEqual([]);
-    expect(during.connections).toBe(3);
-    expect(during.openStreams).toBeLessThanOrEqual(6);
-    expect(during.openStreams + during.waitingStreams).toBe(8);
-    expect(counted.sessions()).toBe(3);
-    expect(counted.mostOnOne()).toBeLessThanOrEqual(2);
+    expect([during.connections, during.openStreams, during.waitingStreams]).toEqual([3, 6, 2]);
+    expect(open).toEqual([2, 2, 2]);
+    expect(calls.sessions()).toBe(3);
+    expect(calls.mostOnOne()).toBe(2);
   });
 
   it('opens the connections a burst needs at once when the limit is known, not one per SETTINGS round trip', async () => {
-    const counted = countedPerSession(400);
-    const { url } = await serve(counted.answer, {
+    const calls = heldCalls();
+    const { url } = await serve(calls.answer, {
       settings: { maxConcurrentStreams: 10 },
       maxSessionRejectedStreams: NODE_REFUSALS,
     });
-    // Every new connection's SETTINGS take 200 ms: one connection per round trip would leave most
-    // of the burst waiting for seconds.
-    const transport = grpcTransport({ baseUrl: await slowSettingsRelay(url, 200), maxConnections: 8 });
-    // The first connection tells the client the limit (10). Its stream is gone from the client's
-    // count only once the server's trailers are read, which may come after its last response.
+    const relay = await settingsRelay(url);
+    const transport = grpcTransport({ baseUrl: relay.url, maxConnections: 8 });
+    // The first connection tells the client the limit (10).
     await drain(transport.stream(request('first')));
-    for (let i = 0; i < 200 && transport.connectionStats().openStreams > 0; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
-    const running = Array.from({ length: 50 }, (_, i) => drain(transport.stream(request(`burst${i}`))));
-    await new Promise((resolve) => setTimeout(resolve, 80));
+    await settled(transport);
+    // Every new connection's SETTINGS are held back until the end: a client that opened one
+    // connection per SETTINGS round trip would never open the third, and the burst would not get
+    // to the server.
+    relay.holdNew();
+    calls.hold();
+    const running = Promise.all(
+      Array.from({ length: 50 }, (_, i) => drain(transport.stream(request(`burst${i}`)))),
+    );
+    await calls.seen(1 + 50);
     const during = transport.connectionStats();
-    const results = await Promise.all(running);
+    const open = calls.openPerSession();
+    relay.release();
+    calls.release();
+    const results = await running;
     const after = transport.connectionStats();
     await transport.close();
     expect(results.filter((r) => r.error !== undefined)).toEqual([]);
-    // Before the new connections' SETTINGS came: five connections of 10, the burst started on them.
-    // Node 22+'s server still counts the first request's stream a moment after it closed and refuses
-    // one stream of the first connection (ENHANCE_YOUR_CALM), which then waits there for a slot; one
-    // connection at a time (before the fix) left 30 waiting behind the second connection.
-    expect(during.connections).toBe(5);
-    expect(during.openStreams + during.waitingStreams).toBe(50);
-    expect(during.waitingStreams).toBeLessThanOrEqual(after.refusedStreams);
+    expect([during.connections, during.openStreams, during.waitingStreams]).toEqual([5, 50, 0]);
+    expect(open).toEqual([10, 10, 10, 10, 10]);
+    // Node 22+'s server may still count the first call's stream a moment after it closed and refuse
+    // one stream of the first connection (ENHANCE_YOUR_CALM); it starts again there.
+    expect(after.refusedStreams).toBe(relay.resets.length);
     expect(after.refusedStreams).toBeLessThanOrEqual(1);
-    expect(counted.mostOnOne()).toBeLessThanOrEqual(10);
+    expect(calls.mostOnOne()).toBe(10);
   });
 
   it('starts a stream the server refused (REFUSED_STREAM) again, once a slot is free', async () => {
@@ -445,18 +540,21 @@ describe('HTTP/2 streams past the limits of a connection', () => {
     });
     const transport = grpcTransport({ baseUrl: url });
     const throwing = transport.stream(request('throws'));
-    const failure = new Promise<unknown>((resolve) => {
-      throwing.pull?.({
-        onResponse: () => {
-          throw new Error('a bug in the consumer');
-        },
-        onEnd: () => resolve('ended'),
-        onError: resolve,
-      });
+    let thrown!: () => void;
+    const threw = new Promise<void>((resolve) => {
+      thrown = resolve;
+    });
+    throwing.pull?.({
+      onResponse: () => {
+        thrown();
+        throw new Error('a bug in the consumer');
+      },
+      onEnd: () => undefined,
+      onError: () => undefined,
     });
     const other = drain(transport.stream(request('other')));
     // The throw happened inside the socket's read; the stream fails with it at the next pull.
-    await new Promise((resolve) => setTimeout(resolve, 60));
+    await threw;
     const next = await new Promise<unknown>((resolve) =>
       throwing.pull?.({
         onResponse: () => resolve('response'),
@@ -469,7 +567,6 @@ describe('HTTP/2 streams past the limits of a connection', () => {
     expect(responses.length).toBe(2);
     expect(error).toBeUndefined();
     expect(String((next as Error).message)).toContain('a bug in the consumer');
-    void failure;
   });
 });
 
