@@ -36,6 +36,30 @@ function targetValue(t: TargetCheck): string {
   }
 }
 
+/**
+ * One row per client in first-seen order and one cell per level: the levels run across the table,
+ * so three levels take one table of a dozen rows, not three (docs/PERFORMANCE.md stays short).
+ */
+function byClient<T extends { readonly label: string }>(
+  items: readonly T[],
+  levelOf: (item: T) => number,
+): { levels: number[]; rows: [string, Map<number, T>][] } {
+  const levels = [...new Set(items.map(levelOf))];
+  const rows = new Map<string, Map<number, T>>();
+  for (const item of items) {
+    const row = rows.get(item.label) ?? new Map<number, T>();
+    row.set(levelOf(item), item);
+    rows.set(item.label, row);
+  }
+  return { levels, rows: [...rows] };
+}
+
+/** The cell of `level` in a row of {@link byClient}, or `-` where that client did not run there. */
+function cellAt<T>(row: Map<number, T>, level: number, text: (item: T) => string): string {
+  const item = row.get(level);
+  return item === undefined ? '-' : text(item);
+}
+
 /** The generated part of docs/PERFORMANCE.md: machine, throughput, memory, targets. */
 export function resultsMarkdown(r: OverheadResults): string {
   const m = r.machine;
@@ -57,57 +81,67 @@ export function resultsMarkdown(r: OverheadResults): string {
           'perf_analyzer, which do not compile as they run)') +
       (r.config.repeats > 1 ? `; ${r.config.repeats} runs per cell, medians shown.` : '; one run per cell.'),
   ].join(' ');
-  const levels = [...new Set(r.throughput.map((t) => t.concurrency))];
-  // Runs before warm-up was measured have no such column.
+  // Runs before warm-up was measured have no such columns.
   const warmups = r.throughput.some((t) => t.warmupCpuUsPerToken !== undefined);
-  const throughput = levels
-    .map((level) =>
-      [
-        `**${level} concurrent stream${level === 1 ? '' : 's'}**`,
-        '',
-        table(
-          [
-            'client',
-            'tokens/s',
-            'vs fastest bare',
-            'client CPU µs/token',
-            'tokens per CPU-s',
-            ...(warmups ? ['µs/token in warm-up'] : []),
-          ],
-          r.throughput
-            .filter((t) => t.concurrency === level)
-            .map((t) => [
-              t.label,
-              n0(t.tokensPerSec),
-              t.ratioToFastestBare === undefined ? 'n/a' : `${(t.ratioToFastestBare * 100).toFixed(1)} %`,
-              n2(t.cpuUsPerToken),
-              n0(t.tokensPerCpuSec),
-              ...(warmups ? [t.warmupCpuUsPerToken === undefined ? '-' : n2(t.warmupCpuUsPerToken)] : []),
-            ]),
-        ),
-      ].join('\n'),
-    )
-    .join('\n\n');
+  const cpu = byClient(r.throughput, (t) => t.concurrency);
+  const throughput = table(
+    [
+      'client',
+      ...cpu.levels.map((l) => `µs/token at ${n0(l)}`),
+      ...cpu.levels.map((l) => `tokens/s at ${n0(l)}`),
+      ...(warmups ? cpu.levels.map((l) => `µs/token in warm-up at ${n0(l)}`) : []),
+    ],
+    cpu.rows.map(([label, row]) => [
+      label,
+      ...cpu.levels.map((l) => cellAt(row, l, (t) => n2(t.cpuUsPerToken))),
+      ...cpu.levels.map((l) => cellAt(row, l, (t) => n0(t.tokensPerSec))),
+      ...(warmups
+        ? cpu.levels.map((l) =>
+            cellAt(row, l, (t) => (t.warmupCpuUsPerToken === undefined ? '-' : n2(t.warmupCpuUsPerToken))),
+          )
+        : []),
+    ]),
+  );
   // Results from before memory runs were repeated measured the whole RSS (see results.ts MemoryRow).
   const youngLeftOut = r.config.memoryRepeats !== undefined;
   const repeated = r.memory.some((x) => x.rssBytesPerStreamRuns !== undefined);
+  const idle = byClient(r.memory, (x) => x.streams);
   const memory = table(
     [
       'client',
-      'idle streams',
-      `RSS growth per stream${youngLeftOut ? ', young generation left out' : ''} (KB)${repeated ? ', median (runs)' : ''}`,
-      `JS heap + external per stream (KB)${repeated ? ', median' : ''}`,
+      ...idle.levels.map((l) => `RSS at ${n0(l)}${repeated ? ', median (runs)' : ''}`),
+      ...idle.levels.map((l) => `heap at ${n0(l)}`),
     ],
-    r.memory.map((x) => [x.label, n0(x.streams), rssKb(x), kb(x.heapBytesPerStream)]),
+    idle.rows.map(([label, row]) => [
+      label,
+      ...idle.levels.map((l) => cellAt(row, l, rssKb)),
+      ...idle.levels.map((l) => cellAt(row, l, (x) => kb(x.heapBytesPerStream))),
+    ]),
   );
-  const targets = table(
-    ['target (TritonLlm over gRPC unless named)', 'streams', 'measured', 'met'],
-    r.targets.map((t) => [t.target, n0(t.level), targetValue(t), t.met ? 'yes' : '**no**']),
-  );
+  const missed = r.targets.filter((t) => !t.met);
+  const targets = [
+    `${r.targets.length - missed.length} of ${r.targets.length} targets met (\`bench/overhead/targets.ts\`)` +
+      (missed.length === 0 ? '.' : '; missed:'),
+    ...(missed.length === 0
+      ? []
+      : [
+          '',
+          table(
+            ['target (TritonLlm over gRPC unless named)', 'streams', 'measured'],
+            missed.map((t) => [t.target, n0(t.level), targetValue(t)]),
+          ),
+        ]),
+  ].join('\n');
+  // A cell that failed in every repeat is one line, with its count.
+  const failed = new Map<string, number>();
+  for (const f of r.failures) {
+    const line = `${f.variant} ${f.mode} at ${f.level}: ${f.error.split('\n')[0]}`;
+    failed.set(line, (failed.get(line) ?? 0) + 1);
+  }
   const failures =
-    r.failures.length === 0
+    failed.size === 0
       ? ''
-      : `\n\nRuns that failed:\n\n${r.failures.map((f) => `- ${f.variant} ${f.mode} at ${f.level}: ${f.error.split('\n')[0]}`).join('\n')}`;
+      : `\n\nRuns that failed:\n\n${[...failed].map(([line, count]) => `- ${line}${count > 1 ? ` (${count} runs)` : ''}`).join('\n')}`;
   const limit =
     r.streamLimit === undefined
       ? []
@@ -128,9 +162,16 @@ export function resultsMarkdown(r: OverheadResults): string {
     '',
     '### Throughput and client CPU',
     '',
+    'Client CPU per token in µs (user + system of the client process, all threads) and tokens/s, at each number ' +
+      'of concurrent streams' +
+      (warmups ? '; the warm-up columns are the CPU per token a freshly started process paid:' : ':'),
+    '',
     throughput,
     '',
     '### Client memory with idle streams',
+    '',
+    `Growth per idle stream after a full GC, in KB: RSS${youngLeftOut ? ' (young generation left out)' : ''} and ` +
+      `JS heap + external${repeated ? ' (medians)' : ''}, at each number of idle streams:`,
     '',
     memory,
     '',
@@ -213,26 +254,29 @@ function interleavedMarkdown(i: InterleavedResults): string {
 
 function streamLimitMarkdown(l: StreamLimitResults): string {
   const groups = [...byVariant(l.throughput)];
-  // One client run (results written before the young-generation run) keeps the old four columns.
+  // One client run (results written before the young-generation run) has no client names.
   const named = groups.length > 1;
-  const lowest = groups[0]?.[1][0]?.concurrency;
+  const levels = [...new Set(l.throughput.map((t) => t.concurrency))];
+  const lowest = levels[0];
+  const highest = levels[levels.length - 1];
   const rows = table(
     [
-      ...(named ? ['client'] : []),
-      'concurrent streams',
-      'tokens/s',
-      'client CPU µs/token',
-      `vs ${lowest === undefined ? '-' : n0(lowest)} streams`,
+      'client',
+      ...levels.map((level) => `µs/token at ${n0(level)}`),
+      `at ${highest === undefined ? '-' : n0(highest)} / at ${lowest === undefined ? '-' : n0(lowest)}`,
     ],
-    groups.flatMap(([variant, runs]) =>
-      runs.map((t) => [
-        ...(named ? [streamLimitLabel(variant, l)] : []),
-        n0(t.concurrency),
-        n0(t.tokensPerSec),
-        n2(t.cpuUsPerToken),
-        `${(t.cpuUsPerToken / runs[0]!.cpuUsPerToken).toFixed(2)}x`,
-      ]),
-    ),
+    groups.map(([variant, runs]) => {
+      const first = runs[0]!;
+      const last = runs[runs.length - 1]!;
+      return [
+        named ? streamLimitLabel(variant, l) : first.label,
+        ...levels.map((level) => {
+          const t = runs.find((x) => x.concurrency === level);
+          return t === undefined ? '-' : n2(t.cpuUsPerToken);
+        }),
+        `${(last.cpuUsPerToken / first.cpuUsPerToken).toFixed(2)}x`,
+      ];
+    }),
   );
   const idle = l.memory.map(
     (m) =>

@@ -49,27 +49,25 @@ describe('bench:overhead memory runs, repeated', () => {
 
     const results: OverheadResults = { ...emptyResults(), memory: [http, python], targets: checks };
     const doc = resultsMarkdown(results);
-    expect(doc).toContain('| RSS growth per stream, young generation left out (KB), median (runs) |');
-    expect(doc).toContain('| TritonLlm over HTTP SSE | 1,000 | 9.0 (13.0, 5.0, 9.0) | 6.0 |');
-    expect(doc).toContain('| Python tritonclient (gRPC stream) | 1,000 | 2.0 (1.0, 3.0) | n/a |');
+    expect(doc).toContain('RSS (young generation left out) and JS heap + external (medians)');
+    expect(doc).toContain('| client | RSS at 1,000, median (runs) | heap at 1,000 |');
+    expect(doc).toContain('| TritonLlm over HTTP SSE | 9.0 (13.0, 5.0, 9.0) | 6.0 |');
+    expect(doc).toContain('| Python tritonclient (gRPC stream) | 2.0 (1.0, 3.0) | n/a |');
   });
 
   it('says when a single run left the young generation out, and renders older results as before', () => {
     const one = memoryRow('sdk-grpc', 1000, [{ rssBytes: 4500 * 1000, heapBytes: 4400 * 1000 }]);
     expect(one.rssBytesPerStreamRuns).toBeUndefined();
     const single = resultsMarkdown({ ...emptyResults(), memory: [one] });
-    expect(single).toContain(
-      '| client | idle streams | RSS growth per stream, young generation left out (KB) | JS heap + external per stream (KB) |',
-    );
+    expect(single).toContain('RSS (young generation left out) and JS heap + external, at each');
+    expect(single).toContain('| client | RSS at 1,000 | heap at 1,000 |');
 
     // Results written before memory runs were repeated have no memoryRepeats, and measured the whole RSS.
     const { memoryRepeats: _, ...olderConfig } = emptyResults().config;
     const results: OverheadResults = { ...emptyResults(), config: olderConfig, memory: [one] };
     const doc = resultsMarkdown(results);
-    expect(doc).toContain(
-      '| client | idle streams | RSS growth per stream (KB) | JS heap + external per stream (KB) |',
-    );
-    expect(doc).toContain('| TritonLlm over gRPC | 1,000 | 4.4 | 4.3 |');
+    expect(doc).toContain('in KB: RSS and JS heap + external, at each');
+    expect(doc).toContain('| TritonLlm over gRPC | 4.4 | 4.3 |');
     expect(summaryMarkdown(results)).toContain('RSS per idle gRPC stream: 4.4 KB at 1,000.');
   });
 });
