@@ -14,6 +14,7 @@ import { failedCall, invalidArgument, TritonLlmError } from './errors.js';
 import { Generation } from './generation.js';
 import type { GenerateOptions, GenerationContext } from './generation-options.js';
 import { collect, type GenerationStream, StartedStream } from './generation-stream.js';
+import { explainModelNotFound } from './model-not-found.js';
 import { planBatches } from './models/batch.js';
 import { type EncodedRequest, encodeGenerateRequest } from './models/encode-request.js';
 import type { GenerateRequest } from './request.js';
@@ -219,9 +220,9 @@ export class TritonLlm {
     const id = request.id ?? generateRequestId();
     checkRequestId(id);
     // An arbitrary model may act on a request more than once: retried only when asked.
-    return this.call(options, false, (o) => this.transport.infer({ ...request, id }, o)).catch(
-      failedCall('infer', request.model),
-    );
+    return this.call(options, false, (o) => this.transport.infer({ ...request, id }, o))
+      .catch((err: unknown) => this.notFound(err, request.model, options))
+      .catch(failedCall('infer', request.model));
   }
 
   /** True when the server is live. */
@@ -252,14 +253,18 @@ export class TritonLlm {
   modelConfig(options?: ClientCallOptions): Promise<ModelConfig> {
     return this.call(options, true, (o) =>
       this.transport.modelConfig(this.model, this.options.modelVersion, o),
-    ).catch(failedCall('modelConfig', this.model));
+    )
+      .catch((err: unknown) => this.notFound(err, this.model, options))
+      .catch(failedCall('modelConfig', this.model));
   }
 
   /** This model's inputs and outputs as the server reports them. */
   modelMetadata(options?: ClientCallOptions): Promise<ModelMetadata> {
     return this.call(options, true, (o) =>
       this.transport.modelMetadata(this.model, this.options.modelVersion, o),
-    ).catch(failedCall('modelMetadata', this.model));
+    )
+      .catch((err: unknown) => this.notFound(err, this.model, options))
+      .catch(failedCall('modelMetadata', this.model));
   }
 
   /** This model's inference statistics. */
@@ -277,6 +282,20 @@ export class TritonLlm {
   /** `await using llm = new TritonLlm(...)`: {@link TritonLlm.close} when the scope ends. */
   [asyncDispose](): Promise<void> {
     return this.close();
+  }
+
+  /** Rethrows `err`, naming the server's models when it says `model` is not found (issue 53). */
+  private async notFound(
+    err: unknown,
+    model: string,
+    options: ClientCallOptions | undefined,
+  ): Promise<never> {
+    const index = this.transport.repositoryIndex;
+    throw await explainModelNotFound(
+      err,
+      model,
+      index === undefined ? undefined : () => this.call(options, true, (o) => index.call(this.transport, o)),
+    );
   }
 
   /**
@@ -303,7 +322,7 @@ export class TritonLlm {
   private async loadSchema(options?: ClientCallOptions): Promise<ModelSchema> {
     const config = await this.call(options, true, (o) =>
       this.transport.modelConfig(this.model, this.options.modelVersion, o),
-    );
+    ).catch((err: unknown) => this.notFound(err, this.model, options));
     const schema = detectSchema(config);
     checkDeployed(schema, this.model, { flavor: this.options.flavor });
     return schema;

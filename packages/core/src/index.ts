@@ -105,6 +105,7 @@ export type {
   ModelStatistics,
   Parameters,
   ParameterValue,
+  RepositoryModel,
   ServerMetadata,
   StatisticDuration,
   TensorMetadata,

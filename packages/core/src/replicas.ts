@@ -1,5 +1,5 @@
 import { asyncDispose } from './async-dispose.js';
-import { invalidArgument } from './errors.js';
+import { invalidArgument, TritonLlmError } from './errors.js';
 import type { EndpointStats } from './replica-endpoint.js';
 import { type EndpointSource, type PoolPolicy, ReplicaPool } from './replica-pool.js';
 import { ReplicaStream } from './replica-stream.js';
@@ -122,6 +122,12 @@ export function replicaTransport(options: ReplicaTransportOptions): ReplicaTrans
     modelConfig: (model, version, call) => pool.call(call, false, (t, o) => t.modelConfig(model, version, o)),
     modelStatistics: (model, version, call) =>
       pool.call(call, false, (t, o) => t.modelStatistics(model, version, o)),
+    repositoryIndex: (call) =>
+      pool.call(call, false, (t, o) =>
+        t.repositoryIndex !== undefined
+          ? t.repositoryIndex(o)
+          : Promise.reject(new TritonLlmError('unimplemented', 'this transport cannot list the models')),
+      ),
     close,
     [asyncDispose]: close,
   };

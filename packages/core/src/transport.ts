@@ -175,6 +175,17 @@ export interface ModelStatistics {
   readonly inferenceStats: Readonly<Record<string, StatisticDuration>>;
 }
 
+/** One model of the server's repository, loaded or not (gRPC `RepositoryIndex`, `POST /v2/repository/index`). */
+export interface RepositoryModel {
+  readonly name: string;
+  /** Empty when the server names no version (a model that is not loaded). */
+  readonly version: string;
+  /** `READY`, `UNAVAILABLE`, `LOADING`...; empty when the server does not say. */
+  readonly state: string;
+  /** Why the model is in that state (a load error), empty when there is nothing to say. */
+  readonly reason: string;
+}
+
 /**
  * The smallest interface a transport implements. It translates between core types and a wire
  * protocol and decides nothing: validation, schema mapping, stop sequences, text deltas and
@@ -212,6 +223,11 @@ export interface Transport {
   modelConfig(model: string, version?: string, options?: CallOptions): Promise<ModelConfig>;
   /** Statistics of one model, or of every model when `model` is absent. */
   modelStatistics(model?: string, version?: string, options?: CallOptions): Promise<ModelStatistics[]>;
+  /**
+   * The models in the server's repository. Optional for a transport of one's own: the client asks
+   * for it only after a model was not found, to name the models there are.
+   */
+  repositoryIndex?(options?: CallOptions): Promise<RepositoryModel[]>;
   /** Releases connections; calls after `close()` fail with `unavailable`. */
   close(): Promise<void>;
 }

@@ -274,7 +274,7 @@ function parameters(field: string, value: unknown, reservedPrefix: string | unde
  * ignored, otherwise at most one edit per four characters, two swapped neighbours counting as one
  * (`modle` → `model`). Core has no dependencies, hence the few lines of edit distance here.
  */
-function nearestKey(key: string, known: Iterable<string>): string | undefined {
+export function nearestKey(key: string, known: Iterable<string>): string | undefined {
   const plain = (s: string) => s.toLowerCase().replace(/[_-]/g, '');
   const target = plain(key);
   let best: string | undefined;

@@ -168,6 +168,12 @@ export function grpcTransport(
         return { name: r.name, version: r.version, extensions: [...r.extensions] };
       }),
 
+    repositoryIndex: (call?: CallOptions) =>
+      unary('RepositoryIndex', {}, call, async (o) => {
+        const r = await client.repositoryIndex({ ready: false }, o);
+        return r.models.map(({ name, version, state, reason }) => ({ name, version, state, reason }));
+      }),
+
     modelMetadata: (model: string, version?: string, call?: CallOptions) =>
       unary('ModelMetadata', { model }, call, async (o) => {
         return fromModelMetadata(await client.modelMetadata({ name: model, version: version ?? '' }, o));

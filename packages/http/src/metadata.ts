@@ -1,4 +1,4 @@
-import type { ModelMetadata, ServerMetadata, TensorMetadata } from '@trtllm/sdk';
+import type { ModelMetadata, RepositoryModel, ServerMetadata, TensorMetadata } from '@trtllm/sdk';
 import type { ErrorContext } from './errors.js';
 import { arrayAt, dataTypeAt, numberAt, objectAt, stringAt } from './wire-json.js';
 
@@ -12,6 +12,19 @@ export function serverMetadataFromJson(json: unknown, context: ErrorContext): Se
       stringAt(v, `extensions[${i}]`, context),
     ),
   };
+}
+
+/** `POST /v2/repository/index`: an array of `{ name, version?, state?, reason? }`. */
+export function repositoryIndexFromJson(json: unknown, context: ErrorContext): RepositoryModel[] {
+  return arrayAt(json, 'repository index', context).map((v, i) => {
+    const m = objectAt(v, `repository index[${i}]`, context);
+    return {
+      name: stringAt(m.name, `[${i}].name`, context),
+      version: stringAt(m.version, `[${i}].version`, context, ''),
+      state: stringAt(m.state, `[${i}].state`, context, ''),
+      reason: stringAt(m.reason, `[${i}].reason`, context, ''),
+    };
+  });
 }
 
 /** `GET /v2/models/{m}` as core's `ModelMetadata`. */

@@ -2,7 +2,7 @@ import type { ReplicaTransport, Transport } from '@trtllm/sdk';
 import { asyncDispose } from './async-dispose.js';
 import { HttpClient } from './client.js';
 import { infer } from './infer.js';
-import { modelMetadataFromJson, serverMetadataFromJson } from './metadata.js';
+import { modelMetadataFromJson, repositoryIndexFromJson, serverMetadataFromJson } from './metadata.js';
 import { modelConfigFromJson } from './model-config.js';
 import {
   checkHttpOptionNames,
@@ -80,6 +80,11 @@ export function createHttpTransport(
       const path = model === undefined ? '/v2/models/stats' : `${modelPath(model, version)}/stats`;
       const context = { what: `GET ${path}`, ...(model !== undefined ? { model } : {}) };
       return statisticsFromJson(await client.json(get(path), callOptions, context), context);
+    },
+    repositoryIndex: async (callOptions) => {
+      const context = { what: 'POST /v2/repository/index' };
+      const send = { method: 'POST', path: '/v2/repository/index', body: '{}' } as const;
+      return repositoryIndexFromJson(await client.json(send, callOptions, context), context);
     },
     close,
     [asyncDispose]: close,
