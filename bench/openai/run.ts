@@ -1,19 +1,29 @@
 /**
  * `pnpm bench:openai`: the CPU each OpenAI front end spends per streamed chunk, `trtllm-openai`
  * against openai_trtllm (the Rust peer, when `BENCH_OPENAI_TRTLLM` names its binary), both in
- * front of one fake Triton over gRPC. See docs/PERFORMANCE.md.
+ * front of one fake Triton over gRPC. Writes bench/results/openai.json and the results block of
+ * docs/PERFORMANCE.md; `BENCH_OPENAI_MARKDOWN_ONLY=1` re-renders that block from the saved results.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { list, whole } from '../overhead/config.js';
 import { describeMachine } from '../overhead/machine.js';
 import { hasTaskset, startServerProcess } from '../overhead/processes.js';
 import { driveCompletions } from './load.js';
+import { type OpenAiResults, writeOpenAiMarkdown } from './markdown.js';
 import { type FrontEnd, startFloor, startOurs, startPeer } from './servers.js';
 
 const FAKE_SCRIPT = fileURLToPath(new URL('../overhead/fake-server.ts', import.meta.url));
 const RESULT_FILE = fileURLToPath(new URL('../results/openai.json', import.meta.url));
+const DOC = fileURLToPath(new URL('../../docs/PERFORMANCE.md', import.meta.url));
+
+// Re-renders the doc block from the last results, e.g. after a change to how they are rendered.
+if (process.env.BENCH_OPENAI_MARKDOWN_ONLY === '1') {
+  await writeOpenAiMarkdown(DOC, JSON.parse(readFileSync(RESULT_FILE, 'utf8')) as OpenAiResults);
+  process.stderr.write(`docs/PERFORMANCE.md re-rendered from ${RESULT_FILE}\n`);
+  process.exit(0);
+}
 
 const levels = list('BENCH_OPENAI_LEVELS', [64, 256]);
 const maxTokens = whole('BENCH_MAX_TOKENS', 32);
@@ -185,28 +195,23 @@ try {
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
   mkdirSync(fileURLToPath(new URL('../results/', import.meta.url)), { recursive: true });
-  writeFileSync(
-    RESULT_FILE,
-    `${JSON.stringify(
-      {
-        machine: describeMachine({ pinned: pin }),
-        settings: {
-          levels,
-          maxTokens,
-          chunksPerRun,
-          warmupRequests,
-          repeats,
-          peer: peerBinary !== undefined,
-          floor: withFloor,
-        },
-        summary,
-        runs: rows,
-      },
-      null,
-      2,
-    )}\n`,
-  );
-  process.stderr.write(`wrote ${RESULT_FILE}\n`);
+  const results = {
+    machine: describeMachine({ pinned: pin }),
+    settings: {
+      levels,
+      maxTokens,
+      chunksPerRun,
+      warmupRequests,
+      repeats,
+      peer: peerBinary !== undefined,
+      floor: withFloor,
+    },
+    summary,
+    runs: rows,
+  };
+  writeFileSync(RESULT_FILE, `${JSON.stringify(results, null, 2)}\n`);
+  await writeOpenAiMarkdown(DOC, results);
+  process.stderr.write(`wrote ${RESULT_FILE} and docs/PERFORMANCE.md\n`);
 } finally {
   await Promise.all(servers.map((s) => s.stop()));
   await fake.stop();

@@ -146,17 +146,30 @@ function evidence(r: ValidateResults, why: Cause, c: Comparison): string {
   }
 }
 
-/** Markdown: one list per cause, each difference with its numbers and the evidence. */
+/** Where the differences of one cause are: each metric against its peer, the servers and the levels. */
+function where(items: readonly Comparison[]): string {
+  const unique = (values: readonly string[]) => [...new Set(values)].join(', ');
+  return (
+    `${unique(items.map((c) => `${c.metric} vs ${c.peer}`))}; ` +
+    `${unique(items.map((c) => c.server))} at ${unique(items.map((c) => String(c.concurrency)))} streams`
+  );
+}
+
+/**
+ * Markdown: one paragraph per cause, saying where its differences are, with the first one's numbers
+ * and evidence as the example. Unexplained differences are listed one by one: those are the ones
+ * to look at.
+ */
 export function explainDifferences(r: ValidateResults): string {
   const beyond = r.comparisons.filter((c) => c.beyond && c.peer !== 'genai-perf, 1 token per response');
   if (beyond.length === 0) return 'None: every figure of ours is within the tolerance of both peers.';
-  const groups = new Map<Cause, string[]>();
+  const groups = new Map<Cause, { c: Comparison; line: string }[]>();
   for (const c of beyond) {
     const why = cause(r, c);
     const line =
-      `- ${c.server}, ${c.concurrency}, ${c.metric} vs ${c.peer}: ours ${c.ours.toFixed(2)}, theirs ` +
+      `${c.server}, ${c.concurrency}, ${c.metric} vs ${c.peer}: ours ${c.ours.toFixed(2)}, theirs ` +
       `${c.theirs.toFixed(2)} (${pct(c.ratio)}${c.derived ? ', theirs computed from its export' : ''}); ${evidence(r, why, c)}`;
-    groups.set(why, [...(groups.get(why) ?? []), line]);
+    groups.set(why, [...(groups.get(why) ?? []), { c, line }]);
   }
   const order: Cause[] = [
     'client-path',
@@ -169,6 +182,12 @@ export function explainDifferences(r: ValidateResults): string {
   ];
   return order
     .filter((k) => groups.has(k))
-    .map((k) => [`**${TITLES[k]}** (${groups.get(k)!.length})`, '', ...groups.get(k)!].join('\n'))
+    .map((k) => {
+      const items = groups.get(k)!;
+      const head = `**${TITLES[k]}** (${items.length}): ${where(items.map((i) => i.c))}.`;
+      return k === 'unexplained'
+        ? [head, '', ...items.map((i) => `- ${i.line}`)].join('\n')
+        : `${head} For example, ${items[0]!.line}.`;
+    })
     .join('\n\n');
 }

@@ -1,11 +1,10 @@
 /**
- * The validation block of docs/PERFORMANCE.md: what ran, the figures of each tool at each level, the
- * ratio of ours to each peer, and every difference beyond the tolerance with its cause.
+ * The validation block of docs/PERFORMANCE.md: what ran, the figures of each tool at each level, and
+ * every difference beyond the tolerance with its cause (the ratios themselves stay in the results file).
  */
 import { markdownTable as table, writeGeneratedBlock } from '../markdown.js';
-import type { Comparison } from './compare.js';
 import { explainDifferences } from './explain.js';
-import { type LevelFigures, METRICS } from './figures.js';
+import type { LevelFigures } from './figures.js';
 import type { ValidateResults } from './results.js';
 
 const START = '<!-- validate-results:start (written by pnpm bench:validate; edits inside are lost) -->';
@@ -50,53 +49,53 @@ const FIGURE_HEAD = [
   'server p50 ms',
 ];
 
-function ratioRows(comparisons: readonly Comparison[]): string[][] {
-  const keys = [...new Set(comparisons.map((c) => `${c.peer}\u0000${c.concurrency}`))];
-  return keys.map((key) => {
-    const [peer = '', level = ''] = key.split('\u0000');
-    const cells = METRICS.map(([metric]) => {
-      const c = comparisons.find(
-        (x) => x.peer === peer && String(x.concurrency) === level && x.metric === metric,
-      );
-      if (c === undefined) return 'n/a';
-      const text = `${c.ratio.toFixed(3)}`;
-      return c.beyond ? `**${text}**` : text;
-    });
-    return [`ours / ${peer}`, level, ...cells];
-  });
-}
-
 /** Within 2 % of the delays the fake injects (the bench's accuracy bar), per tool and level. */
 const TRUTH_TOLERANCE = 0.02;
 
-function truthTable(
+/** Against the delays the fake injects: each tool's p50s as a range of deviations over the levels. */
+function truthLine(
   r: ValidateResults,
   own: readonly LevelFigures[],
   reconciled: readonly LevelFigures[],
 ): string[] {
   const { ttftMs, itlMs } = r.config;
-  const cell = (measured: number | undefined, injected: number): string => {
-    if (measured === undefined || !Number.isFinite(measured) || injected === 0) return 'n/a';
-    const ratio = measured / injected;
-    const text = `${ms(measured)} (${ratio.toFixed(3)})`;
-    return Math.abs(ratio - 1) > TRUTH_TOLERANCE ? `**${text}**` : text;
+  const range = (
+    figures: readonly LevelFigures[],
+    pick: (f: LevelFigures) => number | undefined,
+    injected: number,
+  ) => {
+    const off = figures
+      .map(pick)
+      .filter((v): v is number => v !== undefined && Number.isFinite(v) && injected > 0)
+      .map((v) => v / injected - 1);
+    if (off.length === 0) return 'n/a';
+    const lo = Math.min(...off);
+    const hi = Math.max(...off);
+    const pct = (v: number) => {
+      const text = (v * 100).toFixed(1);
+      return text === '0.0' || text === '-0.0' ? '0.0 %' : `${v > 0 ? '+' : ''}${text} %`;
+    };
+    const text = pct(lo) === pct(hi) ? pct(lo) : `${pct(lo)} to ${pct(hi)}`;
+    return Math.max(Math.abs(lo), Math.abs(hi)) > TRUTH_TOLERANCE ? `**${text}**` : text;
   };
-  const row = (label: string, f: LevelFigures) => [
-    label,
-    String(f.concurrency),
-    cell(f.ttftMs?.p50, ttftMs),
-    cell(f.itlMs?.p50, itlMs),
+  // genai-perf's own ITL re-tokenizes the text; its one-token-per-response figures stand for it.
+  const tools: [string, LevelFigures[]][] = [
+    ...['trtllm-bench', 'perf_analyzer'].map((t): [string, LevelFigures[]] => [
+      t,
+      own.filter((f) => f.tool === t),
+    ]),
+    ['genai-perf (1 token/response)', [...reconciled]],
   ];
-  // genai-perf's own ITL re-tokenizes the text; its one-token-per-response row stands for it.
-  const rows = [
-    ...own.filter((f) => f.tool !== 'genai-perf').map((f) => row(f.tool, f)),
-    ...reconciled.map((f) => row('genai-perf, 1 token/response', f)),
-  ];
+  const parts = tools
+    .filter(([, figures]) => figures.length > 0)
+    .map(
+      ([tool, figures]) =>
+        `${tool} ${range(figures, (f) => f.ttftMs?.p50, ttftMs)} / ${range(figures, (f) => f.itlMs?.p50, itlMs)}`,
+    );
   return [
-    `**Against the injected truth** (${ttftMs} ms to the first token, ${itlMs} ms between tokens; measured p50 ` +
-      `and its ratio to the injected value; bold: more than ${TRUTH_TOLERANCE * 100} % off)`,
-    '',
-    table(['tool', 'conc.', 'TTFT p50 ms', 'ITL p50 ms'], rows),
+    `**Against the injected truth** (${ttftMs} ms to the first token, ${itlMs} ms between tokens), the p50s of ` +
+      `time to first token / inter-token latency over the levels (bold: more than ${TRUTH_TOLERANCE * 100} % off): ` +
+      `${parts.join('; ')}.`,
     '',
   ];
 }
@@ -130,47 +129,37 @@ export function validationMarkdown(r: ValidateResults): string {
       '',
       `${description}.`,
       '',
-      table(FIGURE_HEAD, [
-        ...figureRows(sorted, (f) => f.tool),
-        ...figureRows(reconciled, () => 'genai-perf, 1 token/response'),
-      ]),
-      '',
-      "\\* computed here from the tool's own per-request timestamps (its profile export), not reported by the tool. " +
-        '"server p50": the real Triton\'s own generation time per request during that tool\'s run (received to ' +
-        'completed in its `tensorrt_llm` event log, warm-up included).',
-      '',
-      '**Ratio of ours to each peer** (bold: more than ' + `${Math.round(r.config.tolerance * 100)} % apart)`,
-      '',
       table(
-        ['', 'conc.', ...METRICS.map(([m]) => m)],
-        ratioRows(r.comparisons.filter((c) => c.server === server)),
+        FIGURE_HEAD,
+        figureRows(sorted, (f) => f.tool),
       ),
       '',
     );
-    if (server === 'fake') parts.push(...truthTable(r, sorted, reconciled));
+    if (server === 'fake') parts.push(...truthLine(r, sorted, reconciled));
     if (server === 'fake' && r.clientPath.length > 0) {
+      const levels = [...new Set(r.clientPath.map((c) => c.concurrency))];
+      const at = (transport: string, level: number) =>
+        ms(r.clientPath.find((c) => c.transport === transport && c.concurrency === level)?.ttftMs.p50);
       parts.push(
-        '**Client path**: `TritonLlm.stream()` over the gRPC transport, timed like trtllm-bench, with one ' +
-          '`ModelStreamInfer` call per request (as trtllm-bench builds it) and with `multiplex: { calls: 1 }` (every request on one shared call)',
-        '',
-        table(
-          ['transport', 'conc.', 'requests', 'TTFT p50 ms', 'TTFT p99 ms', 'E2E p50 ms', 'E2E p99 ms'],
-          r.clientPath.map((c) => [
-            c.transport,
-            String(c.concurrency),
-            String(c.requests),
-            ms(c.ttftMs.p50),
-            ms(c.ttftMs.p99),
-            ms(c.e2eMs.p50),
-            ms(c.e2eMs.p99),
-          ]),
-        ),
+        '**Client path**: `TritonLlm.stream()` over the gRPC transport, timed like trtllm-bench, time to first ' +
+          'token p50 with one `ModelStreamInfer` call per request (as trtllm-bench builds it) / with every ' +
+          'request on one shared call (`multiplex: { calls: 1 }`): ' +
+          `${levels.map((l) => `${at('call per request', l)} / ${at('multiplexed', l)} ms at ${l}`).join(', ')}.`,
         '',
       );
     }
   }
   parts.push(
+    "\\* computed here from the tool's own per-request timestamps (its profile export), not reported by the tool. " +
+      '"server p50": the real Triton\'s own generation time per request during that tool\'s run (received to ' +
+      'completed in its `tensorrt_llm` event log, warm-up included).',
+    '',
+  );
+  parts.push(
     '### Differences beyond ' + `${Math.round(r.config.tolerance * 100)} %`,
+    '',
+    `Every other figure of ours is within ${Math.round(r.config.tolerance * 100)} % of both peers ` +
+      '(each ratio is in `bench/results/validate.json`, `comparisons`).',
     '',
     explainDifferences(r),
     '',
