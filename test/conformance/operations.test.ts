@@ -53,15 +53,18 @@ describeEachServer('conformance: %s Triton over %s', (kind, protocol) => {
     });
   });
 
+  // Cut by maxTokens inside a character: its remnant is dropped, as OpenAI and vLLM do.
+  const cut = (text: string): string => text.replace(/\uFFFD$/u, '');
+
   it('generates ensemble text', async () => {
     const result = await llm('ensemble').generate({ prompt: PROMPT, maxTokens: 20 });
-    expect(result.text).toBe(expected(PROMPT, 20));
+    expect(result.text).toBe(cut(expected(PROMPT, 20)));
     expect(result.finishReason).toBe('length');
   });
 
   it('generates through a non-decoupled ensemble and raw model', async () => {
     const a = await llm('ensemble_unary').generate({ prompt: PROMPT, maxTokens: 20 });
-    expect(a.text).toBe(expected(PROMPT, 20));
+    expect(a.text).toBe(cut(expected(PROMPT, 20)));
     const b = await llm('tensorrt_llm_unary').generate({ inputIds: [259, 260], maxTokens: 10 });
     expect(b.sequences[0]?.tokenIds).toEqual(generateTokens([259, 260], { maxTokens: 10 })[0]?.tokens);
   });

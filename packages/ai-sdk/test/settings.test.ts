@@ -170,7 +170,9 @@ describe('AI SDK provider settings and warnings', () => {
       providerOptions: { trtllm: options },
     });
     const prompt = '<|im_start|>user\nWhat is ML?<|im_end|>\n<|im_start|>assistant\n';
-    expect(r.text).toBe(decode(generateTokens(encode(prompt), { maxTokens: 6 })[0]!.tokens));
+    // Cut by maxTokens inside a character: its remnant is dropped, as OpenAI and vLLM do.
+    const ids = generateTokens(encode(prompt), { maxTokens: 6 })[0]!.tokens;
+    expect(r.text).toBe(decode(ids).replace(/\uFFFD$/u, ''));
     const err = await refusalOf(options);
     expect([err.code, err.field, err.model]).toEqual([
       'invalid_argument',

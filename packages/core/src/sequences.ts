@@ -5,7 +5,7 @@ import type { GenerateRequest } from './request.js';
 import type { DeltaChunk, FinishReason, Logits, SequenceResult } from './result.js';
 import type { ModelSchema } from './schema.js';
 import { StopSequenceMatcher } from './stop-sequences.js';
-import { TextDeltaDecoder } from './text-delta.js';
+import { TextDeltaDecoder, withoutIncompleteEnd } from './text-delta.js';
 import type { Tokenizer } from './tokenizer.js';
 
 const NO_IDS: readonly number[] = Object.freeze([]);
@@ -46,6 +46,13 @@ class SequenceState {
   text(): string {
     if (this.pieces.length > 1) this.pieces.splice(0, this.pieces.length, this.pieces.join(''));
     return this.pieces[0] ?? '';
+  }
+
+  /** Drops the remnant of a character cut off at the end of the whole text (see `withoutIncompleteEnd`). */
+  dropIncompleteEnd(): void {
+    const text = this.text();
+    const kept = withoutIncompleteEnd(text);
+    if (kept.length !== text.length) this.pieces.splice(0, this.pieces.length, kept);
   }
 }
 
@@ -182,17 +189,25 @@ export class SequenceTracker {
     }
   }
 
-  /** Appends the text held back at the end (incomplete characters, possible stop-sequence prefixes). */
+  /**
+   * Appends the text held back at the end (incomplete characters, possible stop-sequence prefixes).
+   * A sequence cut by `maxTokens` loses the remnant of a character split at the cut, here, once at
+   * the end: from the held-back tail of a stream (which never showed it), and from a whole text.
+   * Streams of text decoded token by token (ensemble) have already shown theirs; they keep it.
+   */
   flush(out: DeltaChunk[]): void {
     for (const s of this.states) {
       if (s.matchedStop) continue;
+      const cut = this.finishReason(s, undefined) === 'length';
       let text = s.detokenizer?.flush() ?? s.textDecoder?.flush() ?? '';
+      if (cut) text = withoutIncompleteEnd(text);
       if (s.stops !== undefined) {
         const step = text.length > 0 ? s.stops.push(text) : { emit: '' };
         text = step.emit + (step.matched === undefined ? s.stops.flush() : '');
         if (step.matched !== undefined || s.stops.matched !== undefined) this.markMatched(s);
       }
       s.append(text);
+      if (cut && !this.streaming) s.dropIncompleteEnd();
       if (text.length > 0) {
         out.push({
           done: false,

@@ -55,6 +55,17 @@ export function stableLengthByPattern(text: string): number {
   return tail === null ? text.length : tail.index;
 }
 
+/**
+ * `text` without the U+FFFD a decoder put for an incomplete character at its very end, for a
+ * generation cut by `maxTokens` inside a character: the rest of its bytes will never come, and
+ * OpenAI's API and vLLM drop such a remnant too (the token ids keep it). One, because a decoder
+ * gives one U+FFFD for the incomplete tail (WHATWG and Python's `errors="replace"` alike); the ones
+ * before it stand for bytes that no later byte could have completed.
+ */
+export function withoutIncompleteEnd(text: string): string {
+  return text.charCodeAt(text.length - 1) === FFFD ? text.slice(0, -1) : text;
+}
+
 // How much of the text already consumed a cumulative response is checked against: servers rewrite
 // only their last characters (an incomplete character completed); a longer rewrite is still found
 // when it reaches into this window.
