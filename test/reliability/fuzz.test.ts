@@ -1,7 +1,10 @@
 import { grpcTransport } from '@trtllm/grpc';
 import { httpTransport } from '@trtllm/http';
 import {
+  type FinishReason,
   type GenerateRequest,
+  type GenerateResult,
+  type StreamChunk,
   type Transport,
   TritonLlm,
   TritonLlmError,
@@ -15,8 +18,9 @@ import { startScriptedServer as startScriptedHttp } from '../../packages/http/te
 import { useFakeTriton } from '../support/fake.js';
 import { streamResponseBytes } from './support/token-flood.js';
 
-// Every property asserts the same thing: whatever goes in, what comes out is a result or a
-// TritonLlmError, never another exception, a crash, or a wait without end.
+// Every property asserts the same thing: whatever goes in, what comes out is a result (a stream:
+// its chunks, then one final chunk that holds their text) or a TritonLlmError, never another
+// exception, a crash, or a wait without end.
 const HANG_MS = 10_000;
 
 /** Runs `work`; returns the TritonLlmError it threw, or undefined. Anything else, or a hang, fails. */
@@ -36,9 +40,38 @@ async function onlyTritonLlmErrors(work: () => Promise<unknown>): Promise<Triton
   }
 }
 
-/** Reads a stream to its end, or to its first chunk when `firstOnly`. */
-async function consume(stream: AsyncIterable<unknown>, firstOnly = false): Promise<void> {
-  for await (const _ of stream) if (firstOnly) break;
+const FINISH_REASONS: readonly FinishReason[] = [
+  'stop',
+  'length',
+  'stopped',
+  'cancelled',
+  'error',
+  'unknown',
+];
+
+/**
+ * Reads a stream to its end and checks its shape: text chunks, then exactly one final chunk, last,
+ * whose result holds each sequence's streamed text. A TritonLlmError thrown on the way is
+ * passed on to the caller (an allowed outcome); a broken shape fails the property.
+ */
+async function chunksThenFinal(stream: AsyncIterable<StreamChunk>): Promise<void> {
+  const chunks: StreamChunk[] = [];
+  for await (const chunk of stream) chunks.push(chunk);
+  const final = chunks.at(-1);
+  expect(chunks.slice(0, -1).every((c) => !c.done)).toBe(true);
+  expect(final?.done).toBe(true);
+  if (final?.done !== true) return;
+  expect(FINISH_REASONS).toContain(final.finishReason);
+  for (const sequence of final.result.sequences) {
+    const streamed = chunks.filter((c) => !c.done && c.sequenceIndex === sequence.index).map((c) => c.text);
+    expect(streamed.join('')).toBe(sequence.text);
+  }
+}
+
+/** Checks that a result that came back has a known finish reason and text. */
+function aResult(result: GenerateResult): void {
+  expect(FINISH_REASONS).toContain(result.finishReason);
+  expect(typeof result.text).toBe('string');
 }
 
 const anyValue = fc.oneof(
@@ -180,8 +213,8 @@ describe('random and malformed requests', () => {
             const llm = clients[i]!;
             const err = await onlyTritonLlmErrors(async () =>
               stream
-                ? consume(llm.stream(request as GenerateRequest), true)
-                : llm.generate(request as GenerateRequest),
+                ? chunksThenFinal(llm.stream(request as GenerateRequest))
+                : aResult(await llm.generate(request as GenerateRequest)),
             );
             const key = err?.code ?? 'ok';
             outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
@@ -225,10 +258,20 @@ describe('random bytes as protobuf answers (gRPC)', () => {
         return copy;
       }),
   );
-  const answer = fc.record({
+  const anyAnswer = fc.record({
     messages: fc.array(body, { maxLength: 4 }),
     status: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 20 })),
   });
+  // Random messages before a well-formed final response and status OK: the answers that can end
+  // well, so the stream's shape (chunks, then one final chunk) gets checked on many of them.
+  const finalResponse = streamResponseBytes([], 0, true);
+  const endedAnswer = fc.record({
+    messages: fc
+      .array(fc.oneof(fc.constant(valid), body), { maxLength: 3 })
+      .map((m) => [...m, finalResponse]),
+    status: fc.constant(0),
+  });
+  const answer = fc.oneof(anyAnswer, endedAnswer);
 
   function data(): Transport {
     const t = grpcTransport({ baseUrl: scripted.baseUrl });
@@ -236,7 +279,7 @@ describe('random bytes as protobuf answers (gRPC)', () => {
     return t;
   }
 
-  it('a stream of random messages ends in chunks and a final, or a TritonLlmError', async () => {
+  it('a stream of random messages ends in chunks and one final chunk holding their text, or a TritonLlmError', async () => {
     const meta = fake.transport('grpc');
     const stream = data();
     const transport: Transport = {
@@ -255,6 +298,7 @@ describe('random bytes as protobuf answers (gRPC)', () => {
         }),
     );
     await Promise.all(llms.map((l) => l.schema()));
+    let ended = 0;
     await fc.assert(
       fc.asyncProperty(answer, fc.nat(llms.length - 1), async (a, i) => {
         next = a;
@@ -262,24 +306,31 @@ describe('random bytes as protobuf answers (gRPC)', () => {
         const request = llm.model.startsWith('tensorrt_llm')
           ? { inputIds: [5], maxTokens: 4 }
           : { prompt: 'hi', maxTokens: 4 };
-        await onlyTritonLlmErrors(() =>
-          llm.model === 'tensorrt_llm_unary' ? llm.generate(request) : consume(llm.stream(request)),
+        const err = await onlyTritonLlmErrors(async () =>
+          llm.model === 'tensorrt_llm_unary'
+            ? aResult(await llm.generate(request))
+            : chunksThenFinal(llm.stream(request)),
         );
+        if (err === undefined) ended += 1;
       }),
       { numRuns: 300 },
     );
+    // The shape checks are only worth something if some answers were read to their end.
+    expect(ended).toBeGreaterThan(0);
   });
 
-  it('random bytes as a model config, metadata or health answer are a TritonLlmError', async () => {
+  // Protobuf decodes many random bytes: a health or statistics answer may be a value.
+  it('random bytes as a model config, metadata, health or statistics answer: a TritonLlmError under a non-OK status, else a value or a TritonLlmError', async () => {
     const llm = new TritonLlm({ transport: data(), model: 'ensemble', retry: { attempts: 1 } });
     await fc.assert(
-      fc.asyncProperty(answer, fc.nat(3), async (a, call) => {
+      fc.asyncProperty(anyAnswer, fc.nat(3), async (a, call) => {
         next = a;
-        await onlyTritonLlmErrors(() =>
+        const err = await onlyTritonLlmErrors(() =>
           [() => llm.refreshSchema(), () => llm.modelMetadata(), () => llm.health(), () => llm.statistics()][
             call
           ]!(),
         );
+        if (a.status !== 0) expect(err).toBeInstanceOf(TritonLlmError);
       }),
       { numRuns: 200 },
     );
@@ -349,7 +400,7 @@ describe('random SSE frames (HTTP)', () => {
       return chunks.filter((c) => c.length > 0);
     });
 
-  it('a stream of random frames ends in chunks and a final, or a TritonLlmError', async () => {
+  it('a stream of random frames ends in chunks and one final chunk holding their text, or a TritonLlmError', async () => {
     const meta = fake.transport('http');
     const stream = httpTransport({ baseUrl: scripted.url });
     transports.push(stream);
@@ -369,6 +420,7 @@ describe('random SSE frames (HTTP)', () => {
         }),
     );
     await Promise.all(llms.map((l) => l.schema()));
+    let ended = 0;
     await fc.assert(
       fc.asyncProperty(
         body,
@@ -379,12 +431,17 @@ describe('random SSE frames (HTTP)', () => {
           const llm = llms[i]!;
           const request =
             llm.model === 'tensorrt_llm' ? { inputIds: [5], maxTokens: 4 } : { prompt: 'hi', maxTokens: 4 };
-          await onlyTritonLlmErrors(() =>
-            llm.model === 'ensemble_unary' ? llm.generate(request) : consume(llm.stream(request)),
+          const err = await onlyTritonLlmErrors(async () =>
+            llm.model === 'ensemble_unary'
+              ? aResult(await llm.generate(request))
+              : chunksThenFinal(llm.stream(request)),
           );
+          if (err === undefined) ended += 1;
         },
       ),
       { numRuns: 400 },
     );
+    // The shape checks are only worth something if some answers were read to their end.
+    expect(ended).toBeGreaterThan(0);
   });
 });
