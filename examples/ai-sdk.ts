@@ -24,7 +24,10 @@ console.log(
 );
 
 // Structured output (Output.object; generateObject in older code): the zod schema becomes a
-// JSON-schema guide for the model's guided decoding.
+// JSON-schema guide for the model's guided decoding. The ensemble suits generateText, which it
+// decodes whole; streamed, it decodes token by token (characters split over tokens arrive as
+// U+FFFD), so streamText above uses the BLS with accumulate_tokens, whose streamed text is exact.
+// (streamText with tools or JSON on the ensemble is generated whole, with a warning saying so.)
 const { output } = await generateText({
   model: provider('ensemble'),
   output: Output.object({
