@@ -1,4 +1,5 @@
 import { TritonLlm, TritonLlmError } from '@trtllm/sdk';
+import { fakeTokenizer, generateTokens } from '@trtllm/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PROTOCOLS, useFakeTriton } from '../support/fake.js';
 
@@ -37,6 +38,23 @@ describe.each(PROTOCOLS)('a model that fails before its first response, over %s'
   it('the same cause through generate() on a decoupled model: internal too', async () => {
     const err = await failure('tensorrt_llm_bls', false);
     expect(err.code).toBe('internal');
+  });
+
+  it('the official-shaped BLS failing before its first response (nothing generated): internal', async () => {
+    // Its first token is end_id: the inner request ends with a flags-only final, which the
+    // official BLS cannot decode (the very case seen on Triton 2.51, see test/conformance).
+    const first = generateTokens(fakeTokenizer.encode('Hello'), { maxTokens: 1 })[0]!.tokens[0]!;
+    const llm = new TritonLlm({ transport: fake.transport(protocol), model: 'tensorrt_llm_bls_official' });
+    const err = await (async () => {
+      for await (const _ of llm.stream({ prompt: 'Hello', maxTokens: 5, endId: first }));
+    })().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TritonLlmError);
+    const { code, serverMessage, httpStatus } = err as TritonLlmError;
+    expect({ code, serverMessage }).toEqual({
+      code: 'internal',
+      serverMessage: 'Expected output_ids tensor to have 3 dims.',
+    });
+    expect(httpStatus).toBe(protocol === 'http' ? 400 : undefined);
   });
 
   it('a refusal the text names is still invalid_argument on both transports', async () => {

@@ -238,5 +238,15 @@ export async function executeTextModel(
     else
       await outer.send(stackResponses(items.map((_, b) => whole(b, all(b), flagsLast || !model.decoupled))));
   }
+  // The official BLS decodes every inner response: a streamed inner request that generates nothing
+  // (its first token is end_id) ends with a flags-only final, and the official model fails on it
+  // before its first response, INTERNAL, as on Triton 2.51 (GENERATOR.md).
+  const nothing = generation.items.every((seqs) => seqs.every((seq) => seq.tokens.length === 0));
+  if (official && streaming && outcome.kind === 'completed' && nothing) {
+    return outer.finish({
+      kind: 'error',
+      error: new TritonError('INTERNAL', 'Expected output_ids tensor to have 3 dims.'),
+    });
+  }
   outer.finish(outcome);
 }
