@@ -145,22 +145,20 @@ export function resultsMarkdown(r: OverheadResults): string {
   const limit =
     r.streamLimit === undefined
       ? []
-      : ["### Past a server's stream limit", '', streamLimitMarkdown(r.streamLimit), ''];
+      : ["#### Past a server's stream limit", '', streamLimitMarkdown(r.streamLimit), ''];
   const inTurn =
     r.interleaved === undefined
       ? []
-      : ['### Tokens in turn, as in-flight batching sends them', '', interleavedMarkdown(r.interleaved), ''];
+      : ['#### Tokens in turn, as in-flight batching sends them', '', interleavedMarkdown(r.interleaved), ''];
   const cold =
     r.coldStart === undefined || r.coldStart.rows.length === 0
       ? []
-      : ['### Cold start: process start to first token', '', coldStartMarkdown(r.coldStart), ''];
+      : ['#### Cold start: process start to first token', '', coldStartMarkdown(r.coldStart), ''];
   return [
     START,
-    '### Machine',
-    '',
     machine,
     '',
-    '### Throughput and client CPU',
+    '#### Throughput and client CPU',
     '',
     'Client CPU per token in µs (user + system of the client process, all threads) and tokens/s, at each number ' +
       'of concurrent streams' +
@@ -168,7 +166,7 @@ export function resultsMarkdown(r: OverheadResults): string {
     '',
     throughput,
     '',
-    '### Client memory with idle streams',
+    '#### Client memory with idle streams',
     '',
     `Growth per idle stream after a full GC, in KB: RSS${youngLeftOut ? ' (young generation left out)' : ''} and ` +
       `JS heap + external${repeated ? ' (medians)' : ''}, at each number of idle streams:`,
@@ -178,7 +176,7 @@ export function resultsMarkdown(r: OverheadResults): string {
     ...cold,
     ...inTurn,
     ...limit,
-    '### Targets',
+    '#### Targets',
     '',
     targets + failures,
     END,
@@ -221,22 +219,26 @@ const CALL_PER_REQUEST: Partial<Record<string, string>> = {
 };
 
 function interleavedMarkdown(i: InterleavedResults): string {
+  const { levels, rows: clients } = byClient(i.throughput, (t) => t.concurrency);
+  const ratio = (t: ThroughputRow) => {
+    const base = i.throughput.find(
+      (b) => b.variant === CALL_PER_REQUEST[t.variant] && b.concurrency === t.concurrency,
+    );
+    return base === undefined ? '' : `${(t.cpuUsPerToken / base.cpuUsPerToken).toFixed(2)}x`;
+  };
   const rows = table(
-    ['client', 'concurrent streams', 'tokens/s', 'client CPU µs/token', 'vs a call per request'],
-    [...byVariant(i.throughput)].flatMap(([variant, runs]) =>
-      runs.map((t) => {
-        const base = i.throughput.find(
-          (b) => b.variant === CALL_PER_REQUEST[variant] && b.concurrency === t.concurrency,
-        );
-        return [
-          t.label,
-          n0(t.concurrency),
-          n0(t.tokensPerSec),
-          n2(t.cpuUsPerToken),
-          base === undefined ? '' : `${(t.cpuUsPerToken / base.cpuUsPerToken).toFixed(2)}x`,
-        ];
-      }),
-    ),
+    [
+      'client',
+      ...levels.map((l) => `µs/token at ${n0(l)}`),
+      ...levels.map((l) => `tokens/s at ${n0(l)}`),
+      ...levels.map((l) => `vs a call per request at ${n0(l)}`),
+    ],
+    clients.map(([label, row]) => [
+      label,
+      ...levels.map((l) => cellAt(row, l, (t) => n2(t.cpuUsPerToken))),
+      ...levels.map((l) => cellAt(row, l, (t) => n0(t.tokensPerSec))),
+      ...levels.map((l) => cellAt(row, l, ratio)),
+    ]),
   );
   return [
     `The gRPC clients again, on a fake that sends ${i.tokensPerTurn === 1 ? 'one token' : `${i.tokensPerTurn} tokens`} of each ` +
@@ -375,7 +377,7 @@ export function summaryMarkdown(r: OverheadResults): string {
     SUMMARY_START,
     `Client CPU per token and tokens/s, measured ${r.machine.date.slice(0, 10)} on Node ${r.machine.node} by \`pnpm bench:overhead\` ` +
       `(fake Triton at full speed, one token per response, medians of ${r.config.repeats} runs; ` +
-      'details, memory and the profile: [docs/PERFORMANCE.md](docs/PERFORMANCE.md)):',
+      'details, memory and the known limits: [docs/PERFORMANCE.md](docs/PERFORMANCE.md)):',
     '',
     perf,
     '',

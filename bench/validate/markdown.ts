@@ -107,8 +107,6 @@ export function validationMarkdown(r: ValidateResults): string {
     .join(', ');
   const parts: string[] = [
     START,
-    '### Run',
-    '',
     `Measured ${r.date.slice(0, 10)} on ${r.machine.cpu}, ${r.machine.cores} cores, Node ${r.machine.node} ` +
       `(1-minute load average ${r.machine.loadAverage[0]} at the start: the machine is shared); ` +
       `${r.durationS} s in all. Peers: ${versions || 'none'}. Every tool sent the same ${r.config.prompts.length} prompts ` +
@@ -125,7 +123,7 @@ export function validationMarkdown(r: ValidateResults): string {
     );
     const reconciled = r.reconciled.filter((f) => f.server === server);
     parts.push(
-      `### ${server === 'fake' ? 'Fake Triton' : 'Real Triton'}`,
+      `#### ${server === 'fake' ? 'Fake Triton' : 'Real Triton'}`,
       '',
       `${description}.`,
       '',
@@ -156,7 +154,7 @@ export function validationMarkdown(r: ValidateResults): string {
     '',
   );
   parts.push(
-    '### Differences beyond ' + `${Math.round(r.config.tolerance * 100)} %`,
+    '#### Differences beyond ' + `${Math.round(r.config.tolerance * 100)} %`,
     '',
     `Every other figure of ours is within ${Math.round(r.config.tolerance * 100)} % of both peers ` +
       '(each ratio is in `bench/results/validate.json`, `comparisons`).',
@@ -165,7 +163,7 @@ export function validationMarkdown(r: ValidateResults): string {
     '',
   );
   if (r.skipped.length > 0) {
-    parts.push('### Skipped', '', ...r.skipped.map((s) => `- ${s.what}: ${s.reason.split('\n')[0]}`), '');
+    parts.push('#### Skipped', '', ...r.skipped.map((s) => `- ${s.what}: ${s.reason.split('\n')[0]}`), '');
   }
   parts.push(END);
   return parts.join('\n');

@@ -68,8 +68,9 @@ describe('bench:overhead with tokens in turn', () => {
     const results: OverheadResults = { ...emptyResults(), throughput: main, interleaved, targets };
     const doc = resultsMarkdown(results);
     expect(doc).toContain('### Tokens in turn, as in-flight batching sends them');
-    expect(doc).toContain('| TritonLlm over gRPC (multiplex) | 512 | 1,000 | 5.50 | 1.10x |');
-    expect(doc).toContain('| probe: the same, requests on 32 shared calls | 512 | 1,000 | 3.60 | 0.90x |');
+    expect(doc).toContain('| client | µs/token at 512 | tokens/s at 512 | vs a call per request at 512 |');
+    expect(doc).toContain('| TritonLlm over gRPC (multiplex) | 5.50 | 1,000 | 1.10x |');
+    expect(doc).toContain('| probe: the same, requests on 32 shared calls | 3.60 | 1,000 | 0.90x |');
     expect(summaryMarkdown(results)).toContain(
       'With one token of each request in turn, as in-flight batching sends them: the default path 5.00 µs at 512 streams, `multiplex: true` 5.50 µs at 512.',
     );

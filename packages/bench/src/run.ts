@@ -26,9 +26,8 @@ export async function runBenchmark(options: BenchOptions, hooks: BenchHooks = {}
   validateBenchOptions(options);
   const startedAt = new Date().toISOString();
   // The default gRPC path is one ModelStreamInfer call per request: its time to first token is the
-  // shared call's (51.9 / 51.8 ms p50 at 50 ms injected, measured side by side) at a third of its
-  // client CPU per token (docs/PERFORMANCE.md), so the bench's own client takes less of a shared
-  // machine from the server it measures.
+  // shared call's, at a fraction of its client CPU per token (docs/PERFORMANCE.md), so the bench's
+  // own client takes less of a shared machine from the server it measures.
   const transport: Transport = transportFromUrl(options.url, { protocol: options.protocol, field: 'url' });
   const llm = new TritonLlm({
     transport,

@@ -165,7 +165,7 @@ function readSmall(
 ): FixedWidthArray {
   if (datatype === 'INT32') {
     // The counters' own type, built with one constructor V8 sees here alone (no lookup by name)
-    // and read without the scratch buffer: about half the cost of the general loop below.
+    // and read without the scratch buffer: cheaper than the general loop below.
     const ints = new Int32Array(count);
     for (let i = 0; i < count; i++) {
       const at = start + i * 4;

@@ -118,8 +118,8 @@ export function tensorStrings(t: Tensor): string[] {
 // A streamed token is a few bytes: building its string in JavaScript is cheaper than a call into
 // the runtime's UTF-8 decoder, which the rest still takes. Not only for ASCII: a small Uint8Array
 // made in JavaScript (HTTP's BYTES outputs) keeps its bytes on V8's heap, and handing it to
-// TextDecoder first moves them to a buffer of their own (a malloc and a free per token). With
-// every non-ASCII token of a stream decoded that way, the HTTP path spent ~10 % more per token.
+// TextDecoder first moves them to a buffer of their own (a malloc and a free per token), which
+// shows in the HTTP path's CPU per token (docs/PERFORMANCE.md).
 const SHORT_TEXT = 24;
 
 function utf8Text(bytes: Uint8Array): string {

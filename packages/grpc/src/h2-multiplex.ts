@@ -32,8 +32,9 @@ export const DEFAULT_MULTIPLEX_CALLS = 32;
  *
  * Why a few calls and not one: a server writes one call's responses one at a time (Triton's gRPC
  * server, like grpc-js, keeps one write in flight per call), so with every request on one call
- * each response is a socket write of its own and the client wakes for each, at about 1.5x the CPU
- * per token of a call per request. Responses of different calls leave in the same write.
+ * each response is a socket write of its own and the client wakes for each, which costs more CPU
+ * per token than a call per request (docs/PERFORMANCE.md). Responses of different calls leave in
+ * the same write.
  * A request joins the call with the fewest requests; one request at a time stays on one call.
  */
 export class H2Multiplexer {
@@ -243,7 +244,7 @@ class MultiplexedStream extends ResponseQueue implements InferStream {
   private finished = false;
   /**
    * The request until it is sent: a request waiting for its tokens keeps none of its inputs, as on
-   * the default path (its tensors were about 1.5 KB of every idle multiplexed request).
+   * the default path (its tensors were most of what an idle multiplexed request held).
    */
   private request: InferRequest | undefined;
 

@@ -56,8 +56,8 @@ const HEAD_BYTES = 32;
 
 /**
  * `known` equals `buf[at..at+n)`. Past its head, Buffer#compare rather than a loop over bytes: a
- * run is about 150 bytes (four outputs and the final flag), where the native compare took half
- * the time of a JavaScript loop (about 0.2 against 0.4 us, min of 2M here), for every token.
+ * run is about 150 bytes (four outputs and the final flag), long enough for the native compare to
+ * beat a JavaScript loop (docs/PERFORMANCE.md), and it runs for every token.
  */
 function sameBytes(known: Buffer, buf: Buffer, at: number, n: number): boolean {
   const head = Math.min(n, HEAD_BYTES);

@@ -22,11 +22,10 @@ export function yieldToIo(): Promise<void> {
 
 /**
  * Resolves at `due` (a `performance.now()` time), or at once when any of `signals` aborts. Timers
- * fire late: a millisecond or more on a busy machine, which is 2 % of a 50 ms time to first token,
- * and on some virtual machines by about 1 % of the wait itself (measured on the 2-core VM: a 500 ms
- * timer after 505-508 ms, a 2 s one after 2,020). So each timer aims a few percent short of what
- * is left, again until little is left, and the last stretch is waited out turn by turn, still
- * letting I/O in between.
+ * fire late: by a millisecond or more on a busy machine, and on some virtual machines by a share of
+ * the wait itself (docs/PERFORMANCE.md, "trtllm-bench's own accuracy"). So each timer aims a few
+ * percent short of what is left, again until little is left, and the last stretch is waited out
+ * turn by turn, still letting I/O in between.
  */
 export async function sleepUntil(due: number, signals: readonly (AbortSignal | undefined)[]): Promise<void> {
   for (;;) {
