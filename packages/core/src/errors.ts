@@ -111,6 +111,8 @@ export interface TritonLlmErrorOptions {
   readonly field?: string;
   /** The SDK call the user made that failed (`generate`, `stream`, `infer`, `health`...). */
   readonly operation?: string;
+  /** What the address speaks when it is not the transport's protocol (see {@link TritonLlmError.endpointProtocol}). */
+  readonly endpointProtocol?: 'grpc' | 'http';
 }
 
 // In the global symbol registry, so every copy of the class (the ESM and the CJS build, two
@@ -172,6 +174,14 @@ export class TritonLlmError extends Error {
    * message leads with it (`generate on 'ensemble' failed: ...`).
    */
   readonly operation: string | undefined;
+  /**
+   * Set when the address answered in the other protocol: `grpc` when an HTTP transport reached an
+   * HTTP/2-only server such as Triton's gRPC port (8001), `http` when a gRPC transport reached a
+   * server that does not speak gRPC, such as Triton's HTTP port (8000). The message states the fact
+   * and the default ports without naming an SDK function, so a front end can add the setting of
+   * its own API (`grpcUrl`, `--triton grpc://...`) from this field.
+   */
+  readonly endpointProtocol: 'grpc' | 'http' | undefined;
 
   constructor(code: ErrorCode, message: string, options: TritonLlmErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -185,6 +195,7 @@ export class TritonLlmError extends Error {
     this.earlyStop = options.earlyStop;
     this.field = options.field;
     this.operation = options.operation;
+    this.endpointProtocol = options.endpointProtocol;
   }
 
   /** Returns `err` when it already is a `TritonLlmError`, else wraps it with `code`. */
@@ -245,6 +256,7 @@ export class TritonLlmError extends Error {
       ...(this.earlyStop !== undefined ? { earlyStop: this.earlyStop } : {}),
       ...(this.field !== undefined ? { field: this.field } : {}),
       ...(this.operation !== undefined ? { operation: this.operation } : {}),
+      ...(this.endpointProtocol !== undefined ? { endpointProtocol: this.endpointProtocol } : {}),
     };
   }
 }

@@ -64,6 +64,8 @@ export function notHttpEndpoint(context: ErrorContext, cause?: unknown): TritonL
       'use grpcTransport for gRPC)',
     {
       retryable: false,
+      // The fact as data: a front end names its own setting from it instead of grpcTransport (issue 53).
+      endpointProtocol: 'grpc',
       ...(context.requestId !== undefined && context.requestId !== ''
         ? { requestId: context.requestId }
         : {}),

@@ -41,7 +41,8 @@ export function notGrpcEndpoint(url: URL, what: string): TritonLlmError {
     'unavailable',
     `the server at ${origin(url)} ${what}; this is not a gRPC endpoint (Triton listens for gRPC on 8001 and ` +
       'HTTP on 8000 by default; use httpTransport for HTTP)',
-    { retryable: false },
+    // The fact as data: a front end names its own setting from it instead of httpTransport (issue 53).
+    { retryable: false, endpointProtocol: 'http' },
   );
 }
 
