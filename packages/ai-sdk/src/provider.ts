@@ -10,6 +10,7 @@ import {
   type Transport,
   TritonLlm,
   TritonLlmError,
+  unknownOption,
 } from '@trtllm/sdk';
 import {
   ChatTemplate,
@@ -123,6 +124,41 @@ export interface TritonProvider extends ProviderV4 {
 
 const DEFAULT_MAX_TOKENS = 1024;
 
+/** Every option of a model's settings: a record, so the compiler finds one left out. */
+const MODEL_SETTINGS: Record<keyof TritonModelSettings, true> = {
+  tokenizer: true,
+  chatTemplate: true,
+  tokenizerDir: true,
+  defaults: true,
+  defaultMaxTokens: true,
+  toolCallParser: true,
+};
+
+/** Every option of {@link createTriton}. */
+const PROVIDER_SETTINGS: Record<keyof TritonProviderSettings, true> = {
+  ...MODEL_SETTINGS,
+  grpcUrl: true,
+  httpUrl: true,
+  transport: true,
+  headers: true,
+  retry: true,
+  logger: true,
+  onEvent: true,
+  telemetry: true,
+  name: true,
+};
+
+/**
+ * Refuses an option `known` lacks, naming the closest (`grpcURL`: did you mean grpcUrl?), as the
+ * SDK's request options do: a misspelt setting silently ignored would connect or generate otherwise.
+ */
+function checkOptionNames(settings: object, known: Record<string, true>): void {
+  if (settings === null || typeof settings !== 'object') return;
+  for (const [key, value] of Object.entries(settings)) {
+    if (!Object.hasOwn(known, key)) throw unknownOption(key, value, Object.keys(known));
+  }
+}
+
 /**
  * Creates an AI SDK provider for the Triton server at `grpcUrl` or `httpUrl` (or on a `transport`
  * you made). All its models share one connection, opened on first use.
@@ -137,6 +173,7 @@ const DEFAULT_MAX_TOKENS = 1024;
  * ```
  */
 export function createTriton(settings: TritonProviderSettings = {}): TritonProvider {
+  checkOptionNames(settings, PROVIDER_SETTINGS);
   const given = (['grpcUrl', 'httpUrl', 'transport'] as const).filter((k) => settings[k] !== undefined);
   if (given.length > 1) {
     throw new TritonLlmError(
@@ -213,6 +250,7 @@ export function createTriton(settings: TritonProviderSettings = {}): TritonProvi
     if (typeof modelId !== 'string' || modelId.length === 0) {
       throw invalidArgument('modelId', modelId, 'must be the name of a model deployed on Triton');
     }
+    checkOptionNames(modelSettings, MODEL_SETTINGS);
     const own = checkModelSettings(modelSettings, `triton('${modelId}')`);
     const given = modelSettings.tokenizer ?? settings.tokenizer;
     const tokenizerDir = modelSettings.tokenizerDir ?? settings.tokenizerDir;

@@ -8,6 +8,7 @@ import {
   type RetryOptions,
   type TelemetryOptions,
   type Tokenizer,
+  unknownOption,
 } from '@trtllm/sdk';
 import {
   CHAT_TEMPLATE_CHOICES,
@@ -18,7 +19,7 @@ import {
   type ToolCallParserChoice,
 } from '@trtllm/tokenizers';
 import type { TritonConnection } from './connection.js';
-import type { TritonGenerationSettings } from './settings.js';
+import { SETTING_KEYS, type TritonGenerationSettings } from './settings.js';
 
 /** Per-call transport options of {@link ChatTriton} (model-wide defaults go in the constructor). */
 export interface TritonCallTransportOptions {
@@ -112,8 +113,59 @@ export interface CheckedChatOptions {
   readonly toolCallParser: ToolCallParserChoice;
 }
 
+/** Every option of {@link ChatTritonOptions} and the connection: a record, so the compiler finds one left out. */
+const OWN_OPTIONS: Record<keyof ChatTritonOptions | 'grpcUrl' | 'httpUrl' | 'transport', true> = {
+  grpcUrl: true,
+  httpUrl: true,
+  transport: true,
+  model: true,
+  modelVersion: true,
+  tokenizer: true,
+  tokenizerDir: true,
+  chatTemplate: true,
+  toolCallParser: true,
+  timeoutMs: true,
+  idleTimeoutMs: true,
+  headers: true,
+  retry: true,
+  logger: true,
+  onEvent: true,
+  telemetry: true,
+};
+
+/** LangChain's own constructor parameters (BaseChatModelParams in @langchain/core 1.x). */
+const LANGCHAIN_PARAMS = [
+  'callbacks',
+  'callbackManager',
+  'tags',
+  'metadata',
+  'verbose',
+  'cache',
+  'maxConcurrency',
+  'maxRetries',
+  'onFailedAttempt',
+  'disableStreaming',
+  'outputVersion',
+];
+
+const KNOWN = new Set<string>([...Object.keys(OWN_OPTIONS), ...SETTING_KEYS, ...LANGCHAIN_PARAMS]);
+
+/**
+ * Refuses a misspelt option with the closest one (`modle`: did you mean model?), as the SDK's
+ * request options do. LangChain's base class takes parameters of its own, and newer versions add
+ * some, so an unknown name is refused only when it is close to a known one: that is a typo.
+ */
+function checkOptionNames(fields: object): void {
+  for (const [key, value] of Object.entries(fields)) {
+    if (KNOWN.has(key)) continue;
+    const err = unknownOption(key, value, KNOWN);
+    if (err.message.includes('did you mean')) throw err;
+  }
+}
+
 /** Checks the model, prompt and tool-call options; an error names the field and value. */
 export function checkChatOptions(fields: ChatTritonInput): CheckedChatOptions {
+  checkOptionNames(fields);
   const model = fields.model ?? 'ensemble';
   if (typeof model !== 'string' || model.length === 0) {
     throw invalidArgument('model', model, 'must be a non-empty string');

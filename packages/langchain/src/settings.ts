@@ -34,7 +34,7 @@ export interface TritonGenerationSettings extends Omit<GenerateRequest, NotSetti
 }
 
 /** Every settings key, so the model can pick its settings out of LangChain's wider option objects. */
-const SETTING_KEYS = [
+export const SETTING_KEYS = [
   ...Object.keys(REQUEST_OPTIONS).filter((key) => !NOT_SETTINGS.has(key as NotSetting)),
   'stop',
 ] as (keyof TritonGenerationSettings)[];
