@@ -7,19 +7,11 @@ import type {
   LanguageModelV4StreamResult,
   SharedV4Warning,
 } from '@ai-sdk/provider';
-import type {
-  GenerateOptions,
-  GenerateRequest,
-  GenerateResult,
-  ModelSchema,
-  Tokenizer,
-  TritonLlm,
-} from '@trtllm/sdk';
-import { TritonLlmError } from '@trtllm/sdk';
+import type { GenerateOptions, GenerateRequest, ModelSchema, Tokenizer, TritonLlm } from '@trtllm/sdk';
 import type { ChatTemplate, ToolCallParserChoice, ToolCallPlan } from '@trtllm/tokenizers';
 import { prepareCall } from './call-settings.js';
 import { callerError } from './caller-error.js';
-import { lossyTextWarning, streamsLossyText, wholeGenerationWarning } from './lossy-text.js';
+import { lossyTextWarning, streamsLossyText } from './lossy-text.js';
 import { chatMessages } from './prompt.js';
 import {
   checkRequest,
@@ -27,8 +19,9 @@ import {
   type TritonCallSettings,
   type TritonRequestOptions,
 } from './provider-options.js';
-import { earlyStopJson, finishReason, PROVIDER_KEY, providerMetadata, usageOf } from './result.js';
+import { finishReason, PROVIDER_KEY, providerMetadata, usageOf } from './result.js';
 import { StreamParts, toolCallContent, toolUse } from './tools.js';
+import { failureParts, wholeStream } from './whole-stream.js';
 
 /** What a model needs from its provider. */
 export interface TritonModelConfig {
@@ -50,7 +43,8 @@ export interface TritonModelConfig {
   readonly byUrl: boolean;
 }
 
-interface Prepared {
+/** One call, ready to send: the client, the request and what the result mapping needs. */
+export interface Prepared {
   readonly llm: TritonLlm;
   readonly schema: ModelSchema;
   readonly tokenizer: Tokenizer | undefined;
@@ -100,7 +94,14 @@ export class TritonLanguageModel implements LanguageModelV4 {
     // Tool calls and JSON read from lossy streamed text would carry U+FFFD into a tool's
     // arguments; such a model's exact text comes only from a whole generation.
     const exact = call.tools !== undefined || call.request.guidedDecoding !== undefined;
-    if (exact && streamsLossyText(call.schema)) return this.streamWhole(call, options);
+    if (exact && streamsLossyText(call.schema)) {
+      return wholeStream(call, {
+        modelId: this.modelId,
+        abortSignal: options.abortSignal,
+        warn: this.config.warn,
+        failure: (err, requestId) => this.failure(err, requestId, call),
+      });
+    }
     return this.streamDeltas(call, options);
   }
 
@@ -236,89 +237,13 @@ export class TritonLanguageModel implements LanguageModelV4 {
     return { stream, request: { body: call.request } };
   }
 
-  /**
-   * A streamed call that needs the exact text (tools, JSON) on a model whose streamed text is
-   * lossy: generated whole, then handed out as the same parts a stream has, at once, with a
-   * warning that says why and how to stream it instead.
-   */
-  private streamWhole(call: Prepared, options: LanguageModelV4CallOptions): LanguageModelV4StreamResult {
-    const controller = new AbortController();
-    const outer = options.abortSignal;
-    const onAbort = (): void => controller.abort(outer?.reason);
-    if (outer?.aborted) controller.abort(outer.reason);
-    else outer?.addEventListener('abort', onAbort, { once: true });
-    const warnings = [
-      ...call.warnings,
-      { type: 'other' as const, message: wholeGenerationWarning('streamText', this.modelId) },
-    ];
-    let cancelled = false;
-    const stream = new ReadableStream<LanguageModelV4StreamPart>({
-      start: (out) => {
-        out.enqueue({ type: 'stream-start', warnings });
-      },
-      pull: async (out) => {
-        let parts: LanguageModelV4StreamPart[];
-        try {
-          const result = await call.llm.generate(call.request, {
-            ...call.options,
-            signal: controller.signal,
-          });
-          parts = this.wholeParts(result, call);
-        } catch (err) {
-          parts = this.failure(err, call.request.requestId, call);
-        } finally {
-          outer?.removeEventListener('abort', onAbort);
-        }
-        if (cancelled) return;
-        for (const part of parts) out.enqueue(part);
-        out.close();
-      },
-      cancel: (reason) => {
-        cancelled = true;
-        controller.abort(reason);
-        outer?.removeEventListener('abort', onAbort);
-      },
-    });
-    return { stream, request: { body: call.request } };
-  }
-
-  /** A whole result as a stream's parts: metadata, the text and calls, the finish. */
-  private wholeParts(result: GenerateResult, call: Prepared): LanguageModelV4StreamPart[] {
-    const parts = new StreamParts(result.requestId, call.tools, (message) =>
-      this.config.warn(`${result.requestId}: ${message}`),
-    );
-    const content = [...parts.push(result.text), ...parts.end()];
-    const first = result.sequences.find((s) => s.index === 0);
-    return [
-      { type: 'response-metadata', id: result.requestId, modelId: this.modelId, timestamp: new Date() },
-      ...content,
-      {
-        type: 'finish',
-        finishReason: finishReason(first?.finishReason ?? result.finishReason, parts.called),
-        usage: usageOf(result, call.prompt, call.tokenizer),
-        providerMetadata: providerMetadata(result),
-      },
-    ];
-  }
-
   /** The parts that end a streamed call that failed: the error in the caller's words, then the end. */
   private failure(err: unknown, requestId: string | undefined, call: Prepared): LanguageModelV4StreamPart[] {
-    const early = err instanceof TritonLlmError ? err.earlyStop : undefined;
-    const id = requestId ?? (err instanceof TritonLlmError ? err.requestId : undefined);
-    return [
-      { type: 'error', error: this.callerError(err, 'streamText') },
-      {
-        type: 'finish',
-        finishReason: { unified: 'error', raw: err instanceof TritonLlmError ? err.code : undefined },
-        usage: usageOf(undefined, call.prompt, call.tokenizer),
-        providerMetadata: {
-          [PROVIDER_KEY]: {
-            ...(id !== undefined ? { requestId: id } : {}),
-            ...(early !== undefined ? { earlyStop: earlyStopJson(early) } : {}),
-          },
-        },
-      },
-    ];
+    return failureParts(
+      this.callerError(err, 'streamText'),
+      requestId,
+      usageOf(undefined, call.prompt, call.tokenizer),
+    );
   }
 
   private async prepare(options: LanguageModelV4CallOptions): Promise<Prepared> {
