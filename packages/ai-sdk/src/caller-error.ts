@@ -7,11 +7,11 @@ import { TritonLlmError } from '@trtllm/sdk';
  */
 const STEP = /^(?:(?:Model|Server|Repository)[A-Za-z]* '[^']*'(?: failed)?: |(?:GET|POST) \/\S*: )/;
 
-/** SDK functions a provider configured by URL does not use, and the setting that does their job. */
-const HINTS: readonly (readonly [RegExp, string])[] = [
-  [/use httpTransport for HTTP/g, 'give httpUrl for HTTP'],
-  [/use grpcTransport for gRPC/g, 'give grpcUrl for gRPC'],
-];
+/** A hint naming an SDK function that a caller configured by URL does not use. */
+const TRANSPORT_HINT = /;? ?use (?:http|grpc)Transport for (?:HTTP|gRPC)/g;
+
+/** The setting of a caller configured by URL for an address that speaks the other protocol. */
+const SETTING_FOR = { grpc: 'grpcUrl', http: 'httpUrl' } as const;
 
 /**
  * `err` as the AI SDK user meets it: `streamText on 'ensemble' failed: <reason>`, the hint naming
@@ -31,7 +31,12 @@ export function callerError(err: unknown, call: string, model: string, byUrl: bo
   for (let prefix = STEP.exec(reason); prefix !== null; prefix = STEP.exec(reason)) {
     reason = reason.slice(prefix[0].length);
   }
-  if (byUrl) for (const [hint, setting] of HINTS) reason = reason.replace(hint, setting);
+  // The address speaks the other protocol: the hint names the caller's setting for it.
+  const speaks = err.endpointProtocol;
+  if (byUrl && speaks !== undefined) {
+    const protocol = speaks === 'grpc' ? 'gRPC' : 'HTTP';
+    reason = `${reason.replace(TRANSPORT_HINT, '')}; the address speaks ${protocol}: give it as ${SETTING_FOR[speaks]}`;
+  }
   const message = `${call} on '${err.model ?? model}' failed: ${reason}`;
   return new TritonLlmError(err.code, message, {
     retryable: err.retryable,
@@ -41,6 +46,7 @@ export function callerError(err: unknown, call: string, model: string, byUrl: bo
     ...(err.httpStatus !== undefined ? { httpStatus: err.httpStatus } : {}),
     ...(err.grpcStatus !== undefined ? { grpcStatus: err.grpcStatus } : {}),
     ...(err.earlyStop !== undefined ? { earlyStop: err.earlyStop } : {}),
+    ...(speaks !== undefined ? { endpointProtocol: speaks } : {}),
     operation: call,
     cause: err,
   });

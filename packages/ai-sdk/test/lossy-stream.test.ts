@@ -138,11 +138,27 @@ describe('AI SDK errors in the caller words', () => {
     }
   });
 
+  it('an HTTP URL that is a gRPC endpoint: the hint names grpcUrl, not an SDK function', async () => {
+    const triton = createTriton({ httpUrl: fake.grpcUrl, retry: { attempts: 1 } });
+    try {
+      const err = await generateText({ model: triton('ensemble'), prompt: 'x' }).catch((e: unknown) => e);
+      expect((err as TritonLlmError).endpointProtocol).toBe('grpc');
+      expect((err as Error).message).toMatch(
+        /^generateText on 'ensemble' failed: .*the address speaks gRPC: give it as grpcUrl$/,
+      );
+      expect((err as Error).message).not.toContain('Transport');
+    } finally {
+      await triton.close();
+    }
+  });
+
   it('a gRPC URL that is an HTTP endpoint: the hint names httpUrl, not an SDK function', async () => {
     const triton = createTriton({ grpcUrl: fake.httpUrl, retry: { attempts: 1 } });
     try {
       const err = await generateText({ model: triton('ensemble'), prompt: 'x' }).catch((e: unknown) => e);
-      expect((err as Error).message).toMatch(/^generateText on 'ensemble' failed: .*give httpUrl for HTTP/);
+      expect((err as Error).message).toMatch(
+        /^generateText on 'ensemble' failed: .*the address speaks HTTP: give it as httpUrl$/,
+      );
       expect((err as Error).message).not.toContain('httpTransport');
     } finally {
       await triton.close();

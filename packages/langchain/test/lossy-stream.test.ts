@@ -133,7 +133,7 @@ describe('ChatTriton errors in the caller words', () => {
     try {
       const err = await model.invoke('x').catch((e: unknown) => e);
       expect((err as Error).message).toMatch(
-        /^ChatTriton\.invoke on 'ensemble' failed: .*give httpUrl for HTTP/,
+        /^ChatTriton\.invoke on 'ensemble' failed: .*the address speaks HTTP: give it as httpUrl$/,
       );
       expect((err as Error).message).not.toContain('httpTransport');
     } finally {
