@@ -127,6 +127,21 @@ describe('grpcTransport addresses, by the rule of transportFromUrl', () => {
     }
   });
 
+  it('takes grpc:// for each of several replicas', async () => {
+    const url = fake.triton().grpcUrl.replace(/^http:/, 'grpc:');
+    const transport = grpcTransport({ baseUrls: [url], healthIntervalMs: 0 });
+    try {
+      const result = await new TritonLlm({ transport, model: 'ensemble' }).generate({
+        prompt: 'Hi',
+        maxTokens: 3,
+      });
+      expect(result.finishReason).toBe('length');
+      expect(transport.endpointStats().map((e) => e.name)).toEqual([url]);
+    } finally {
+      await transport.close();
+    }
+  });
+
   it('takes grpcs:// as TLS (tls options need it or https://)', async () => {
     const transport = grpcTransport({ baseUrl: 'grpcs://localhost:1', tls: {} });
     await transport.close();

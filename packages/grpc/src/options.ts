@@ -23,9 +23,13 @@ export interface GrpcTlsOptions {
  * the streamed calls open more, up to `maxConnections` (default 8).
  */
 export interface GrpcTransportOptions {
-  /** `http://host:port` for plaintext HTTP/2, `https://host:port` for TLS (Triton's gRPC port is 8001 by default). */
+  /**
+   * `grpc://host:port` or `http://host:port` for plaintext HTTP/2, `grpcs://host:port` or
+   * `https://host:port` for TLS (Triton's gRPC port is 8001 by default): the addresses
+   * `transportFromUrl` takes, without a path.
+   */
   readonly baseUrl: string;
-  /** Certificates for TLS and mutual TLS; only meaningful with an `https://` base URL. */
+  /** Certificates for TLS and mutual TLS; only meaningful with a `grpcs://` or `https://` base URL. */
   readonly tls?: GrpcTlsOptions;
   /** Metadata sent with every call, such as `authorization`. Per-call headers override it by name. */
   readonly headers?: Readonly<Record<string, string>>;
@@ -84,7 +88,7 @@ interface GrpcReplicaCommonOptions extends Omit<GrpcTransportOptions, 'baseUrl'>
 
 /** {@link grpcTransport} over several Triton replicas: one connection each, requests balanced over them. */
 export interface GrpcReplicaListOptions extends GrpcReplicaCommonOptions {
-  /** The replicas' gRPC endpoints, `http(s)://host:port` each; statistics are named by them. */
+  /** The replicas' gRPC endpoints, `grpc(s)://host:port` or `http(s)://host:port` each; statistics are named by them. */
   readonly baseUrls: readonly string[];
   readonly dns?: never;
 }
