@@ -1,7 +1,7 @@
-import { type HttpTransportFunction, transportFunction } from './transport.js';
+import { type HttpTransportFunction, transportFunction } from './transport/index.js';
 
 export type { FetchFunction, HttpReplicaTransportOptions, HttpTransportOptions } from './options.js';
-export type { HttpTransportFunction } from './transport.js';
+export type { HttpTransportFunction } from './transport/index.js';
 
 /**
  * A `Transport` over Triton's HTTP/REST API that needs nothing but `fetch`, streams and

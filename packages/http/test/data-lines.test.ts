@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { takeDataLines } from '../src/node/data-lines.js';
+import { takeDataLines } from '../src/call/data-lines.js';
 
 /** What takeDataLines hands over of `bytes[from, to)`, and where it stops. */
 function take(text: string, from = 0, to = Buffer.byteLength(text), limit?: number) {

@@ -1,7 +1,7 @@
 import { createTensor, type InferRequest, type Tensor, TritonLlmError } from '@trtllm/sdk';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { generateRequestJson } from '../src/generate-request.js';
+import { generateRequestJson } from '../src/transport/generate-request.js';
 
 function request(inputs: Tensor[], extra: Partial<InferRequest> = {}): InferRequest {
   return { model: 'ensemble', id: 'r1', inputs, ...extra };

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MalformedResponse, type ResponseHead, ResponseParser } from '../src/node/response-parser.js';
+import { MalformedResponse } from '../src/engine/index.js';
+import { type ResponseHead, ResponseParser } from '../src/node/response-parser.js';
 
 /** Feeds `pieces` to a parser and reports what it read. */
 function parse(pieces: readonly Buffer[], closeAtEnd: boolean) {

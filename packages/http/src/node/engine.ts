@@ -1,17 +1,25 @@
-import type { StreamEngineFactory } from '../stream-engine.js';
+import type { BodyText, HttpEngine } from '../engine/index.js';
 import { ConnectionPool, originOf } from './connection.js';
-import { NodeEventStream } from './event-stream.js';
-import type { NodeStreamShared } from './request-head.js';
+import { NodeExchange } from './exchange.js';
+import { type HeaderLines, requestText } from './request-head.js';
+
+// The engine hands on the socket's Buffers, which decode a range natively, without a view per read.
+const bufferText: BodyText = {
+  latin1: (bytes, from, to) => (bytes as Buffer).toString('latin1', from, to),
+  utf8: (bytes, from, to) => (bytes as Buffer).toString('utf8', from, to),
+};
 
 /**
- * Streams over Node's sockets: keep-alive HTTP/1.1 connections to the base URL's origin, the
- * event stream read from the response bytes (no fetch, web streams or per-read buffers).
+ * Requests over Node's sockets: keep-alive HTTP/1.1 connections to the base URL's origin, answers
+ * read from the socket's bytes (no fetch, web streams or per-read buffers).
  */
-export const nodeStreamEngine: StreamEngineFactory = (baseUrl) => {
+export function nodeEngine(baseUrl: string): HttpEngine {
   const origin = originOf(baseUrl);
-  const shared: NodeStreamShared = { pool: new ConnectionPool(origin), origin, heads: new Map() };
+  const pool = new ConnectionPool(origin);
+  const lines: HeaderLines = new WeakMap();
   return {
-    stream: (client, request, options) => new NodeEventStream(client, shared, request, options),
-    close: () => shared.pool.close(),
+    request: (request, handler) => new NodeExchange(pool, requestText(lines, origin, request), handler),
+    close: () => pool.close(),
+    text: bufferText,
   };
-};
+}

@@ -1,3 +1,5 @@
+import { type ResponseHead as EngineHead, MalformedResponse, NotHttp1Response } from '../engine/index.js';
+
 /** Where {@link ResponseParser} hands what it reads; body views are valid only during the call. */
 export interface ResponseSink {
   onHead(head: ResponseHead): void;
@@ -8,18 +10,11 @@ export interface ResponseSink {
 }
 
 /** Status line and headers of a response (names in lower case, repeated ones joined by `, `). */
-export interface ResponseHead {
-  readonly status: number;
+export interface ResponseHead extends EngineHead {
   readonly headers: ReadonlyMap<string, string>;
   /** The connection may carry another request once this body is read. */
   readonly keepAlive: boolean;
 }
-
-/** A response that breaks HTTP/1.1's framing; the connection cannot be trusted after it. */
-export class MalformedResponse extends Error {}
-
-/** The bytes are not HTTP/1.x at all (an HTTP/2-only server, such as Triton's gRPC port). */
-export class NotHttp1Response extends MalformedResponse {}
 
 // Status line and headers larger than this are not a Triton (or proxy) answer worth waiting for.
 const MAX_HEAD_BYTES = 64 * 1024;

@@ -1,5 +1,5 @@
 import type { ModelStatistics, StatisticDuration } from '@trtllm/sdk';
-import type { ErrorContext } from './errors.js';
+import type { ErrorContext } from '../errors.js';
 import { arrayAt, numberAt, objectAt, stringAt } from './wire-json.js';
 
 /**

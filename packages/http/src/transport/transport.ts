@@ -1,19 +1,18 @@
 import type { ReplicaTransport, Transport } from '@trtllm/sdk';
-import { asyncDispose } from './async-dispose.js';
-import { HttpClient } from './client.js';
-import { infer } from './infer.js';
-import { modelMetadataFromJson, repositoryIndexFromJson, serverMetadataFromJson } from './metadata.js';
-import { modelConfigFromJson } from './model-config.js';
+import { type EngineFactory, EventStream, HttpClient } from '../call/index.js';
 import {
   checkHttpOptionNames,
   type HttpReplicaTransportOptions,
   type HttpTransportOptions,
-} from './options.js';
+} from '../options.js';
+import { asyncDispose } from './async-dispose.js';
+import { infer } from './infer.js';
+import { modelMetadataFromJson, repositoryIndexFromJson, serverMetadataFromJson } from './metadata.js';
+import { modelConfigFromJson } from './model-config.js';
 import { modelPath } from './paths.js';
 import { httpReplicaTransport, isReplicaOptions } from './replicas.js';
 import { statisticsFromJson } from './statistics.js';
-import { openStream } from './stream.js';
-import type { StreamEngineFactory } from './stream-engine.js';
+import { GenerateStream } from './stream.js';
 
 /**
  * The signature of `httpTransport`: one base URL gives a {@link Transport}, several
@@ -28,18 +27,18 @@ export interface HttpTransportFunction {
 }
 
 /** `httpTransport` of an entry point, with its stream engine (none: fetch only). */
-export function transportFunction(engine: StreamEngineFactory | undefined): HttpTransportFunction {
+export function transportFunction(engine: EngineFactory | undefined): HttpTransportFunction {
   return ((options: HttpTransportOptions | HttpReplicaTransportOptions) =>
     createHttpTransport(options, engine)) as HttpTransportFunction;
 }
 
 /**
  * The transport of both entry points: `engine` carries streams on Node (see `node.ts`); without
- * one, or when the caller brings a `fetch`, everything goes through fetch.
+ * one, or when the caller brings a `fetch`, everything goes through the fetch engine.
  */
 export function createHttpTransport(
   options: HttpTransportOptions | HttpReplicaTransportOptions,
-  engine: StreamEngineFactory | undefined,
+  engine: EngineFactory | undefined,
 ): Transport & AsyncDisposable {
   checkHttpOptionNames(options);
   if (isReplicaOptions(options)) {
@@ -47,17 +46,13 @@ export function createHttpTransport(
   }
   const client = new HttpClient(options, engine);
   const get = (path: string) => ({ method: 'GET', path }) as const;
-  const streams = client.engine;
   const close = async (): Promise<void> => client.close();
   return {
     protocol: 'http',
-    // Streams of the Node engine end on cancel() without a signal, so core gives them none.
-    ...(streams !== undefined ? { cancellableStreams: true } : {}),
+    // Streams end on cancel() without a signal, on every engine, so core gives them none.
+    cancellableStreams: true,
     infer: (request, callOptions) => infer(client, request, callOptions),
-    stream: (request, callOptions) =>
-      streams !== undefined
-        ? streams.stream(client, request, callOptions)
-        : openStream(client, request, callOptions),
+    stream: (request, callOptions) => new EventStream(client, new GenerateStream(request), callOptions),
     serverLive: (callOptions) => client.probe('/v2/health/live', callOptions),
     serverReady: (callOptions) => client.probe('/v2/health/ready', callOptions),
     modelReady: async (model, version, callOptions) =>

@@ -5,7 +5,7 @@ import {
   replicaTransport,
   type Transport,
 } from '@trtllm/sdk';
-import type { HttpReplicaTransportOptions, HttpTransportOptions } from './options.js';
+import type { HttpReplicaTransportOptions, HttpTransportOptions } from '../options.js';
 
 /** Whether the options ask for several endpoints (`baseUrls`) instead of one `baseUrl`. */
 export function isReplicaOptions(

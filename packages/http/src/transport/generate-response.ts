@@ -1,5 +1,6 @@
 import type { InferRequest, InferResponse, Tensor } from '@trtllm/sdk';
-import { type ErrorContext, protocolError } from './errors.js';
+import type { JsonStrings } from '../call/index.js';
+import { type ErrorContext, protocolError } from '../errors.js';
 import { parametersAt } from './wire-json.js';
 
 const utf8 = new TextEncoder();
@@ -20,15 +21,6 @@ function utf8Bytes(text: string): Uint8Array {
   }
   return out;
 }
-
-/**
- * How the strings of a parsed body relate to its bytes. `text`: decoded from UTF-8, as usual.
- * `bytes`: the body was read as Latin-1 (one character per byte, no `\\u` escapes in it), so each
- * string's characters are its UTF-8 bytes: a BYTES output takes them as they are, and text (the
- * envelope) is decoded here. That spares decoding a whole event, and parsing it as two-byte text,
- * when one token in it is not ASCII.
- */
-export type JsonStrings = 'text' | 'bytes';
 
 /** The bytes of a string whose characters are bytes (see {@link JsonStrings}). */
 function charBytes(chars: string): Uint8Array {
@@ -76,14 +68,6 @@ export function requestIdentity(request: InferRequest): RequestIdentity {
 
 // Keys of a generate response that describe it rather than being outputs.
 const ENVELOPE_KEYS = new Set(['model_name', 'model_version', 'id', 'parameters']);
-
-/** The `error` of a parsed generate body or SSE event, when it carries one. */
-export function errorField(json: unknown): string | undefined {
-  if (typeof json !== 'object' || json === null || Array.isArray(json) || !('error' in json))
-    return undefined;
-  const { error } = json as { error: unknown };
-  return typeof error === 'string' ? error : JSON.stringify(error);
-}
 
 /**
  * One `/generate` body or `/generate_stream` event as a core response. The generate extension

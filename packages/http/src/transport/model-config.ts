@@ -5,7 +5,7 @@ import {
   type ModelConfig,
   type TensorSpec,
 } from '@trtllm/sdk';
-import { type ErrorContext, protocolError } from './errors.js';
+import { type ErrorContext, protocolError } from '../errors.js';
 import { arrayAt, booleanAt, type JsonObject, numberAt, objectAt, stringAt } from './wire-json.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { ModelMetadata, RepositoryModel, ServerMetadata, TensorMetadata } from '@trtllm/sdk';
-import type { ErrorContext } from './errors.js';
+import type { ErrorContext } from '../errors.js';
 import { arrayAt, dataTypeAt, numberAt, objectAt, stringAt } from './wire-json.js';
 
 /** `GET /v2` as core's `ServerMetadata`. */

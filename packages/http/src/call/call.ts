@@ -1,5 +1,6 @@
 import { invalidArgument, TritonLlmError } from '@trtllm/sdk';
-import { type ErrorContext, notHttpEndpoint } from './errors.js';
+import { MalformedResponse, NotHttp1Response } from '../engine/index.js';
+import { type ErrorContext, notHttpEndpoint, protocolError } from '../errors.js';
 
 /** Why a call's own AbortController fired. */
 type AbortReason = 'cancelled' | 'deadline' | 'closed';
@@ -116,7 +117,10 @@ export class Call {
         });
       default: {
         // Bytes that are not HTTP/1.x at all: an HTTP/2-only server, such as Triton's gRPC port.
-        if (notHttp1(err)) return notHttpEndpoint(this.context, err);
+        if (err instanceof NotHttp1Response || notHttp1(err)) return notHttpEndpoint(this.context, err);
+        if (err instanceof MalformedResponse) {
+          return protocolError(`the response is not valid HTTP/1.1: ${err.message}`, this.context, err);
+        }
         const tls = tlsFailure(err);
         // A certificate the client refuses (or a server refusing ours) fails the same way again.
         if (tls !== undefined) {

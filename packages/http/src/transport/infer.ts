@@ -1,9 +1,8 @@
 import type { CallOptions, InferRequest, InferResponse } from '@trtllm/sdk';
-import { readBytes, readJson } from './body.js';
-import type { HttpClient, Send } from './client.js';
-import { type ErrorContext, errorFromHttp } from './errors.js';
+import { errorField, type HttpClient, readBytes, readJson, type Send } from '../call/index.js';
+import { type ErrorContext, errorFromHttp } from '../errors.js';
 import { generateRequestJson } from './generate-request.js';
-import { errorField, generateResponse } from './generate-response.js';
+import { generateResponse } from './generate-response.js';
 import { inferRequestBody } from './infer-request.js';
 import { inferResponse } from './infer-response.js';
 import { modelPath } from './paths.js';

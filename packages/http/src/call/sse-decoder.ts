@@ -1,7 +1,7 @@
 import { createParser, type EventSourceParser } from 'eventsource-parser';
+import { protocolError } from '../errors.js';
 import { tooLarge } from './body.js';
 import type { Call } from './call.js';
-import { protocolError } from './errors.js';
 
 // A blank line ends an event; `\r(?!\n)` keeps a lone CRLF from counting as two line ends.
 const EVENT_END = /(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r(?!\n)|\n)/g;

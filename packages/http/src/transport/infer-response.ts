@@ -8,7 +8,7 @@ import {
   type Tensor,
   type TensorData,
 } from '@trtllm/sdk';
-import { type ErrorContext, protocolError } from './errors.js';
+import { type ErrorContext, protocolError } from '../errors.js';
 import {
   arrayAt,
   dataTypeAt,

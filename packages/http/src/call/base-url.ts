@@ -1,16 +1,5 @@
 import { invalidArgument, TritonLlmError } from '@trtllm/sdk';
 
-/** `/v2/models/{m}[/versions/{v}]`; an empty or absent version lets the server pick. */
-export function modelPath(model: string, version: string | undefined): string {
-  if (typeof model !== 'string' || model === '')
-    throw invalidArgument('model', model, 'must be a non-empty string');
-  if (version !== undefined && typeof version !== 'string') {
-    throw invalidArgument('version', version, 'must be a string');
-  }
-  const base = `/v2/models/${encodeURIComponent(model)}`;
-  return version === undefined || version === '' ? base : `${base}/versions/${encodeURIComponent(version)}`;
-}
-
 /** The base URL without a trailing slash, refusing anything that is not an absolute http(s) URL. */
 export function normalizeBaseUrl(baseUrl: string): string {
   let url: URL;

@@ -1,6 +1,6 @@
 import { TritonLlmError } from '@trtllm/sdk';
+import { protocolError } from '../errors.js';
 import type { Call } from './call.js';
-import { protocolError } from './errors.js';
 
 /** The error for a response larger than `maxResponseBytes`. */
 export function tooLarge(call: Call, limit: number): TritonLlmError {

@@ -1,11 +1,12 @@
 import { type CallOptions, invalidArgument, TritonLlmError } from '@trtllm/sdk';
+import type { EngineRequest, HttpEngine } from '../engine/index.js';
+import { type ErrorContext, errorFromHttp } from '../errors.js';
+import { fetchEngine } from '../fetch/index.js';
+import type { FetchFunction, HttpTransportOptions } from '../options.js';
+import { normalizeBaseUrl } from './base-url.js';
 import { readBytes, readJson, readText } from './body.js';
 import { Call } from './call.js';
-import { type ErrorContext, errorFromHttp } from './errors.js';
 import { checkHeaders, mergeHeaders } from './headers.js';
-import type { FetchFunction, HttpTransportOptions } from './options.js';
-import { normalizeBaseUrl } from './paths.js';
-import type { StreamEngine, StreamEngineFactory } from './stream-engine.js';
 
 // Error bodies are read only to quote them; a huge one is not worth waiting for.
 export const ERROR_BODY_LIMIT = 64 * 1024;
@@ -18,14 +19,20 @@ export interface Send {
   readonly headers?: ReadonlyArray<readonly [string, string]>;
 }
 
+/** An engine for one base URL: the Node entry point's sockets. */
+export type EngineFactory = (baseUrl: string) => HttpEngine;
+
+// The key of requests that add no headers of their own.
+const NO_HEADERS: ReadonlyArray<readonly [string, string]> = [];
+
 /**
  * The shared state of one transport: where to send, with which fetch (or stream engine) and
  * headers, the limits, and the calls in flight (so that `close()` can abort them).
  */
 export class HttpClient {
   readonly maxResponseBytes: number | undefined;
-  /** Carries streams instead of fetch: the Node engine, unless the caller brought a `fetch`. */
-  readonly engine: StreamEngine | undefined;
+  /** Carries streams: the entry point's engine (Node's sockets), unless the caller brought a `fetch`. */
+  readonly streams: HttpEngine;
   private readonly baseUrl: string;
   private readonly fetchFn: FetchFunction;
   private readonly staticHeaders: ReadonlyArray<readonly [string, string]>;
@@ -36,8 +43,13 @@ export class HttpClient {
     this.active.delete(call);
   };
   private closed = false;
+  /**
+   * The headers of requests without headers of the call's own, by the protocol's header list: one
+   * object for all of them, so an engine may keep what it derives from it.
+   */
+  private readonly sharedHeaders = new WeakMap<object, Headers>();
 
-  constructor(options: HttpTransportOptions, engine?: StreamEngineFactory) {
+  constructor(options: HttpTransportOptions, engine?: EngineFactory) {
     if (typeof options !== 'object' || options === null) {
       throw invalidArgument('options', options, 'httpTransport needs an options object with baseUrl');
     }
@@ -58,7 +70,10 @@ export class HttpClient {
     this.timeoutMs = timeoutMs;
     this.maxResponseBytes = maxResponseBytes;
     // A fetch of the caller's own (tracing, a proxy agent, custom TLS) carries every call.
-    this.engine = options.fetch === undefined ? engine?.(this.baseUrl) : undefined;
+    this.streams =
+      options.fetch === undefined && engine !== undefined
+        ? engine(this.baseUrl)
+        : fetchEngine(this.baseUrl, this.fetchFn);
   }
 
   /** Starts a call: the caller's signal and deadline apply from here until `call.finish()`. */
@@ -76,6 +91,20 @@ export class HttpClient {
   /** The headers of one request: static, then per-call (checked here), then the protocol's own. */
   headersFor(send: Send, options: CallOptions | undefined): Headers {
     return mergeHeaders(this.staticHeaders, checkHeaders(options?.headers, 'headers'), send.headers ?? []);
+  }
+
+  /** One request for an engine; per-call headers are checked here, before anything goes out. */
+  request(send: Send, options: CallOptions | undefined): EngineRequest {
+    let headers: Headers;
+    if (options?.headers === undefined) {
+      const key = send.headers ?? NO_HEADERS;
+      headers = this.sharedHeaders.get(key) ?? this.headersFor(send, options);
+      this.sharedHeaders.set(key, headers);
+    } else {
+      headers = this.headersFor(send, options);
+    }
+    const { method, path, body } = send;
+    return body === undefined ? { method, path, headers } : { method, path, headers, body };
   }
 
   /** Sends one request; per-call headers are checked before anything goes out. */
@@ -137,7 +166,7 @@ export class HttpClient {
   close(): void {
     this.closed = true;
     for (const call of [...this.active]) call.abort('closed');
-    this.engine?.close();
+    this.streams.close();
   }
 }
 

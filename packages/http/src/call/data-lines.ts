@@ -4,10 +4,8 @@ export interface DataLineSink {
    * The data of one event, `bytes[from, to)` (valid only during the call: the read buffer is
    * reused); `escapes` when the read holds a `\u` escape at or before its end.
    */
-  onDataLine(bytes: Buffer, from: number, to: number, escapes: boolean): void;
+  onDataLine(bytes: Uint8Array, from: number, to: number, escapes: boolean): void;
 }
-
-const UNICODE_ESCAPE = Buffer.from('\\u');
 
 /**
  * Hands over the whole `data: <text>\n\n` events at the start of `bytes[from, to)`, Triton's way of
@@ -16,7 +14,7 @@ const UNICODE_ESCAPE = Buffer.from('\\u');
  * CR and `\u` run once per read, not once per event: a read can carry many events.
  */
 export function takeDataLines(
-  bytes: Buffer,
+  bytes: Uint8Array,
   from: number,
   to: number,
   limit: number | undefined,
@@ -32,7 +30,7 @@ export function takeDataLines(
     if (cr !== -1 && cr < at) cr = within(bytes.indexOf(13, at + 6), to);
     if (cr >= 0 && cr < lf) break;
     if (limit !== undefined && lf - at - 6 > limit) return -1;
-    if (unicode !== -1 && unicode < at) unicode = within(bytes.indexOf(UNICODE_ESCAPE, at), to);
+    if (unicode !== -1 && unicode < at) unicode = unicodeEscape(bytes, at, to);
     sink.onDataLine(bytes, at + 6, lf, unicode >= 0 && unicode < lf);
     at = lf + 2;
   }
@@ -44,8 +42,16 @@ function within(index: number, to: number): number {
   return index >= to ? -1 : index;
 }
 
+/** Where the first `\u` at or after `at` starts, -1 when none does before `to`. */
+function unicodeEscape(bytes: Uint8Array, at: number, to: number): number {
+  for (let i = bytes.indexOf(92, at); i >= 0 && i < to; i = bytes.indexOf(92, i + 1)) {
+    if (bytes[i + 1] === 117) return i;
+  }
+  return -1;
+}
+
 /** Whether `data: ` starts at `at`. */
-function startsWithData(bytes: Buffer, at: number): boolean {
+function startsWithData(bytes: Uint8Array, at: number): boolean {
   return (
     bytes[at] === 100 &&
     bytes[at + 1] === 97 &&
