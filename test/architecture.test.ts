@@ -126,3 +126,91 @@ describe('the dependency graph', () => {
     expect(cyclic.map((p) => p.name)).toEqual([]);
   });
 });
+
+describe('the layers of @trtllm/http', () => {
+  // Each folder of packages/http/src is one layer, entered only through its index.ts. Engines speak
+  // bytes and headers (engine/ is their contract, node/ and fetch/ implement it), the call layer
+  // speaks messages, the transport core's types; imports point down that list only.
+  const src = join(packagesDir, 'http', 'src');
+  const LAYERS: Readonly<Record<string, 'engine' | 'call' | 'transport'>> = {
+    engine: 'engine',
+    node: 'engine',
+    fetch: 'engine',
+    call: 'call',
+    transport: 'transport',
+  };
+  const files = sourceFiles(src);
+  /** The layer folder of a file, or undefined for the files at the root (entry points, shared options and errors). */
+  const folderOf = (file: string): string | undefined => {
+    const parts = relative(src, file).split('/');
+    return parts.length > 1 ? parts[0] : undefined;
+  };
+  /** Each import of a file inside the package, resolved to the file it names (type-only ones included). */
+  const localImports = (file: string) =>
+    specifiers(file)
+      .filter((s) => s.startsWith('.'))
+      .map((s) => ({ specifier: s, target: resolve(dirname(file), s.replace(/\.js$/, '.ts')) }));
+  const show = (file: string) => relative(src, file);
+
+  it('has a declared layer for every folder of src', () => {
+    const folders = readdirSync(src).filter((name) => statSync(join(src, name)).isDirectory());
+    expect(folders.filter((name) => LAYERS[name] === undefined)).toEqual([]);
+    for (const folder of folders) expect(files).toContain(join(src, folder, 'index.ts'));
+  });
+
+  it("enters a layer folder from outside only through the folder's index.ts", () => {
+    const breaches: string[] = [];
+    for (const file of files) {
+      for (const { specifier, target } of localImports(file)) {
+        const folder = folderOf(target);
+        if (folder === undefined || folder === folderOf(file)) continue;
+        if (target !== join(src, folder, 'index.ts')) breaches.push(`${show(file)} imports '${specifier}'`);
+      }
+    }
+    expect(breaches).toEqual([]);
+  });
+
+  it('keeps engines below everything: they import only the engine contract, and no package of ours', () => {
+    const breaches: string[] = [];
+    for (const file of files) {
+      const folder = folderOf(file);
+      if (folder === undefined || LAYERS[folder] !== 'engine') continue;
+      for (const { specifier, target } of localImports(file)) {
+        const to = folderOf(target);
+        if (to !== folder && to !== 'engine') breaches.push(`${show(file)} imports '${specifier}'`);
+      }
+      for (const specifier of specifiers(file).filter((s) => s.startsWith('@trtllm/'))) {
+        breaches.push(`${show(file)} imports '${specifier}'`);
+      }
+    }
+    expect(breaches).toEqual([]);
+  });
+
+  it('keeps the call layer below the transport layer', () => {
+    const breaches = files
+      .filter((file) => folderOf(file) === 'call')
+      .flatMap((file) =>
+        localImports(file)
+          .filter(({ target }) => folderOf(target) === 'transport')
+          .map(({ specifier }) => `${show(file)} imports '${specifier}'`),
+      );
+    expect(breaches).toEqual([]);
+  });
+
+  it('has no import cycle between its files, type-only imports included', () => {
+    const cycles: string[] = [];
+    const state = new Map<string, 'open' | 'done'>();
+    const visit = (file: string, path: string[]): void => {
+      if (state.get(file) === 'done') return;
+      if (state.get(file) === 'open') {
+        cycles.push([...path.slice(path.indexOf(file)), file].map(show).join(' -> '));
+        return;
+      }
+      state.set(file, 'open');
+      for (const { target } of localImports(file)) if (files.includes(target)) visit(target, [...path, file]);
+      state.set(file, 'done');
+    };
+    for (const file of files) visit(file, []);
+    expect(cycles).toEqual([]);
+  });
+});
