@@ -1,3 +1,4 @@
+import { transportFromUrl } from '@trtllm/connect';
 import { grpcTransport } from '@trtllm/grpc';
 import { httpTransport } from '@trtllm/http';
 import { type Transport, TritonLlm, TritonLlmError } from '@trtllm/sdk';
@@ -52,6 +53,12 @@ describe('misspelt option names', () => {
       () => grpcTransport({ baseURL: 'http://localhost:8001' } as Loose),
       'baseURL',
       'baseUrl',
+    ],
+    [
+      'transportFromUrl',
+      () => transportFromUrl('grpc://localhost:8001', { header: {} } as Loose),
+      'header',
+      'headers',
     ],
     [
       'httpTransport',

@@ -1,6 +1,6 @@
 import { type GrpcTlsOptions, grpcTransport } from '@trtllm/grpc';
 import { httpTransport } from '@trtllm/http';
-import { invalidArgument, type Transport } from '@trtllm/sdk';
+import { checkOptionNames, invalidArgument, type Transport } from '@trtllm/sdk';
 import { parseTritonUrl, type TritonUrlOptions } from './triton-url.js';
 
 /** Options of {@link transportFromUrl}: how the address is read, and what every request carries. */
@@ -14,6 +14,14 @@ export interface TransportFromUrlOptions extends TritonUrlOptions {
    */
   readonly tls?: GrpcTlsOptions;
 }
+
+// Every option's name, so that a misspelt one (`header`, `protocl`) is refused with the closest.
+const OPTION_NAMES: Readonly<Record<keyof TransportFromUrlOptions, true>> = {
+  protocol: true,
+  field: true,
+  headers: true,
+  tls: true,
+};
 
 /**
  * The transport for a Triton address, by the rules of {@link parseTritonUrl}: `grpc://` and
@@ -31,6 +39,7 @@ export function transportFromUrl(
   url: string,
   options: TransportFromUrlOptions = {},
 ): Transport & AsyncDisposable {
+  if (typeof options === 'object' && options !== null) checkOptionNames(options, OPTION_NAMES);
   const endpoint = parseTritonUrl(url, options);
   const { headers, tls } = options;
   const common = headers !== undefined ? { headers } : {};
