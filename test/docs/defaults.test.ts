@@ -33,7 +33,7 @@ function textFromSource(file: string, pattern: RegExp): string {
 }
 
 const GRPC = 'packages/grpc/src/connection.ts';
-const REPLICAS = 'packages/core/src/replicas.ts';
+const REPLICAS = 'packages/core/src/replicas/replica-transport.ts';
 const replicaDefault = (name: string): number =>
   fromSource(REPLICAS, new RegExp(`const DEFAULTS = \\{[^}]*\\b${name}: ([\\d_]+),`));
 const OPENAI_SERVER = 'packages/openai/src/server.ts';

@@ -1,15 +1,15 @@
-export { TritonLlm } from './client.js';
-export type { ClientCallOptions, TritonLlmOptions } from './client-options.js';
-export type { DataType } from './data-types.js';
+export { TritonLlm } from './client/client.js';
+export type { ClientCallOptions, TritonLlmOptions } from './client/options.js';
+export type { DataType } from './tensors/data-types.js';
 export {
   bytesPerElement,
   DATA_TYPES,
   dataTypeFromConfig,
   elementCount,
   isDataType,
-} from './data-types.js';
-export type { IncrementalDetokenizerOptions } from './detokenizer.js';
-export { IncrementalDetokenizer } from './detokenizer.js';
+} from './tensors/data-types.js';
+export type { IncrementalDetokenizerOptions } from './text/detokenizer.js';
+export { IncrementalDetokenizer } from './text/detokenizer.js';
 export type { ErrorCode, TritonLlmErrorOptions } from './errors.js';
 export {
   codeFromGrpcStatus,
@@ -18,15 +18,15 @@ export {
   invalidArgument,
   TritonLlmError,
 } from './errors.js';
-export type { GenerationEvent } from './generation-events.js';
-export type { GenerateOptions } from './generation-options.js';
-export type { GenerationStream } from './generation-stream.js';
+export type { GenerationEvent } from './generation/events.js';
+export type { GenerateOptions } from './generation/options.js';
+export type { GenerationStream } from './generation/stream.js';
 export {
   bfloat16BitsToFloat32,
   float16BitsToFloat32,
   float32ToBfloat16Bits,
   float32ToFloat16Bits,
-} from './half-float.js';
+} from './tensors/half-float.js';
 export type {
   BlsRequest,
   EnsembleRequest,
@@ -35,18 +35,18 @@ export type {
   RequestOption,
   RequestOptions,
   TensorrtLlmRequest,
-} from './options.js';
-export { REQUEST_OPTIONS } from './options.js';
-export type { EndpointState, EndpointStats } from './replica-endpoint.js';
+} from './request/options.js';
+export { REQUEST_OPTIONS } from './request/options.js';
+export type { EndpointState, EndpointStats } from './replicas/endpoint.js';
 export type {
   NamedTransport,
   ReplicaDiscovery,
   ReplicaOptions,
   ReplicaTransport,
   ReplicaTransportOptions,
-} from './replicas.js';
-export { replicaTransport } from './replicas.js';
-export type { GenerateRequest, LoraOptions, Matrix, ModelFlavor } from './request.js';
+} from './replicas/replica-transport.js';
+export { replicaTransport } from './replicas/replica-transport.js';
+export type { GenerateRequest, LoraOptions, Matrix, ModelFlavor } from './request/request.js';
 export type {
   DeltaChunk,
   EarlyStopReport,
@@ -63,11 +63,11 @@ export type {
 } from './result.js';
 export type { AttemptSituation, RetryCall, RetryDecision, RetryOptions, RetryPlan } from './retry.js';
 export { DEFAULT_RETRY, isConnectionFailure } from './retry.js';
-export type { ModelSchema } from './schema.js';
-export { detectSchema } from './schema.js';
-export type { StopSequenceStep } from './stop-sequences.js';
-export { StopSequenceMatcher } from './stop-sequences.js';
-export type { TelemetryOptions } from './telemetry.js';
+export type { ModelSchema } from './models/schema.js';
+export { detectSchema } from './models/schema.js';
+export type { StopSequenceStep } from './text/stop-sequences.js';
+export { StopSequenceMatcher } from './text/stop-sequences.js';
+export type { TelemetryOptions } from './telemetry/telemetry.js';
 export type {
   TelemetryAttributes,
   TelemetryAttributeValue,
@@ -77,22 +77,22 @@ export type {
   TelemetrySpanContext,
   TelemetryTracer,
   TelemetryTraceState,
-} from './telemetry-api.js';
-export type { TraceContextInjector } from './telemetry-trace-context.js';
-export { injectW3cTraceContext } from './telemetry-trace-context.js';
-export type { Tensor, TensorData } from './tensor.js';
-export { createTensor } from './tensor.js';
-export { decodeTensorData, encodeTensorData } from './tensor-codec.js';
+} from './telemetry/api.js';
+export type { TraceContextInjector } from './telemetry/trace-context.js';
+export { injectW3cTraceContext } from './telemetry/trace-context.js';
+export type { Tensor, TensorData } from './tensors/tensor.js';
+export { createTensor } from './tensors/tensor.js';
+export { decodeTensorData, encodeTensorData } from './tensors/codec.js';
 export {
   tensorBigInts,
   tensorBooleans,
   tensorBytes,
   tensorNumbers,
   tensorStrings,
-} from './tensor-readers.js';
-export type { TextDeltaDecoderOptions, TextDeltaMode } from './text-delta.js';
-export { TextDeltaDecoder } from './text-delta.js';
-export type { Tokenizer } from './tokenizer.js';
+} from './tensors/readers.js';
+export type { TextDeltaDecoderOptions, TextDeltaMode } from './text/text-delta.js';
+export { TextDeltaDecoder } from './text/text-delta.js';
+export type { Tokenizer } from './text/tokenizer.js';
 export type {
   CallOptions,
   EnsembleStep,
@@ -114,6 +114,6 @@ export type {
 } from './transport.js';
 export type { TritonEndpoint, TritonProtocol, TritonUrlOptions } from './triton-url.js';
 export { parseTritonUrl } from './triton-url.js';
-export { checkOptionNames, unknownOption, validateRequest } from './validate.js';
-export type { EncodedWordList } from './word-list.js';
-export { decodeWordList, encodeWordList, wordListTensor } from './word-list.js';
+export { checkOptionNames, unknownOption, validateRequest } from './request/validate.js';
+export type { EncodedWordList } from './tensors/word-list.js';
+export { decodeWordList, encodeWordList, wordListTensor } from './tensors/word-list.js';

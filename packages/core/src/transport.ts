@@ -1,6 +1,6 @@
-import type { DataType } from './data-types.js';
+import type { DataType } from './tensors/data-types.js';
 import type { RetryPlan } from './retry.js';
-import type { Tensor } from './tensor.js';
+import type { Tensor } from './tensors/tensor.js';
 
 /** A request or response parameter value (gRPC `InferParameter`, HTTP `parameters`). */
 export type ParameterValue = boolean | number | bigint | string;

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { IncrementalDetokenizer } from '../src/detokenizer.js';
-import type { Tokenizer } from '../src/tokenizer.js';
+import { IncrementalDetokenizer } from '../src/text/detokenizer.js';
+import type { Tokenizer } from '../src/text/tokenizer.js';
 
 // Small tokenizers written out here, each reproducing one decoder behaviour of real Hugging Face tokenizers
 // (the real ones are exercised in packages/tokenizers). Each counts the ids it decodes, to check the window stays short.

@@ -6,7 +6,7 @@ import {
   float16BitsToFloat32,
   float32ToBfloat16Bits,
   float32ToFloat16Bits,
-} from '../src/half-float.js';
+} from '../src/tensors/half-float.js';
 
 interface Format {
   readonly name: string;

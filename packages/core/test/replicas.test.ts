@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { TritonLlmError } from '../src/errors.js';
-import { type ReplicaTransportOptions, replicaTransport } from '../src/replicas.js';
+import { type ReplicaTransportOptions, replicaTransport } from '../src/replicas/replica-transport.js';
 import type { InferResponse, Transport } from '../src/transport.js';
 import { drain, MemoryReplica, rejection, request, servedBy, trio, unavailable } from './replica-doubles.js';
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { StopSequenceMatcher } from '../src/stop-sequences.js';
+import { StopSequenceMatcher } from '../src/text/stop-sequences.js';
 
 /** The non-streaming answer: text before the earliest stop, the longest stop winning a tie. */
 function cutAtStop(text: string, stops: readonly string[]): { text: string; matched?: string } {

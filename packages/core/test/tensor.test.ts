@@ -7,17 +7,17 @@ import {
   dataTypeFromConfig,
   elementCount,
   isDataType,
-} from '../src/data-types.js';
+} from '../src/tensors/data-types.js';
 import { TritonLlmError } from '../src/errors.js';
-import { createTensor, type Tensor, type TensorData } from '../src/tensor.js';
-import { decodeTensorData, encodeTensorData } from '../src/tensor-codec.js';
+import { createTensor, type Tensor, type TensorData } from '../src/tensors/tensor.js';
+import { decodeTensorData, encodeTensorData } from '../src/tensors/codec.js';
 import {
   tensorBigInts,
   tensorBooleans,
   tensorBytes,
   tensorNumbers,
   tensorStrings,
-} from '../src/tensor-readers.js';
+} from '../src/tensors/readers.js';
 
 function thrown(fn: () => unknown): TritonLlmError {
   try {
@@ -538,7 +538,7 @@ describe('readers', () => {
 });
 
 describe('tensorStrings on short UTF-8 (decoded in JavaScript up to 24 bytes)', () => {
-  // The reference: the runtime's decoder, as configured in tensor-readers.ts (a BOM is text).
+  // The reference: the runtime's decoder, as configured in tensors/readers.ts (a BOM is text).
   const reference = new TextDecoder('utf-8', { ignoreBOM: true });
   const text = (bytes: Uint8Array) =>
     tensorStrings({ name: 'x', datatype: 'BYTES', shape: [1], data: [bytes] })[0];

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { stableLength, stableLengthByPattern, TextDeltaDecoder } from '../src/text-delta.js';
+import { stableLength, stableLengthByPattern, TextDeltaDecoder } from '../src/text/text-delta.js';
 
 const utf8 = new TextEncoder();
 // What Triton's postprocessing does with bytes that do not form whole characters: WHATWG / errors="replace".

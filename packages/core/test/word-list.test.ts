@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { TritonLlmError } from '../src/errors.js';
-import { decodeWordList, encodeWordList, wordListTensor } from '../src/word-list.js';
+import { decodeWordList, encodeWordList, wordListTensor } from '../src/tensors/word-list.js';
 
 function thrown(fn: () => unknown): TritonLlmError {
   try {

@@ -1,6 +1,6 @@
 import { TritonLlmError } from '../errors.js';
-import type { Tensor, TensorData } from '../tensor.js';
-import { tensorNumbers } from '../tensor-readers.js';
+import type { Tensor, TensorData } from '../tensors/tensor.js';
+import { tensorNumbers } from '../tensors/readers.js';
 import type { InferRequest, InferResponse } from '../transport.js';
 import type { EncodedRequest } from './encode-request.js';
 

@@ -1,4 +1,4 @@
-import type { GenerateRequest, Matrix, ModelFlavor } from '../request.js';
+import type { GenerateRequest, Matrix, ModelFlavor } from '../request/request.js';
 
 /** A value an option contributes to one input tensor, before the batch dimension is added. */
 export type BindingValue =

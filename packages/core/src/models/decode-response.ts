@@ -1,16 +1,16 @@
-import { elementCount } from '../data-types.js';
+import { elementCount } from '../tensors/data-types.js';
 import { TritonLlmError } from '../errors.js';
-import type { GenerateRequest } from '../request.js';
+import type { GenerateRequest } from '../request/request.js';
 import type { Logits, PerfMetrics } from '../result.js';
-import type { ModelSchema } from '../schema.js';
-import type { Tensor } from '../tensor.js';
+import type { ModelSchema } from './schema.js';
+import type { Tensor } from '../tensors/tensor.js';
 import {
   firstTensorNumber,
   tensorBigInts,
   tensorBytes,
   tensorNumbers,
   tensorStrings,
-} from '../tensor-readers.js';
+} from '../tensors/readers.js';
 import type { InferResponse } from '../transport.js';
 
 /** What one response says about one sequence. */

@@ -1,10 +1,10 @@
 import { invalidArgument, TritonLlmError } from '../errors.js';
-import type { GenerateRequest, ModelFlavor } from '../request.js';
-import type { ModelSchema } from '../schema.js';
-import { createTensor, type Tensor } from '../tensor.js';
-import type { Tokenizer } from '../tokenizer.js';
+import type { GenerateRequest, ModelFlavor } from '../request/request.js';
+import type { ModelSchema } from './schema.js';
+import { createTensor, type Tensor } from '../tensors/tensor.js';
+import type { Tokenizer } from '../text/tokenizer.js';
 import type { InferRequest } from '../transport.js';
-import { encodeWordList } from '../word-list.js';
+import { encodeWordList } from '../tensors/word-list.js';
 import { BINDINGS, type BindingValue } from './bindings.js';
 import { PERF_OUTPUTS } from './decode-response.js';
 

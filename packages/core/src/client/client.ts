@@ -1,0 +1,430 @@
+import { asyncDispose } from '../async-dispose.js';
+import { SharedBatchCall } from './batch-call.js';
+import {
+  afterSchemaRead,
+  type ClientCallOptions,
+  checkCallOptions,
+  checkClientOptionNames,
+  checkDeployed,
+  type PreparedCall,
+  type TritonLlmOptions,
+} from './options.js';
+import { keepsGeneratingWarning, unmatchableStopWarning } from './warnings.js';
+import { failedCall, invalidArgument, TritonLlmError } from '../errors.js';
+import { Generation } from '../generation/generation.js';
+import type { GenerateOptions, GenerationContext } from '../generation/options.js';
+import { collect, type GenerationStream, StartedStream } from '../generation/stream.js';
+import { explainModelNotFound } from './model-not-found.js';
+import { planBatches } from '../models/batch.js';
+import { type EncodedRequest, encodeGenerateRequest } from '../models/encode-request.js';
+import type { GenerateRequest } from '../request/request.js';
+import { generateRequestId } from './request-id.js';
+import type { GenerateResult } from '../result.js';
+import { type RetryPolicy, retryPolicy, withRetry } from '../retry.js';
+import { runLimited } from './run-limited.js';
+import { detectSchema, type ModelSchema } from '../models/schema.js';
+import { observer, Telemetry } from '../telemetry/telemetry.js';
+import type { RequestTelemetry } from '../telemetry/request.js';
+import type {
+  CallOptions,
+  InferRequest,
+  InferResponse,
+  ModelConfig,
+  ModelMetadata,
+  ModelStatistics,
+  ServerMetadata,
+  Transport,
+} from '../transport.js';
+import { requestId as checkRequestId, validateRequest } from '../request/validate.js';
+
+/**
+ * The client for a TensorRT-LLM model served by Triton. It reads the deployed model's config once
+ * (cached; `refreshSchema()` reloads it), maps typed requests onto the names and data types that
+ * model declares, and streams text that is right: deltas from cumulative outputs, no broken
+ * characters, client-side stop sequences, finish reasons and timings for every request.
+ */
+export class TritonLlm {
+  readonly model: string;
+  private readonly transport: Transport;
+  private schemaPromise: Promise<ModelSchema> | undefined;
+  private readonly warned = new Set<string>();
+  private readonly retry: RetryPolicy;
+  // One function for every generation of this client, rather than a closure per request.
+  private readonly warnKeepsGenerating = (model: string): void =>
+    this.warnOnce(`keeps-generating:${model}`, keepsGeneratingWarning(model));
+  private readonly telemetry: Telemetry | undefined;
+
+  constructor(private readonly options: TritonLlmOptions) {
+    if (typeof options === 'object' && options !== null) checkClientOptionNames(options);
+    if (options?.transport === undefined)
+      throw new TritonLlmError('invalid_argument', 'transport: is required', { field: 'transport' });
+    if (typeof options.model !== 'string' || options.model.length === 0) {
+      throw new TritonLlmError(
+        'invalid_argument',
+        `model: must be a non-empty string (got ${String(options.model)})`,
+        { field: 'model' },
+      );
+    }
+    this.transport = options.transport;
+    this.model = options.model;
+    this.retry = retryPolicy(options.retry);
+    checkCallOptions(options.defaults ?? {}, 'defaults.');
+    this.telemetry = Telemetry.create(options.telemetry, options.model);
+  }
+
+  /** The deployed model's schema (flavor, backend version, decoupled, batch size), read once and cached. */
+  schema(options?: ClientCallOptions): Promise<ModelSchema> {
+    return this.cachedSchema(options).catch(failedCall('schema', this.model));
+  }
+
+  /** Forgets the cached schema (after a redeploy) and reads it again. */
+  refreshSchema(options?: ClientCallOptions): Promise<ModelSchema> {
+    this.schemaPromise = undefined;
+    return this.cachedSchema(options).catch(failedCall('refreshSchema', this.model));
+  }
+
+  private cachedSchema(options?: ClientCallOptions): Promise<ModelSchema> {
+    this.schemaPromise ??= this.loadSchema(options).catch((err: unknown) => {
+      this.schemaPromise = undefined;
+      throw err;
+    });
+    return this.schemaPromise;
+  }
+
+  /**
+   * Generates and resolves to the whole result. Decoupled models are streamed underneath and
+   * collected. Aborting the signal resolves with what arrived and finish reason `cancelled`.
+   */
+  async generate(request: GenerateRequest, options: GenerateOptions = {}): Promise<GenerateResult> {
+    validateRequest(request);
+    try {
+      if (this.telemetry === undefined)
+        return await collect(await this.start(request, options, false), this.model);
+      const telemetry = this.telemetry.begin(request, false);
+      return await telemetry.track(
+        this.start(request, options, false, telemetry).then((g) => collect(g, this.model)),
+      );
+    } catch (err) {
+      return failedCall('generate', this.model)(err);
+    }
+  }
+
+  /**
+   * Several prompts (or id lists), results in input order. Where the deployed model takes batches
+   * in one request (not decoupled, `max_batch_size` > 1), requests that send the same inputs go
+   * together as batched requests of at most `max_batch_size` items (`concurrency` of them at a
+   * time, default 2: one running, one queued on the server). Otherwise, or with `batch: false`,
+   * each request is sent alone, at most `concurrency` at a time (default `max_batch_size`), and
+   * Triton's in-flight batcher batches them. A batched request is one request on the server: it is
+   * cancelled there only when every item in it is, and results of one batch share its request id.
+   */
+  async generateBatch(
+    requests: readonly GenerateRequest[],
+    options: GenerateOptions & { readonly concurrency?: number; readonly batch?: boolean } = {},
+  ): Promise<GenerateResult[]> {
+    if (!Array.isArray(requests) || requests.length === 0) {
+      throw new TritonLlmError(
+        'invalid_argument',
+        `requests: must be a non-empty array (got ${String(requests)})`,
+        { field: 'requests' },
+      );
+    }
+    const { concurrency, batch, ...generateOptions } = options;
+    if (concurrency !== undefined && !(Number.isInteger(concurrency) && concurrency > 0))
+      throw invalidArgument('concurrency', concurrency, 'must be a positive integer');
+    if (batch !== undefined && typeof batch !== 'boolean')
+      throw invalidArgument('batch', batch, 'must be a boolean');
+    requests.forEach((r) => {
+      validateRequest(r);
+    });
+    return this.runBatch(requests, generateOptions, concurrency, batch).catch(
+      failedCall('generateBatch', this.model),
+    );
+  }
+
+  private async runBatch(
+    requests: readonly GenerateRequest[],
+    generateOptions: GenerateOptions,
+    concurrency: number | undefined,
+    batch?: boolean,
+  ): Promise<GenerateResult[]> {
+    const call = await this.prepare(generateOptions);
+    const { schema } = call;
+    const results: GenerateResult[] = new Array(requests.length);
+    if (batch === false || schema.decoupled || schema.maxBatchSize <= 1) {
+      const limit = concurrency ?? Math.max(1, schema.maxBatchSize);
+      await runLimited(requests.length, limit, async (i) => {
+        results[i] = await this.generate(requests[i]!, generateOptions);
+      });
+      return results;
+    }
+    // Everything is encoded before anything is sent: an option the model lacks fails the whole call.
+    const encoded = requests.map((r) => this.encode(schema, r, false));
+    const groups = planBatches(
+      encoded,
+      schema.maxBatchSize,
+      requests.map((r) => r.requestId !== undefined),
+    );
+    // Retries belong to the shared call: an item must not resend the batch on its own.
+    const once = { ...call.retry, attempts: 1 };
+    await runLimited(groups.length, concurrency ?? 2, async (g) => {
+      const group = groups[g]!;
+      const shared = new SharedBatchCall(group.members.length, (signal) =>
+        this.sendBatch(group.request, call, signal),
+      );
+      await Promise.all(
+        group.members.map(async (i, k) => {
+          const item = { ...encoded[i]!, request: { ...encoded[i]!.request, id: group.request.id } };
+          // Each item gets its own span; the shared request carries no single item's trace context.
+          const telemetry = this.telemetry?.begin(requests[i]!, false);
+          const generation = this.generation(
+            call,
+            requests[i]!,
+            item,
+            false,
+            { retry: once, unary: (o) => shared.row(k, o.signal) },
+            telemetry,
+          );
+          const collecting = collect(generation, this.model);
+          results[i] = await (telemetry === undefined ? collecting : telemetry.track(collecting));
+        }),
+      );
+    });
+    return results;
+  }
+
+  /**
+   * Streams a request. Breaking out of `for await` cancels it; the stream always ends with a
+   * final chunk (`done: true`) carrying finish reason, usage and timings. The model must be
+   * decoupled (deployed with `decoupled_mode: true`).
+   */
+  stream(request: GenerateRequest, options: GenerateOptions = {}): GenerationStream {
+    // Validation is synchronous so that bad input throws at the call, before anything is sent.
+    validateRequest(request);
+    const id = request.requestId ?? generateRequestId();
+    const telemetry = this.telemetry?.begin(request, true);
+    return new StartedStream(
+      id,
+      this.start({ ...request, requestId: id }, options, true, telemetry).catch(
+        failedCall('stream', this.model),
+      ),
+      telemetry,
+    );
+  }
+
+  /** Escape hatch for any model: named tensors in, named tensors out (unary `ModelInfer` / `/infer`). */
+  infer(
+    request: Omit<InferRequest, 'id'> & { readonly id?: string },
+    options?: ClientCallOptions,
+  ): Promise<InferResponse> {
+    const id = request.id ?? generateRequestId();
+    checkRequestId(id);
+    // An arbitrary model may act on a request more than once: retried only when asked.
+    return this.call(options, false, (o) => this.transport.infer({ ...request, id }, o))
+      .catch((err: unknown) => this.notFound(err, request.model, options))
+      .catch(failedCall('infer', request.model));
+  }
+
+  /** True when the server is live. */
+  health(options?: ClientCallOptions): Promise<boolean> {
+    return this.call(options, true, (o) => this.transport.serverLive(o)).catch(failedCall('health'));
+  }
+
+  /** True when the server is ready for inference. */
+  ready(options?: ClientCallOptions): Promise<boolean> {
+    return this.call(options, true, (o) => this.transport.serverReady(o)).catch(failedCall('ready'));
+  }
+
+  /** True when this client's model is ready. */
+  modelReady(options?: ClientCallOptions): Promise<boolean> {
+    return this.call(options, true, (o) =>
+      this.transport.modelReady(this.model, this.options.modelVersion, o),
+    ).catch(failedCall('modelReady', this.model));
+  }
+
+  /** The server's name, version and extensions. */
+  serverMetadata(options?: ClientCallOptions): Promise<ServerMetadata> {
+    return this.call(options, true, (o) => this.transport.serverMetadata(o)).catch(
+      failedCall('serverMetadata'),
+    );
+  }
+
+  /** This model's config as deployed (read fresh; `schema()` is the cached, interpreted view). */
+  modelConfig(options?: ClientCallOptions): Promise<ModelConfig> {
+    return this.call(options, true, (o) =>
+      this.transport.modelConfig(this.model, this.options.modelVersion, o),
+    )
+      .catch((err: unknown) => this.notFound(err, this.model, options))
+      .catch(failedCall('modelConfig', this.model));
+  }
+
+  /** This model's inputs and outputs as the server reports them. */
+  modelMetadata(options?: ClientCallOptions): Promise<ModelMetadata> {
+    return this.call(options, true, (o) =>
+      this.transport.modelMetadata(this.model, this.options.modelVersion, o),
+    )
+      .catch((err: unknown) => this.notFound(err, this.model, options))
+      .catch(failedCall('modelMetadata', this.model));
+  }
+
+  /** This model's inference statistics. */
+  statistics(options?: ClientCallOptions): Promise<ModelStatistics[]> {
+    return this.call(options, true, (o) =>
+      this.transport.modelStatistics(this.model, this.options.modelVersion, o),
+    ).catch(failedCall('statistics', this.model));
+  }
+
+  /** Closes the transport's connections. */
+  close(): Promise<void> {
+    return this.transport.close();
+  }
+
+  /** `await using llm = new TritonLlm(...)`: {@link TritonLlm.close} when the scope ends. */
+  [asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  /** Rethrows `err`, naming the server's models when it says `model` is not found (issue 53). */
+  private async notFound(
+    err: unknown,
+    model: string,
+    options: ClientCallOptions | undefined,
+  ): Promise<never> {
+    const index = this.transport.repositoryIndex;
+    throw await explainModelNotFound(
+      err,
+      model,
+      index === undefined ? undefined : () => this.call(options, true, (o) => index.call(this.transport, o)),
+    );
+  }
+
+  /**
+   * One unary call with the client's defaults and retry policy; the call's own options win. The
+   * deadline covers every attempt.
+   */
+  private async call<T>(
+    options: ClientCallOptions | undefined,
+    idempotent: boolean,
+    run: (options: CallOptions) => Promise<T>,
+  ): Promise<T> {
+    const { retry, ...rest } = options ?? {};
+    const defaults = this.options.defaults;
+    const merged: CallOptions = {
+      ...(defaults?.timeoutMs !== undefined ? { timeoutMs: defaults.timeoutMs } : {}),
+      ...(defaults?.headers !== undefined ? { headers: defaults.headers } : {}),
+      ...rest,
+    };
+    checkCallOptions(merged, '');
+    const policy = retry === undefined ? this.retry : retryPolicy(this.options.retry, retry);
+    return withRetry(policy, idempotent, merged, run);
+  }
+
+  private async loadSchema(options?: ClientCallOptions): Promise<ModelSchema> {
+    const config = await this.call(options, true, (o) =>
+      this.transport.modelConfig(this.model, this.options.modelVersion, o),
+    ).catch((err: unknown) => this.notFound(err, this.model, options));
+    const schema = detectSchema(config);
+    checkDeployed(schema, this.model, { flavor: this.options.flavor });
+    return schema;
+  }
+
+  private async start(
+    request: GenerateRequest,
+    options: GenerateOptions,
+    streaming: boolean,
+    telemetry?: RequestTelemetry,
+  ): Promise<Generation> {
+    // The callers validated `request` already, synchronously, so that bad input throws at the call.
+    const call = await this.prepare(telemetry === undefined ? options : this.traced(options, telemetry));
+    checkDeployed(call.schema, this.model, { streaming });
+    const encoded = this.encode(call.schema, request, streaming);
+    this.warnUnmatchableStops(call.schema, request, streaming);
+    return this.generation(call, request, encoded, streaming, undefined, telemetry);
+  }
+
+  /** The call's options with the request span's trace context added to its headers. */
+  private traced(options: GenerateOptions, telemetry: RequestTelemetry): GenerateOptions {
+    const headers = telemetry.headers(options.headers ?? this.options.defaults?.headers);
+    return headers === undefined ? options : { ...options, headers };
+  }
+
+  /**
+   * Merges the call's options over the client's defaults, reads the schema, and leaves in
+   * `timeoutMs` what the schema read did not use: the deadline covers both.
+   */
+  private async prepare(options: GenerateOptions): Promise<PreparedCall> {
+    const merged: GenerateOptions = { ...this.options.defaults, ...options };
+    checkCallOptions(merged, '');
+    const retry = options.retry === undefined ? this.retry : retryPolicy(this.options.retry, options.retry);
+    const started = performance.now();
+    const schema = await this.cachedSchema({
+      ...(merged.signal !== undefined ? { signal: merged.signal } : {}),
+      ...(merged.timeoutMs !== undefined ? { timeoutMs: merged.timeoutMs } : {}),
+      ...(merged.headers !== undefined ? { headers: merged.headers } : {}),
+      ...(options.retry !== undefined ? { retry: options.retry } : {}),
+    });
+    return { schema, options: afterSchemaRead(merged, started, this.model), retry };
+  }
+
+  private encode(schema: ModelSchema, request: GenerateRequest, streaming: boolean): EncodedRequest {
+    return encodeGenerateRequest(request, {
+      schema,
+      requestId: request.requestId ?? generateRequestId(),
+      streaming,
+      protocol: this.transport.protocol,
+      ...(this.options.tokenizer !== undefined ? { tokenizer: this.options.tokenizer } : {}),
+    });
+  }
+
+  private generation(
+    call: PreparedCall,
+    request: GenerateRequest,
+    encoded: EncodedRequest,
+    streaming: boolean,
+    shared?: Pick<GenerationContext, 'unary' | 'retry'>,
+    telemetry?: RequestTelemetry,
+  ): Generation {
+    const observe =
+      telemetry === undefined ? this.options.onEvent : observer(telemetry, this.options.onEvent);
+    return new Generation({
+      transport: this.transport,
+      schema: call.schema,
+      request,
+      encoded,
+      streaming,
+      tokenizer: this.options.tokenizer,
+      options: call.options,
+      retry: call.retry,
+      warnServerKeepsGenerating: this.warnKeepsGenerating,
+      ...(observe !== undefined ? { observe } : {}),
+      ...shared,
+    });
+  }
+
+  /** A batched request under the call's retry policy and deadline. */
+  private sendBatch(request: InferRequest, call: PreparedCall, signal: AbortSignal): Promise<InferResponse> {
+    const { timeoutMs, headers } = call.options;
+    return withRetry(
+      call.retry,
+      true,
+      {
+        signal,
+        ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+        ...(headers !== undefined ? { headers } : {}),
+      },
+      (o) => this.transport.infer(request, o),
+    );
+  }
+
+  private warnOnce(key: string, message: string): void {
+    if (this.warned.has(key)) return;
+    this.warned.add(key);
+    (this.options.logger ?? console).warn(message);
+  }
+
+  /** Said once per client and model (see {@link unmatchableStopWarning}). */
+  private warnUnmatchableStops(schema: ModelSchema, request: GenerateRequest, streaming: boolean): void {
+    const warning = unmatchableStopWarning(schema, request, streaming);
+    if (warning !== undefined) this.warnOnce(`per-token-stops:${schema.model}`, warning);
+  }
+}

@@ -1,0 +1,153 @@
+import { TritonLlmError } from '../errors.js';
+import type { Transport } from '../transport.js';
+
+/**
+ * Where an endpoint of a {@link ReplicaTransport} stands. `healthy`: picked for requests.
+ * `ejected`: skipped while a healthy endpoint exists, until a health check (or a request) succeeds
+ * on it. `draining`: discovery no longer lists it; it finishes its requests and is then closed.
+ */
+export type EndpointState = 'healthy' | 'ejected' | 'draining';
+
+/** A snapshot of one endpoint of a {@link ReplicaTransport}, from `endpointStats()`. */
+export interface EndpointStats {
+  /** Its base URL when `grpcTransport`/`httpTransport` built it, else the name it was given (or `endpoint-<i>`). */
+  readonly name: string;
+  readonly state: EndpointState;
+  /** Inference requests (`infer` and streams) it carries now; a stream counts until its final response. */
+  readonly inFlight: number;
+  /** Inference requests sent to it, including the ones that then failed over to another endpoint. */
+  readonly requests: number;
+  /** Inference requests that failed on it; a caller's own cancellation is not counted. */
+  readonly errors: number;
+  /** Failures since its last success (requests and health checks alike). */
+  readonly consecutiveFailures: number;
+  /** Times it was ejected. */
+  readonly ejections: number;
+  /**
+   * Moving average of the time to the first response (the whole answer for `infer`), in
+   * milliseconds; undefined until a request got one.
+   */
+  readonly latencyMs: number | undefined;
+  /** The same, for the latest request only. */
+  readonly lastLatencyMs: number | undefined;
+  /** The last error it gave (a request's or a health check's). */
+  readonly lastError: TritonLlmError | undefined;
+}
+
+// Weight of the newest sample: recent enough to follow a replica that slows down, smooth enough to
+// ignore a single stall.
+const LATENCY_WEIGHT = 0.2;
+
+/** The bookkeeping of one endpoint; the pool decides, this only counts. */
+export class ReplicaEndpoint {
+  state: EndpointState = 'healthy';
+  inFlight = 0;
+  private requests = 0;
+  private errors = 0;
+  private consecutiveFailures = 0;
+  private ejections = 0;
+  private latencyMs: number | undefined;
+  private lastLatencyMs: number | undefined;
+  private lastError: TritonLlmError | undefined;
+  private closing: Promise<void> | undefined;
+
+  constructor(
+    readonly name: string,
+    readonly transport: Transport,
+    private readonly ejectAfterFailures: number,
+  ) {}
+
+  /** An inference request starts on this endpoint. */
+  begin(): void {
+    this.inFlight += 1;
+    this.requests += 1;
+  }
+
+  /** An inference request started by `begin()` is over. */
+  end(): void {
+    this.inFlight -= 1;
+    if (this.state === 'draining' && this.inFlight === 0) this.closeInBackground();
+  }
+
+  recordLatency(ms: number): void {
+    this.lastLatencyMs = ms;
+    this.latencyMs =
+      this.latencyMs === undefined ? ms : this.latencyMs + LATENCY_WEIGHT * (ms - this.latencyMs);
+  }
+
+  /** A call answered: the endpoint works, whatever its state said. */
+  succeed(): void {
+    this.consecutiveFailures = 0;
+    if (this.state === 'ejected') this.state = 'healthy';
+  }
+
+  /**
+   * A call failed. Only retryable failures (unavailable, overloaded, aborted) say something about
+   * the endpoint; a bad request or a model error would fail on every replica alike.
+   */
+  fail(err: TritonLlmError, inference: boolean): void {
+    if (err.code === 'cancelled') return;
+    if (inference) this.errors += 1;
+    this.lastError = err;
+    if (!err.retryable) return;
+    this.consecutiveFailures += 1;
+    if (this.consecutiveFailures >= this.ejectAfterFailures) this.eject();
+  }
+
+  /** A health check said not ready, or could not ask. */
+  failCheck(err: TritonLlmError | undefined): void {
+    if (err !== undefined) this.lastError = err;
+    this.consecutiveFailures += 1;
+    this.eject();
+  }
+
+  eject(): void {
+    if (this.state !== 'healthy') return;
+    this.state = 'ejected';
+    this.ejections += 1;
+  }
+
+  /** Discovery dropped it: no new requests; closed once the running ones end. */
+  drain(): void {
+    this.state = 'draining';
+    if (this.inFlight === 0) this.closeInBackground();
+  }
+
+  /** Discovery listed it again before it was closed. */
+  readmit(): boolean {
+    if (this.closing !== undefined) return false;
+    this.state = 'healthy';
+    return true;
+  }
+
+  close(): Promise<void> {
+    this.closing ??= this.transport.close();
+    return this.closing;
+  }
+
+  // Nobody awaits a drained endpoint's close: its failure is kept where the stats show it.
+  private closeInBackground(): void {
+    this.close().catch((err: unknown) => {
+      this.lastError = TritonLlmError.from(err, 'unknown');
+    });
+  }
+
+  get closed(): boolean {
+    return this.closing !== undefined;
+  }
+
+  stats(): EndpointStats {
+    return {
+      name: this.name,
+      state: this.state,
+      inFlight: this.inFlight,
+      requests: this.requests,
+      errors: this.errors,
+      consecutiveFailures: this.consecutiveFailures,
+      ejections: this.ejections,
+      latencyMs: this.latencyMs,
+      lastLatencyMs: this.lastLatencyMs,
+      lastError: this.lastError,
+    };
+  }
+}

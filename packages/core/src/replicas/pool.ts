@@ -1,0 +1,317 @@
+import { TritonLlmError } from '../errors.js';
+import { type EndpointStats, ReplicaEndpoint } from './endpoint.js';
+import { DEFAULT_RETRY, RetryPlan } from '../retry.js';
+import type { CallOptions, Transport } from '../transport.js';
+
+/** Where the endpoints come from: a fixed list, or addresses discovered again and again. */
+export type EndpointSource =
+  | { readonly kind: 'fixed'; readonly endpoints: readonly { name: string; transport: Transport }[] }
+  | {
+      readonly kind: 'discovered';
+      readonly discover: () => Promise<readonly string[]>;
+      readonly connect: (address: string) => Transport;
+    };
+
+/** The pool's policy, validated and with defaults filled in. */
+export interface PoolPolicy {
+  readonly protocol: Transport['protocol'];
+  /** 0: no background checks. */
+  readonly healthIntervalMs: number;
+  readonly healthTimeoutMs: number;
+  readonly refreshIntervalMs: number;
+  readonly model: string | undefined;
+  readonly modelVersion: string | undefined;
+  readonly ejectAfterFailures: number;
+  readonly failoverAttempts: number;
+}
+
+const now = (): number => performance.now();
+const NOTHING_YET = { delivered: false, stopSent: false } as const;
+
+/**
+ * One request's way through the endpoints: which it tried, and the retry plan that decides
+ * whether it may move on (the client's, passed down in the call options, or one of its own for a
+ * caller that uses this transport directly).
+ */
+export class Attempts {
+  readonly tried = new Set<ReplicaEndpoint>();
+  readonly plan: RetryPlan;
+
+  constructor(
+    readonly options: CallOptions | undefined,
+    failoverAttempts: number,
+  ) {
+    this.plan =
+      options?.retryPlan ??
+      // Used directly, the transport knows nothing of the request: it moves any request that
+      // failed retryably before its answer, `failoverAttempts` times, within its deadline only.
+      new RetryPlan(
+        {
+          ...DEFAULT_RETRY,
+          attempts: failoverAttempts + 1,
+          budgetMs: Number.POSITIVE_INFINITY,
+          retryNonIdempotent: true,
+        },
+        { idempotent: true, timeoutMs: positive(options?.timeoutMs) },
+      );
+  }
+
+  /** The first attempt gets the caller's options as given; a move gets what remains of the deadline. */
+  callOptions(): CallOptions | undefined {
+    const remaining = this.plan.remainingMs();
+    if (this.tried.size <= 1 || remaining === undefined) return this.options;
+    return { ...this.options, timeoutMs: Math.max(1, remaining) };
+  }
+}
+
+function positive(ms: number | undefined): number | undefined {
+  return ms !== undefined && Number.isFinite(ms) && ms > 0 ? ms : undefined;
+}
+
+/**
+ * The endpoints of a replica transport and everything that decides between them:
+ * least-outstanding-requests picks (ties in turn), ejection on failures, background health checks,
+ * re-discovery, failover of a request that failed before delivering anything.
+ */
+export class ReplicaPool {
+  private endpoints: ReplicaEndpoint[] = [];
+  private turn = 0;
+  private closed = false;
+  private discovery: Promise<void> | undefined;
+  private discoveryError: TritonLlmError | undefined;
+  private rounds: Promise<void> = Promise.resolve();
+  private readonly timers = new Set<ReturnType<typeof setTimeout>>();
+
+  constructor(
+    private readonly source: EndpointSource,
+    readonly policy: PoolPolicy,
+  ) {
+    if (source.kind === 'fixed') {
+      this.endpoints = source.endpoints.map(
+        (e) => new ReplicaEndpoint(e.name, e.transport, policy.ejectAfterFailures),
+      );
+      if (policy.healthIntervalMs > 0) this.healthLoop();
+    } else {
+      this.discover().then(
+        () => this.healthLoop(),
+        () => this.healthLoop(),
+      );
+      this.every(policy.refreshIntervalMs, () => this.discover());
+    }
+  }
+
+  stats(): EndpointStats[] {
+    return this.endpoints.map((e) => e.stats());
+  }
+
+  /**
+   * The endpoint for a request's first attempt, picked at once when endpoints are known (so that
+   * requests started together see each other in flight), else after the first discovery.
+   */
+  first(attempts: Attempts): ReplicaEndpoint | Promise<ReplicaEndpoint> {
+    this.checkOpen();
+    if (this.endpoints.some((e) => e.state !== 'draining')) return this.pickFirst(attempts);
+    return this.discover().then(() => this.pickFirst(attempts));
+  }
+
+  private pickFirst(attempts: Attempts): ReplicaEndpoint {
+    this.checkOpen();
+    const endpoint = this.pick(attempts);
+    if (endpoint !== undefined) return endpoint;
+    throw new TritonLlmError('unavailable', 'no endpoint to send the request to: discovery listed none', {
+      ...(this.discoveryError !== undefined ? { cause: this.discoveryError } : {}),
+    });
+  }
+
+  /**
+   * The endpoint to try after `err`, or undefined when the request must fail with it: the error
+   * is not retryable, the failover budget or the deadline is spent, the caller aborted, or every
+   * endpoint was tried.
+   */
+  failover(
+    attempts: Attempts,
+    err: TritonLlmError,
+    situation: { readonly delivered: boolean; readonly stopSent: boolean },
+  ): ReplicaEndpoint | undefined {
+    if (this.closed || attempts.tried.size > this.policy.failoverAttempts) return undefined;
+    if (!this.endpoints.some((e) => untried(e, attempts))) return undefined;
+    const decision = attempts.plan.decide(err, {
+      ...situation,
+      ended: attempts.options?.signal?.aborted === true,
+      elsewhere: true,
+    });
+    return decision.action === 'move' ? this.pick(attempts) : undefined;
+  }
+
+  /** Runs a unary call with failover; inference calls count in the endpoints' statistics. */
+  async call<T>(
+    options: CallOptions | undefined,
+    inference: boolean,
+    run: (transport: Transport, options: CallOptions | undefined) => Promise<T>,
+  ): Promise<T> {
+    const attempts = new Attempts(options, this.policy.failoverAttempts);
+    const picked = this.first(attempts);
+    let endpoint = picked instanceof Promise ? await picked : picked;
+    for (;;) {
+      const current = endpoint;
+      const started = now();
+      if (inference) current.begin();
+      try {
+        const result = await run(current.transport, attempts.callOptions());
+        if (inference) current.recordLatency(now() - started);
+        current.succeed();
+        return result;
+      } catch (err) {
+        const error = TritonLlmError.from(err);
+        current.fail(error, inference);
+        const next = this.failover(attempts, error, NOTHING_YET);
+        if (next === undefined) throw error;
+        endpoint = next;
+      } finally {
+        if (inference) current.end();
+      }
+    }
+  }
+
+  /** Probes every endpoint once (after any round in progress) and ejects or readmits each. */
+  checkHealth(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    const round = this.rounds.then(() =>
+      Promise.all(this.endpoints.filter((e) => e.state !== 'draining').map((e) => this.probe(e))),
+    );
+    this.rounds = round.then(() => undefined);
+    return this.rounds;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    const results = await Promise.allSettled(this.endpoints.map((e) => e.close()));
+    const failed = results.find((r) => r.status === 'rejected');
+    if (failed !== undefined) throw TritonLlmError.from(failed.reason, 'unknown');
+  }
+
+  private checkOpen(): void {
+    if (this.closed) {
+      throw new TritonLlmError('unavailable', 'this replica transport is closed', { retryable: false });
+    }
+  }
+
+  /** Least outstanding requests among the healthy endpoints not tried yet (any, when none is healthy). */
+  private pick(attempts: Attempts): ReplicaEndpoint | undefined {
+    const open = this.endpoints.filter((e) => untried(e, attempts));
+    const healthy = open.filter((e) => e.state === 'healthy');
+    // With every endpoint ejected the health view may be stale: trying one beats failing outright.
+    const candidates = healthy.length > 0 ? healthy : open;
+    const n = candidates.length;
+    if (n === 0) return undefined;
+    const start = this.turn % n;
+    this.turn = (this.turn + 1) % 0x40000000;
+    let best: ReplicaEndpoint | undefined;
+    for (let i = 0; i < n; i++) {
+      const e = candidates[(start + i) % n]!;
+      if (best === undefined || e.inFlight < best.inFlight) best = e;
+    }
+    if (best !== undefined) attempts.tried.add(best);
+    return best;
+  }
+
+  private async probe(e: ReplicaEndpoint): Promise<void> {
+    const { model, modelVersion, healthTimeoutMs } = this.policy;
+    const options = { timeoutMs: healthTimeoutMs };
+    try {
+      if (!(await e.transport.serverReady(options))) {
+        e.failCheck(new TritonLlmError('unavailable', `health check of ${e.name}: the server is not ready`));
+      } else if (model !== undefined && !(await e.transport.modelReady(model, modelVersion, options))) {
+        e.failCheck(
+          new TritonLlmError('unavailable', `health check of ${e.name}: model '${model}' is not ready`, {
+            model,
+          }),
+        );
+      } else {
+        e.succeed();
+      }
+    } catch (err) {
+      e.failCheck(TritonLlmError.from(err, 'unavailable'));
+    }
+  }
+
+  /** Runs discovery once (joining a run in progress) and reconciles the endpoints with its list. */
+  private discover(): Promise<void> {
+    const source = this.source;
+    if (source.kind !== 'discovered') return Promise.resolve();
+    this.discovery ??= (async () => {
+      try {
+        const addresses = await source.discover();
+        if (!this.closed) this.reconcile(addresses, source.connect);
+        this.discoveryError = undefined;
+      } catch (err) {
+        this.discoveryError = new TritonLlmError(
+          'unavailable',
+          `endpoint discovery failed: ${err instanceof Error ? err.message : String(err)}`,
+          { cause: err },
+        );
+        throw this.discoveryError;
+      } finally {
+        this.discovery = undefined;
+      }
+    })();
+    return this.discovery;
+  }
+
+  private reconcile(addresses: readonly string[], connect: (address: string) => Transport): void {
+    const listed = new Set(addresses);
+    this.endpoints = this.endpoints.filter((e) => !e.closed);
+    for (const e of this.endpoints) if (!listed.has(e.name) && e.state !== 'draining') e.drain();
+    for (const address of listed) {
+      const known = this.endpoints.find((e) => e.name === address && !e.closed);
+      if (known !== undefined && (known.state !== 'draining' || known.readmit())) continue;
+      const transport = connect(address);
+      if (transport.protocol !== this.policy.protocol) {
+        // The misconfiguration is the error to report; this transport was never used.
+        transport.close().catch(() => undefined);
+        throw new TritonLlmError(
+          'invalid_argument',
+          `endpoints: connect('${address}') made a ${transport.protocol} transport; the others are ${this.policy.protocol}`,
+        );
+      }
+      this.endpoints.push(new ReplicaEndpoint(address, transport, this.policy.ejectAfterFailures));
+    }
+  }
+
+  private healthLoop(): void {
+    if (this.policy.healthIntervalMs > 0 && !this.closed) {
+      void this.checkHealth();
+      this.every(this.policy.healthIntervalMs, () => this.checkHealth());
+    }
+  }
+
+  /** Runs `task` every `ms` (each run waits for the one before), on timers that never keep a process alive. */
+  private every(ms: number, task: () => Promise<void>): void {
+    if (ms <= 0) return;
+    const schedule = (): void => {
+      if (this.closed) return;
+      const timer = setTimeout(() => {
+        this.timers.delete(timer);
+        // A failed round is already recorded (discovery error, endpoint stats); the next one retries.
+        task().then(schedule, schedule);
+      }, ms);
+      unref(timer);
+      this.timers.add(timer);
+    };
+    schedule();
+  }
+}
+
+/** Lets Node exit while the timer is pending; browsers and other runtimes have no such call. */
+function unref(timer: unknown): void {
+  if (typeof timer === 'object' && timer !== null && 'unref' in timer && typeof timer.unref === 'function') {
+    timer.unref();
+  }
+}
+
+/** Whether `e` may take the request's next attempt: not draining, and not tried by it yet. */
+function untried(e: ReplicaEndpoint, attempts: Attempts): boolean {
+  return e.state !== 'draining' && !attempts.tried.has(e);
+}
