@@ -2,7 +2,7 @@ import { startFakeTriton } from '@trtllm/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PROBE_SHARED_CALLS, socketProbeVariant } from '../../bench/overhead/variants/socket-probe.js';
 import { iteratedProbeVariant } from '../../bench/overhead/variants/socket-probe-iter.js';
-import { DEFAULT_MULTIPLEX_CALLS } from '../../packages/grpc/src/h2-multiplex.js';
+import { DEFAULT_MULTIPLEX_CALLS } from '../../packages/grpc/src/transport/shared-calls.js';
 
 type Fake = Awaited<ReturnType<typeof startFakeTriton>>;
 let fake: Fake | undefined;

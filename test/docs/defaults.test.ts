@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_RETRY } from '../../packages/core/src/retry.js';
-import { DEFAULT_MAX_RECEIVE_BYTES } from '../../packages/grpc/src/connection.js';
-import { DEFAULT_MULTIPLEX_CALLS } from '../../packages/grpc/src/h2-multiplex.js';
+import { DEFAULT_MAX_RECEIVE_BYTES } from '../../packages/grpc/src/transport/endpoint.js';
+import { DEFAULT_MULTIPLEX_CALLS } from '../../packages/grpc/src/transport/shared-calls.js';
 import { type DefaultMark, defaultMarks, markdownFiles, quotedValue, root } from './markdown.js';
 
 // Defaults quoted in the docs are marked `<!-- default:NAME -->VALUE` and compared here with the
@@ -32,7 +32,7 @@ function textFromSource(file: string, pattern: RegExp): string {
   return found;
 }
 
-const GRPC = 'packages/grpc/src/connection.ts';
+const GRPC = 'packages/grpc/src/transport/endpoint.ts';
 const REPLICAS = 'packages/core/src/replicas/replica-transport.ts';
 const replicaDefault = (name: string): number =>
   fromSource(REPLICAS, new RegExp(`const DEFAULTS = \\{[^}]*\\b${name}: ([\\d_]+),`));

@@ -21,7 +21,7 @@ const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 
 /**
  * The shared calls of the `socket-probe-mux` variant: `multiplex: true`'s (`DEFAULT_MULTIPLEX_CALLS`
- * in packages/grpc/src/h2-multiplex.ts; not imported, so the probe's process loads none of the SDK).
+ * in packages/grpc/src/transport/shared-calls.ts; not imported, so the probe's process loads none of the SDK).
  */
 export const PROBE_SHARED_CALLS = 32;
 

@@ -1,10 +1,11 @@
-export { type GrpcTransport, grpcTransport } from './grpc-transport.js';
-export type { GrpcConnectionStats } from './h2/sessions.js';
-export type {
-  GrpcLogger,
-  GrpcReplicaDnsOptions,
-  GrpcReplicaListOptions,
-  GrpcReplicaTransportOptions,
-  GrpcTlsOptions,
-  GrpcTransportOptions,
-} from './options.js';
+export type { GrpcConnectionStats } from './h2/index.js';
+export {
+  type GrpcLogger,
+  type GrpcReplicaDnsOptions,
+  type GrpcReplicaListOptions,
+  type GrpcReplicaTransportOptions,
+  type GrpcTlsOptions,
+  type GrpcTransport,
+  type GrpcTransportOptions,
+  grpcTransport,
+} from './transport/index.js';

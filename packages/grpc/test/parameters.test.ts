@@ -4,7 +4,7 @@ import { TritonLlmError } from '@trtllm/sdk';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ModelInferRequestSchema } from '../src/gen/inference/grpc_service_pb.js';
-import { fromInferParameters, toInferParameters } from '../src/parameters.js';
+import { fromInferParameters, toInferParameters } from '../src/transport/parameters.js';
 
 const value: fc.Arbitrary<ParameterValue> = fc.oneof(
   fc.boolean(),

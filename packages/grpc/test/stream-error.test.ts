@@ -1,7 +1,7 @@
 import { ERROR_CODES } from '@trtllm/sdk';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { streamErrorFromMessage } from '../src/stream-error.js';
+import { streamErrorFromMessage } from '../src/transport/error-mapping.js';
 
 const context = { model: 'tensorrt_llm', requestId: '7' };
 

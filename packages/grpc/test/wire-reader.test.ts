@@ -2,10 +2,10 @@ import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { createTensor, encodeTensorData, type Tensor } from '@trtllm/sdk';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { FrameReader, frameMessage } from '../src/call/messages.js';
 import { ModelStreamInferResponseSchema } from '../src/gen/inference/grpc_service_pb.js';
-import { FrameReader, frameMessage } from '../src/grpc-frames.js';
-import { fromModelInferResponse } from '../src/infer-response.js';
-import { readStreamResponse } from '../src/wire-reader.js';
+import { fromModelInferResponse } from '../src/transport/infer-response.js';
+import { readStreamResponse } from '../src/transport/wire-reader.js';
 
 // The lean reader must read exactly what the generated decoder reads; the generated decoder and
 // the existing conversion are the reference.

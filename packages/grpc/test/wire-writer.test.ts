@@ -3,9 +3,9 @@ import { createTensor, type InferRequest, type ParameterValue, TritonLlmError } 
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ModelInferRequestSchema } from '../src/gen/inference/grpc_service_pb.js';
-import { toModelInferRequest } from '../src/infer-request.js';
-import { STREAM_PARAMETERS } from '../src/stream.js';
-import { writeModelInferRequest } from '../src/wire-writer.js';
+import { toModelInferRequest } from '../src/transport/infer-request.js';
+import { STREAM_PARAMETERS } from '../src/transport/stream-codec.js';
+import { writeModelInferRequest } from '../src/transport/wire-writer.js';
 
 // The hand-written writer must produce exactly what protobuf-es's generated encoder produces from
 // the existing conversion: that pair is the reference.

@@ -21,7 +21,7 @@ import {
   ModelInferRequestSchema,
   ModelStreamInferResponseSchema,
 } from '../../../packages/grpc/src/gen/inference/grpc_service_pb.js';
-import { toModelInferRequest } from '../../../packages/grpc/src/infer-request.js';
+import { toModelInferRequest } from '../../../packages/grpc/src/transport/infer-request.js';
 import { createTestPki, type TestPki } from '../../../packages/grpc/test/certificates.js';
 
 // Frame types, flags and error codes (RFC 9113, sections 6 and 7).

@@ -1,10 +1,9 @@
-import type { OutgoingHttpHeaders } from 'node:http2';
 import { TritonLlmError } from '@trtllm/sdk';
 
 // RFC 9110 token characters: what HTTP/2 accepts as a header name.
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 // CR, LF and NUL could end a header; a character past U+00FF has no octet of its own (header
-// blocks are latin1, see h2/hpack.ts), which the Fetch API's Headers refuses too.
+// blocks are latin1, see the HPACK of h2/), which the Fetch API's Headers refuses too.
 const FORBIDDEN_IN_VALUE = /[\r\n\0\u0100-\uffff]/;
 // What the Fetch API's Headers trims from the ends of a value (CR and LF are refused above).
 const EDGE_SPACE = /^[\t ]+|[\t ]+$/g;
@@ -56,8 +55,8 @@ export function callHeaders(
  * The HTTP/2 request headers of a gRPC call: gRPC's own (content type, `te: trailers`, user agent,
  * accepted encodings) and the caller's metadata, which may not replace the protocol's.
  */
-export function requestHeaders(metadata: Readonly<CallMetadata>, gzip: boolean): OutgoingHttpHeaders {
-  const out: OutgoingHttpHeaders = { 'user-agent': USER_AGENT, ...metadata };
+export function requestHeaders(metadata: Readonly<CallMetadata>, gzip: boolean): CallMetadata {
+  const out: CallMetadata = { 'user-agent': USER_AGENT, ...metadata };
   out['content-type'] = 'application/grpc+proto';
   out.te = 'trailers';
   // Requests of 1 KiB and more go compressed (each message says so in its flag), so the call

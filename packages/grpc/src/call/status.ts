@@ -7,9 +7,9 @@ import {
   H2_HTTP_1_1_REQUIRED,
   H2_INADEQUATE_SECURITY,
   H2_REFUSED_STREAM,
+  type H2Headers,
   h2ErrorName,
-} from './h2/frames.js';
-import type { H2Headers } from './h2/stream.js';
+} from '../h2/index.js';
 
 /**
  * What the headers and trailers of one gRPC call over HTTP/2 said, read as they arrive (the

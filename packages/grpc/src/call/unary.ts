@@ -12,18 +12,14 @@ import {
   type Transport as ConnectTransport,
   type UnaryResponse,
 } from '@connectrpc/connect';
-import { CallStatus, resetError } from './call-status.js';
-import { FrameReader, type MessageSink } from './grpc-frames.js';
-import { encodeHeaderBlock } from './h2/frames.js';
-import type { H2Sessions } from './h2/sessions.js';
-import type { H2Headers, H2Stream, H2StreamOwner } from './h2/stream.js';
+import type { H2Engine } from '../h2/index.js';
+import { type CallListener, GrpcCall } from './grpc-call.js';
 import { type CallMetadata, grpcTimeout, requestHeaders } from './headers.js';
-import { encodeFramed, inflate } from './stream-codec.js';
+import { encodeFramed } from './messages.js';
 
 /** What the unary calls share with the streamed ones: the connections and the limits. */
 export interface UnaryConfig {
-  readonly sessions: H2Sessions;
-  readonly url: URL;
+  readonly engine: H2Engine;
   readonly gzip: boolean;
   readonly maxReceiveBytes: number;
   readonly maxSendBytes: number | undefined;
@@ -31,11 +27,10 @@ export interface UnaryConfig {
 
 /**
  * connect-es's `Transport` for the typed client's unary calls (health, metadata, config,
- * statistics, `ModelInfer`), on the package's own HTTP/2 engine: the same checked frames, limits,
- * wrong-port messages and connections as the streamed calls, where node:http2 waited for the
- * deadline on some broken frames and, on some, aborted the process from inside nghttp2.
+ * statistics, `ModelInfer`), each a {@link GrpcCall} on the streamed calls' engine: the same
+ * checked frames, limits, wrong-port messages and connections as the streamed calls.
  */
-export function h2UnaryTransport(config: UnaryConfig): ConnectTransport {
+export function unaryTransport(config: UnaryConfig): ConnectTransport {
   return {
     unary: <I extends DescMessage, O extends DescMessage>(
       method: DescMethodUnary<I, O>,
@@ -53,8 +48,7 @@ export function h2UnaryTransport(config: UnaryConfig): ConnectTransport {
         const fields = requestHeaders(metadataOf(header), config.gzip);
         if (timeoutMs !== undefined) fields['grpc-timeout'] = grpcTimeout(timeoutMs);
         const path = `/${method.parent.typeName}/${method.name}`;
-        const call = new UnaryCall(config.maxReceiveBytes, (err, bytes) => {
-          if (timer !== undefined) clearTimeout(timer);
+        const answer = new UnaryAnswer((err, bytes) => {
           signal?.removeEventListener('abort', onAbort);
           if (err !== undefined) reject(err);
           else {
@@ -77,23 +71,20 @@ export function h2UnaryTransport(config: UnaryConfig): ConnectTransport {
             }
           }
         });
-        const h2 = config.sessions.open(encodeHeaderBlock(config.url, path, fields), call);
-        call.h2 = h2;
-        const onAbort = () => call.fail(signal?.reason, true);
+        const call = new GrpcCall(
+          {
+            engine: config.engine,
+            request: config.engine.prepare(path, fields),
+            maxReceiveBytes: config.maxReceiveBytes,
+            timeoutMs,
+          },
+          answer,
+        );
+        answer.call = call;
+        const onAbort = () => answer.fail(signal?.reason);
         signal?.addEventListener('abort', onAbort, { once: true });
-        const timer =
-          timeoutMs === undefined
-            ? undefined
-            : setTimeout(
-                () =>
-                  call.fail(
-                    new ConnectError(`the deadline of ${timeoutMs} ms passed`, Code.DeadlineExceeded),
-                    true,
-                  ),
-                timeoutMs,
-              );
-        h2.write(body);
-        h2.end();
+        call.send(body);
+        call.halfClose();
       }),
     stream: () =>
       Promise.reject(new ConnectError('streamed calls do not go through this transport', Code.Unimplemented)),
@@ -117,86 +108,39 @@ function metadataOf(init: HeadersInit | undefined): CallMetadata {
 }
 
 /** One unary call's answer: one message, then the status in the trailers. */
-class UnaryCall implements H2StreamOwner, MessageSink {
-  h2: H2Stream | undefined;
-  private readonly status = new CallStatus();
-  private readonly frames: FrameReader;
+class UnaryAnswer implements CallListener {
+  call: GrpcCall | undefined;
   private answer: Buffer | undefined;
   private done = false;
 
-  constructor(
-    maxReceiveBytes: number,
-    private readonly settle: (err: unknown, message?: Buffer) => void,
-  ) {
-    this.frames = new FrameReader(maxReceiveBytes);
-    this.limit = maxReceiveBytes;
-  }
+  constructor(private readonly settle: (err: unknown, message?: Buffer) => void) {}
 
-  private readonly limit: number;
-
-  headersArrived(headers: H2Headers): void {
-    this.status.headers(headers);
-  }
-
-  trailersArrived(trailers: H2Headers): void {
-    this.status.trailers(trailers);
-  }
-
-  dataArrived(buf: Buffer, start: number, end: number): void {
-    if (this.done || this.status.notGrpc !== undefined) return;
-    try {
-      this.frames.push(buf, start, end, this);
-    } catch (err) {
-      this.fail(err, true);
-    }
-  }
-
-  message(buf: Buffer, start: number, end: number, compressed: boolean): boolean {
+  message(buf: Buffer, start: number, end: number): boolean {
     if (this.answer !== undefined) {
       this.fail(
         new ConnectError('protocol error: a unary call answered with more than one message', Code.Internal),
-        true,
       );
       return false;
     }
     // A copy: the view belongs to a socket read that the connection will not keep.
-    const bytes = buf.subarray(start, end);
-    this.answer = compressed ? inflate(bytes, this.status.encoding, this.limit) : Buffer.from(bytes);
+    this.answer = Buffer.from(buf.subarray(start, end));
     return true;
   }
 
-  closed(rstCode: number | undefined): void {
-    if (this.done) return;
-    const error =
-      this.status.notGrpc ??
-      this.status.error ??
-      (this.status.statusSeen
-        ? undefined
-        : rstCode !== undefined && rstCode !== 0
-          ? resetError(rstCode)
-          : undefined);
-    if (error !== undefined) this.fail(error, false);
-    else if (!this.status.statusSeen) {
-      this.fail(new ConnectError('the connection closed before the call ended', Code.Unavailable), false);
-    } else if (this.answer === undefined || this.frames.incomplete) {
-      this.fail(
-        new ConnectError('protocol error: missing output message for unary method', Code.Internal),
-        false,
-      );
-    } else {
-      this.done = true;
-      this.settle(undefined, this.answer);
-    }
-  }
-
-  streamFailed(err: unknown): void {
-    this.fail(err, false);
-  }
-
-  fail(err: unknown, reset: boolean): void {
+  ended(error: unknown): void {
     if (this.done) return;
     this.done = true;
-    if (reset) this.h2?.cancel();
+    if (error !== undefined) this.settle(error);
+    else if (this.answer === undefined) {
+      this.settle(new ConnectError('protocol error: missing output message for unary method', Code.Internal));
+    } else this.settle(undefined, this.answer);
+  }
+
+  /** Ends the call from this side (a second message, the caller's signal): resets the stream. */
+  fail(err: unknown): void {
+    if (this.done) return;
+    this.done = true;
+    this.call?.cancel();
     this.settle(err);
   }
 }

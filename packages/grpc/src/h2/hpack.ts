@@ -78,8 +78,8 @@ export class HpackDecoder {
   #block: Uint8Array = EMPTY;
   #end = 0;
   // Not from Node's shared pool (Buffer.allocUnsafe): the decoder lives as long as its connection,
-  // and a pooled slice keeps the whole slab alive, 64 KB on Node 24 and later (Buffer.poolSize), so
-  // every connection held 64 KB of its own. The heap snapshot of 100 connections showed 6.4 MB.
+  // and a pooled slice keeps the whole slab alive, so every connection would hold a slab of its own
+  // (docs/PERFORMANCE.md).
   #huffmanOut: Buffer = Buffer.allocUnsafeSlow(256);
 
   constructor(options: HpackDecoderOptions = {}) {

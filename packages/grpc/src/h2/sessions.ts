@@ -1,41 +1,14 @@
-import type { ConnectionOptions } from 'node:tls';
 import { H2Connection, type H2ConnectionEvents } from './connection.js';
+import type {
+  GrpcConnectionStats,
+  H2Engine,
+  H2EngineOptions,
+  H2PreparedRequest,
+  H2RequestHeaders,
+} from './engine.js';
+import { encodeHeaderBlock } from './frames.js';
 import { H2Stream, type H2StreamHost, type H2StreamOwner } from './stream.js';
 import type { H2StreamTable } from './stream-table.js';
-
-/** How the streaming calls of one transport connect. */
-export interface H2SessionOptions {
-  readonly url: URL;
-  /** Options of `tls.connect` for an `https://` URL (certificates, server name). */
-  readonly tls?: ConnectionOptions;
-  /** PING after this long without a frame from the server while streams are open, in ms; 0 for none. */
-  readonly keepaliveMs: number;
-  /** How long a PING may go unanswered before the connection is given up, in milliseconds. */
-  readonly keepaliveTimeoutMs: number;
-  /**
-   * Connections to open to the endpoint when the server's MAX_CONCURRENT_STREAMS is reached on the
-   * ones there are (streams past the limit of all of them wait for a free slot).
-   */
-  readonly maxConnections: number;
-  /** Where the warnings go (the keepalive back-off). */
-  readonly logger: { warn(message: string): void };
-}
-
-/** The state of a transport's streaming connections, for operators and tests. */
-export interface GrpcConnectionStats {
-  /** Connections open now (including those finishing their streams after GOAWAY). */
-  readonly connections: number;
-  /** Streams running on them. */
-  readonly openStreams: number;
-  /** Streams waiting for a free slot under the server's MAX_CONCURRENT_STREAMS. */
-  readonly waitingStreams: number;
-  /** Streams the server refused (REFUSED_STREAM, or unprocessed at GOAWAY) and that started again. */
-  readonly refusedStreams: number;
-  /** The server's MAX_CONCURRENT_STREAMS on the newest connection; undefined when it sets none. */
-  readonly peerMaxConcurrentStreams: number | undefined;
-  /** The PING interval new connections use, after any back-off; 0 when keepalive is off. */
-  readonly keepaliveMs: number;
-}
 
 /**
  * The streaming calls' connections of one transport, opened on first use: streams go to the
@@ -43,7 +16,7 @@ export interface GrpcConnectionStats {
  * `maxConnections`) when none has room, and connections lost or past GOAWAY are replaced (streams
  * already running there finish there).
  */
-export class H2Sessions {
+export class H2Sessions implements H2Engine {
   private readonly connections: H2StreamTable[] = [];
   /** Every connection not closed yet: the usable ones and those finishing after GOAWAY. */
   private readonly live = new Set<H2StreamTable>();
@@ -63,7 +36,7 @@ export class H2Sessions {
     idleChanged: () => undefined,
   };
 
-  constructor(private readonly options: H2SessionOptions) {
+  constructor(private readonly options: H2EngineOptions) {
     this.keepaliveMs = options.keepaliveMs;
     this.events = {
       gone: (connection) => this.forget(connection),
@@ -85,11 +58,16 @@ export class H2Sessions {
     };
   }
 
-  /** Opens a stream with the encoded request `headers` (see `encodeHeaderBlock`). */
-  open(headers: Buffer, owner: H2StreamOwner): H2Stream {
+  /** The request's header block, encoded once (HPACK literals: see `encodeHeaderBlock`). */
+  prepare(path: string, headers: H2RequestHeaders): H2PreparedRequest {
+    const prepared: PreparedBlock = { path, block: encodeHeaderBlock(this.options.url, path, headers) };
+    return prepared;
+  }
+
+  open(request: H2PreparedRequest, owner: H2StreamOwner): H2Stream {
     if (this.closed) throw new Error('the HTTP/2 session is closed');
     const stream = new H2Stream(owner, this.unplaced);
-    stream.headerBlock = headers;
+    stream.headerBlock = (request as PreparedBlock).block;
     this.place(stream);
     return stream;
   }
@@ -123,8 +101,7 @@ export class H2Sessions {
     // back here (`overflow`) to go elsewhere. Once a limit is known, a new connection takes only
     // that many (the loop above sees it full) and the next one opens at once: under load a
     // connection's SETTINGS can take long to come, and a burst queued behind one connection at a
-    // time waited for each in turn (10,000 streams past a limit of 100 reached 66 connections
-    // only after 45 s, thousands of streams waiting meanwhile). A limit of 0 (a server refusing
+    // time would wait for each in turn (docs/PERFORMANCE.md). A limit of 0 (a server refusing
     // streams for now) opens no more connections than before.
     if ((this.learnedMaxStreams ?? 0) === 0) {
       const pending = this.connections.find((c) => c.usable && !c.settingsSeen);
@@ -189,4 +166,9 @@ export class H2Sessions {
     this.connections.length = 0;
     this.live.clear();
   }
+}
+
+/** A request of this engine, ready to send: its encoded header block. */
+interface PreparedBlock extends H2PreparedRequest {
+  readonly block: Buffer;
 }

@@ -1,4 +1,3 @@
-import { Code, ConnectError } from '@connectrpc/connect';
 import {
   type InferRequest,
   type InferResponse,
@@ -6,53 +5,42 @@ import {
   type InferStream,
   TritonLlmError,
 } from '@trtllm/sdk';
-import { CallStatus, resetError } from './call-status.js';
-import { toTritonLlmError } from './errors.js';
-import { FrameReader } from './grpc-frames.js';
-import { H2_NO_ERROR } from './h2/frames.js';
-import type { H2Headers, H2Stream, H2StreamOwner } from './h2/stream.js';
+import { type CallListener, GrpcCall } from '../call/index.js';
+import { streamErrorFromMessage, toTritonLlmError } from './error-mapping.js';
 import { consumerThrew, DONE, ResponseQueue } from './response-queue.js';
-import { encodeStreamRequest, FinalResponses, inflate } from './stream-codec.js';
-import { type H2StreamConfig, streamHeaderBlock } from './stream-config.js';
-import { streamErrorFromMessage } from './stream-error.js';
+import { encodeStreamRequest, FinalResponses } from './stream-codec.js';
+import { type StreamConfig, streamRequest } from './stream-config.js';
 import { readStreamResponse, type WireResponse } from './wire-reader.js';
 
 // Responses read ahead of the consumer before the HTTP/2 stream is paused; flow control then
 // holds the server back (a slow reader must not make the client buffer without bound).
 const HIGH_WATER = 32;
-// How much of a body that is not gRPC (a proxy's error page) is kept to quote in the error.
-const QUOTE_BYTES = 200;
 
 /**
- * One streamed request on its own HTTP/2 stream of the transport's socket-level connection
- * (`h2-session.ts`): the default gRPC path.
- * Ending it early resets that stream alone (RST_STREAM CANCEL), so the server cancels exactly this
+ * One streamed request on a `ModelStreamInfer` call of its own (a {@link GrpcCall}): the default
+ * gRPC path.
+ * Ending it early resets that call alone (RST_STREAM CANCEL), so the server cancels exactly this
  * request. There is no generator or stream pipeline between the socket and the consumer: each
- * response is read from its DATA chunk by `readStreamResponse` and either resolves the consumer's
- * pending `next()` or waits in a short queue; past `HIGH_WATER` responses the stream is paused.
+ * response is read from its message by `readStreamResponse` and either resolves the consumer's
+ * pending `next()` or waits in a short queue; past `HIGH_WATER` responses the call is paused.
  *
  * A stop request shares the main request's id and gets its own empty final response, so after
  * `sendStop` the stream waits for two final-flagged responses and reports only the last as final.
  */
-export class H2InferStream extends ResponseQueue implements InferStream, H2StreamOwner {
+export class CallStream extends ResponseQueue implements InferStream, CallListener {
   readonly cancelsOnServer = true;
-  private h2: H2Stream | undefined;
+  private call: GrpcCall | undefined;
   private phase: 'idle' | 'open' | 'draining' | 'done' = 'idle';
   private paused = false;
   private stopSent = false;
   private readonly finals = new FinalResponses();
-  private readonly status = new CallStatus();
-  private frames: FrameReader | undefined;
-  /** The start of a body that is not gRPC, to quote. */
-  private quoted: Buffer | undefined;
-  private deadline: ReturnType<typeof setTimeout> | undefined;
   /** The request until it is encoded; an idle stream keeps none of its inputs. */
   private request: InferRequest | undefined;
 
   constructor(
     request: InferRequest,
     private readonly signal: AbortSignal | undefined,
-    private readonly config: H2StreamConfig,
+    private readonly config: StreamConfig,
   ) {
     super(request.model, request.id);
     this.request = request;
@@ -71,7 +59,7 @@ export class H2InferStream extends ResponseQueue implements InferStream, H2Strea
       const value = this.dequeue();
       if (this.paused && this.queued < HIGH_WATER / 2) {
         this.paused = false;
-        this.h2?.resume();
+        this.call?.resume();
       }
       sink.onResponse(value);
       return;
@@ -102,7 +90,7 @@ export class H2InferStream extends ResponseQueue implements InferStream, H2Strea
       const frame = this.encode(stop);
       this.stopSent = true;
       this.finals.expectStop();
-      this.h2?.write(frame);
+      this.call?.send(frame);
     } catch (err) {
       throw this.toError(err);
     }
@@ -112,68 +100,30 @@ export class H2InferStream extends ResponseQueue implements InferStream, H2Strea
     if (this.signal?.aborted === true) throw this.signal.reason;
     const first = this.encode(this.request!);
     this.request = undefined;
-    const { timeoutMs, headers, headerBlock, sessions, url, maxReceiveBytes } = this.config;
-    const block = timeoutMs === undefined ? headerBlock : streamHeaderBlock(url, headers, timeoutMs);
-    const h2 = sessions.open(block, this);
+    const { engine, timeoutMs, headers, request, maxReceiveBytes } = this.config;
+    const call = new GrpcCall(
+      {
+        engine,
+        request: timeoutMs === undefined ? request : streamRequest(engine, headers, timeoutMs),
+        maxReceiveBytes,
+        timeoutMs,
+      },
+      this,
+    );
     this.phase = 'open';
-    this.h2 = h2;
-    this.frames = new FrameReader(maxReceiveBytes);
+    this.call = call;
     this.signal?.addEventListener('abort', this, { once: true });
-    if (timeoutMs !== undefined) {
-      this.deadline = setTimeout(() => {
-        this.fail(new ConnectError(`the deadline of ${timeoutMs} ms passed`, Code.DeadlineExceeded), true);
-      }, timeoutMs);
-    }
-    h2.write(first);
+    call.send(first);
   }
 
   private encode(request: InferRequest): Buffer {
     return encodeStreamRequest(request, this.config);
   }
 
-  /** @internal */
-  headersArrived(headers: H2Headers): void {
-    this.status.headers(headers);
-  }
-
-  /** @internal */
-  trailersArrived(trailers: H2Headers): void {
-    this.status.trailers(trailers);
-  }
-
-  /** @internal */
-  dataArrived(buf: Buffer, start: number, end: number): void {
-    if (this.phase === 'done') return;
-    if (this.status.notGrpc !== undefined) {
-      // Not gRPC at all (an HTML error page of a proxy): keep its start for the error, parse nothing.
-      const have = this.quoted?.length ?? 0;
-      if (have < QUOTE_BYTES) {
-        const part = buf.subarray(start, Math.min(end, start + QUOTE_BYTES - have));
-        this.quoted = this.quoted === undefined ? Buffer.from(part) : Buffer.concat([this.quoted, part]);
-      }
-      return;
-    }
-    try {
-      this.frames!.push(buf, start, end, this);
-    } catch (err) {
-      this.fail(err, true);
-    }
-  }
-
-  /** @internal */
-  streamFailed(err: unknown): void {
-    this.fail(err, false);
-  }
-
-  /** @internal One response message (the frame reader's callback); false stops the reader. */
-  message(buf: Buffer, start: number, end: number, compressed: boolean): boolean {
+  /** @internal One response message of the call; false stops the reading. */
+  message(buf: Buffer, start: number, end: number): boolean {
     if (this.phase === 'done') return false;
-    const read = compressed
-      ? readStreamResponse(
-          inflate(buf.subarray(start, end), this.status.encoding, this.config.maxReceiveBytes),
-          this.id,
-        )
-      : readStreamResponse(buf, this.id, start, end);
+    const read = readStreamResponse(buf, this.id, start, end);
     if (typeof read === 'string') {
       this.fail(streamErrorFromMessage(read, { model: this.model, requestId: this.id }), true);
       return false;
@@ -189,7 +139,7 @@ export class H2InferStream extends ResponseQueue implements InferStream, H2Strea
     if (this.finals.complete && this.phase === 'open') {
       this.phase = 'draining';
       // Half-close: the server ends the call once it has nothing more for it.
-      this.h2?.end();
+      this.call?.halfClose();
     }
     return response;
   }
@@ -198,63 +148,31 @@ export class H2InferStream extends ResponseQueue implements InferStream, H2Strea
     this.handOn(response);
     if (!this.paused && this.queued >= HIGH_WATER) {
       this.paused = true;
-      this.h2?.pause();
+      this.call?.pause();
     }
   }
 
-  /** @internal The HTTP/2 stream closed: a clean end, or the reason the call failed. */
-  closed(rstCode: number | undefined): void {
+  /** @internal The call ended: cleanly, or with the reason it failed. */
+  ended(error: unknown): void {
     if (this.phase === 'done') return;
-    const error = this.callError(rstCode);
     if (error !== undefined) {
-      this.fail(error, true);
+      this.fail(error, false);
+      return;
+    }
+    if (!this.finals.complete) {
+      this.fail(
+        new TritonLlmError(
+          'protocol',
+          `ModelStreamInfer '${this.model}': the call ended before the final response of request '${this.id}'`,
+        ),
+        false,
+      );
       return;
     }
     this.finish();
     const waiter = this.waiter;
     this.waiter = undefined;
     waiter?.onEnd();
-  }
-
-  /** Why the call failed, or undefined when it ended cleanly after the last final response. */
-  private callError(rstCode: number | undefined): unknown {
-    // A response that is not gRPC at all (HTTP status, content type) says so before any status.
-    const notGrpc = this.status.notGrpc;
-    if (notGrpc !== undefined) return this.quote(notGrpc);
-    const status = this.status.error;
-    if (status !== undefined) return status;
-    if (!this.status.statusSeen) {
-      if (rstCode !== undefined && rstCode !== H2_NO_ERROR) return resetError(rstCode);
-      if (this.h2?.endReceived === true) {
-        // The stream ended (END_STREAM) with no status: not something a gRPC server does, but what
-        // a proxy does when its idle timeout cuts a call (HAProxy's `timeout server`).
-        return new ConnectError(
-          'the stream ended without a gRPC status: the server, or a proxy in front of it (an idle timeout), cut the call short',
-          Code.Unavailable,
-        );
-      }
-      // No status at all: the connection went away under the call.
-      return new ConnectError('the connection closed before the call ended', Code.Unavailable);
-    }
-    if (this.frames?.incomplete === true) {
-      return new ConnectError('protocol error: the call ended inside a message', Code.Internal);
-    }
-    if (!this.finals.complete) {
-      return new TritonLlmError(
-        'protocol',
-        `ModelStreamInfer '${this.model}': the call ended before the final response of request '${this.id}'`,
-      );
-    }
-    return undefined;
-  }
-
-  /** The header error of an answer that is not gRPC, with the start of its body quoted. */
-  private quote(error: ConnectError): ConnectError {
-    const body = this.quoted;
-    if (body === undefined || body.length === 0) return error;
-    const text = body.toString('utf8').replace(/\s+/g, ' ').trim();
-    const cut = body.length >= QUOTE_BYTES ? '...' : '';
-    return new ConnectError(`${error.rawMessage}: the answer is not gRPC: "${text}${cut}"`, error.code);
   }
 
   /** The signal's abort (the stream is its own listener object: no closure per request). */
@@ -277,7 +195,7 @@ export class H2InferStream extends ResponseQueue implements InferStream, H2Strea
   private leave(): void {
     if (this.phase === 'done') return;
     this.finish();
-    this.h2?.cancel();
+    this.call?.cancel();
   }
 
   /** Ends the call with an error: resets the stream when `reset`, and hands the error on. */
@@ -286,7 +204,7 @@ export class H2InferStream extends ResponseQueue implements InferStream, H2Strea
     const error = this.toError(err);
     this.failure = error;
     this.finish();
-    if (reset) this.h2?.cancel();
+    if (reset) this.call?.cancel();
     // Responses that arrived before the failure are still delivered first (see pull()). Called
     // from a timer or the signal's event, a consumer's throw would reach the process: the stream
     // has failed already, so it goes to the log.
@@ -295,7 +213,6 @@ export class H2InferStream extends ResponseQueue implements InferStream, H2Strea
 
   private finish(): void {
     this.phase = 'done';
-    if (this.deadline !== undefined) clearTimeout(this.deadline);
     this.signal?.removeEventListener('abort', this);
   }
 

@@ -1,5 +1,5 @@
 import type { DataType, TensorData } from '@trtllm/sdk';
-import type { InferTensorContents } from './gen/inference/grpc_service_pb.js';
+import type { InferTensorContents } from '../gen/inference/grpc_service_pb.js';
 
 /**
  * Typed `InferTensorContents` to core tensor data, for servers that answer with `contents`

@@ -1,5 +1,5 @@
 import { type DataType, dataTypeFromConfig, isDataType } from '@trtllm/sdk';
-import { DataType as ConfigDataType } from './gen/inference/model_config_pb.js';
+import { DataType as ConfigDataType } from '../gen/inference/model_config_pb.js';
 
 /** A `datatype` string of an inference message or model metadata, or undefined when unknown. */
 export function wireDataType(s: string): DataType | undefined {

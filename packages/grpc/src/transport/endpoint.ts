@@ -1,9 +1,9 @@
 import type { ConnectionOptions } from 'node:tls';
 import { type Client, createClient } from '@connectrpc/connect';
 import { invalidArgument, parseTritonUrl, TritonLlmError } from '@trtllm/sdk';
-import { GRPCInferenceService } from './gen/inference/grpc_service_pb.js';
-import { type GrpcConnectionStats, H2Sessions } from './h2/sessions.js';
-import { h2UnaryTransport } from './h2-unary.js';
+import { unaryTransport } from '../call/index.js';
+import { GRPCInferenceService } from '../gen/inference/grpc_service_pb.js';
+import { createEngine, type GrpcConnectionStats, type H2Engine, type H2EngineName } from '../h2/index.js';
 import type { GrpcTlsOptions, GrpcTransportOptions } from './options.js';
 
 // A PING after 5.5 minutes of silence: 10 % above the 300 s that grpc servers (Triton among them:
@@ -21,12 +21,11 @@ export const DEFAULT_MAX_RECEIVE_BYTES = 64 * 1024 * 1024;
 // Connections opened to one endpoint when a server limits the streams of each.
 const DEFAULT_MAX_CONNECTIONS = 8;
 
-/** The client of one HTTP/2 connection, and the way to drop it. */
-export interface Connection {
+/** The endpoint of one transport: its HTTP/2 engine, the unary calls' client on it, and the way to drop it. */
+export interface Endpoint {
   readonly client: Client<typeof GRPCInferenceService>;
-  /** The connection of the streaming calls: HTTP/2 framed on a socket of its own (h2-session.ts). */
-  readonly streams: H2Sessions;
-  readonly url: URL;
+  /** The HTTP/2 engine every call of the transport runs on (up to `maxConnections` connections). */
+  readonly engine: H2Engine;
   readonly maxReceiveBytes: number;
   readonly maxSendBytes: number | undefined;
   readonly logger: { warn(message: string): void };
@@ -35,10 +34,11 @@ export interface Connection {
 }
 
 /**
- * Validates the transport options and builds the connect-es client on one session manager, so
- * every call of the transport shares one HTTP/2 connection (opened on the first call).
+ * Validates the transport options and builds the connect-es client on the transport's HTTP/2
+ * engine, so unary and streamed calls share its connections (the first opened on the first call,
+ * more up to `maxConnections` when the server limits the streams of each).
  */
-export function openConnection(options: GrpcTransportOptions): Connection {
+export function openEndpoint(options: GrpcTransportOptions): Endpoint {
   const url = baseUrl(options.baseUrl);
   const keepaliveMs = options.keepaliveMs ?? DEFAULT_KEEPALIVE_MS;
   if (!Number.isFinite(keepaliveMs) || keepaliveMs < 0) {
@@ -71,7 +71,7 @@ export function openConnection(options: GrpcTransportOptions): Connection {
   const logger = options.logger ?? console;
   const writeMaxBytes = messageLimit('maxSendMessageBytes', options.maxSendMessageBytes);
   const tls = url.protocol === 'https:' ? tlsOptions(options.tls ?? {}) : undefined;
-  const streams = new H2Sessions({
+  const engine = createEngine(engineName(options.engine), {
     url,
     keepaliveMs,
     keepaliveTimeoutMs,
@@ -80,23 +80,21 @@ export function openConnection(options: GrpcTransportOptions): Connection {
     ...(tls !== undefined ? { tls } : {}),
   });
   // Unary calls go through connect-es's typed client on the same HTTP/2 engine as the streams.
-  const transport = h2UnaryTransport({
-    sessions: streams,
-    url,
+  const transport = unaryTransport({
+    engine,
     gzip: options.gzip === true,
     maxReceiveBytes: readMaxBytes,
     maxSendBytes: writeMaxBytes,
   });
   return {
     client: createClient(GRPCInferenceService, transport),
-    streams,
-    url,
+    engine,
     maxReceiveBytes: readMaxBytes,
     maxSendBytes: writeMaxBytes,
     logger,
-    stats: () => streams.stats(),
+    stats: () => engine.stats(),
     close: () => {
-      streams.close();
+      engine.close();
     },
   };
 }
@@ -116,6 +114,14 @@ function baseUrl(value: string): URL {
     );
   }
   return new URL(endpoint.baseUrl);
+}
+
+function engineName(value: GrpcTransportOptions['engine']): H2EngineName {
+  if (value === undefined) return 'builtin';
+  if (value !== 'builtin' && value !== 'node-http2') {
+    throw invalidArgument('engine', value, "must be 'builtin' (the default) or 'node-http2'");
+  }
+  return value;
 }
 
 function messageLimit(field: string, value: number | undefined): number | undefined {

@@ -7,24 +7,24 @@ import {
   type Transport,
   TritonLlmError,
 } from '@trtllm/sdk';
+import { callHeaders, requestHeaders } from '../call/index.js';
+import type { GrpcConnectionStats } from '../h2/index.js';
 import { asyncDispose } from './async-dispose.js';
-import { openConnection } from './connection.js';
-import { toTritonLlmError } from './errors.js';
-import type { GrpcConnectionStats } from './h2/sessions.js';
-import { DEFAULT_MULTIPLEX_CALLS, H2Multiplexer } from './h2-multiplex.js';
-import { H2InferStream } from './h2-stream.js';
-import { callHeaders, requestHeaders } from './headers.js';
+import { CallStream } from './call-stream.js';
+import { openEndpoint } from './endpoint.js';
+import { toTritonLlmError } from './error-mapping.js';
 import { toModelInferRequest } from './infer-request.js';
 import { fromModelInferResponse } from './infer-response.js';
-import { fromModelMetadata, fromModelStatistics } from './metadata.js';
 import { fromModelConfig } from './model-config.js';
+import { fromModelMetadata, fromModelStatistics } from './model-metadata.js';
 import {
   checkGrpcOptionNames,
   type GrpcReplicaTransportOptions,
   type GrpcTransportOptions,
 } from './options.js';
 import { grpcReplicaTransport, isReplicaOptions } from './replicas.js';
-import { type H2StreamConfig, streamHeaderBlock } from './stream-config.js';
+import { DEFAULT_MULTIPLEX_CALLS, SharedCalls } from './shared-calls.js';
+import { type StreamConfig, streamRequest } from './stream-config.js';
 
 /** A {@link Transport} over gRPC, with the state of its connections. */
 export interface GrpcTransport extends Transport, AsyncDisposable {
@@ -43,9 +43,11 @@ export interface GrpcTransport extends Transport, AsyncDisposable {
  * A connection with no call in flight never keeps the process alive, as with `fetch`: a script ends
  * when its last call does. `close()` (or `await using`) ends the connections at once.
  *
- * All calls share one HTTP/2 connection. Each streamed request gets its own `ModelStreamInfer`
+ * All calls share the transport's HTTP/2 connections: one, or up to `maxConnections` (8) when
+ * the server limits the streams of each. Each streamed request gets its own `ModelStreamInfer`
  * call, so cancelling one (break, or its `signal`) cancels it on the server without touching the
- * others. `timeoutMs` travels as the gRPC deadline; failures are `TritonLlmError`s.
+ * others. `engine: 'node-http2'` runs the calls on Node's own HTTP/2 stack instead of this
+ * package's. `timeoutMs` travels as the gRPC deadline; failures are `TritonLlmError`s.
  *
  * With `baseUrls: [...]` or `dns: 'host:port'` instead of `baseUrl` it balances requests over
  * several replicas (least outstanding requests, health checks, failover before the first
@@ -64,14 +66,14 @@ export function grpcTransport(
   // The headers of every streamed call without headers of its own, built once: bad static headers
   // fail here, once, instead of on every call.
   const streamHeaders = requestHeaders(callHeaders(options.headers, undefined, 'options.headers'), gzip);
-  const connection = openConnection(options);
+  const connection = openEndpoint(options);
   const client = connection.client;
+  const engine = connection.engine;
   // Shared by every streamed call without headers or a deadline of its own.
-  const streamConfig: H2StreamConfig = {
-    sessions: connection.streams,
-    url: connection.url,
+  const streamConfig: StreamConfig = {
+    engine,
     headers: streamHeaders,
-    headerBlock: streamHeaderBlock(connection.url, streamHeaders, undefined),
+    request: streamRequest(engine, streamHeaders, undefined),
     timeoutMs: undefined,
     maxReceiveBytes: connection.maxReceiveBytes,
     maxSendBytes: connection.maxSendBytes,
@@ -79,7 +81,7 @@ export function grpcTransport(
     logger: connection.logger,
   };
   let closed = false;
-  const mux = sharedCalls !== undefined ? new H2Multiplexer(streamConfig, sharedCalls) : undefined;
+  const mux = sharedCalls !== undefined ? new SharedCalls(streamConfig, sharedCalls) : undefined;
 
   /** Refuses a call on a closed transport or with a bad deadline; returns the deadline. */
   function checkCall(call: CallOptions | undefined): number | undefined {
@@ -141,14 +143,10 @@ export function grpcTransport(
       let config = streamConfig;
       if (call?.headers !== undefined) {
         const headers = requestHeaders(callHeaders(options.headers, call.headers, 'options.headers'), gzip);
-        config = {
-          ...streamConfig,
-          headers,
-          headerBlock: streamHeaderBlock(connection.url, headers, undefined),
-        };
+        config = { ...streamConfig, headers, request: streamRequest(engine, headers, undefined) };
       }
       if (timeoutMs !== undefined) config = { ...config, timeoutMs };
-      return new H2InferStream(request, call?.signal, config);
+      return new CallStream(request, call?.signal, config);
     },
 
     serverLive: (call?: CallOptions) =>

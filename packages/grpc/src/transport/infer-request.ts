@@ -1,6 +1,6 @@
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { encodeTensorData, type InferRequest, type Parameters, TritonLlmError } from '@trtllm/sdk';
-import type { ModelInferRequestSchema } from './gen/inference/grpc_service_pb.js';
+import type { ModelInferRequestSchema } from '../gen/inference/grpc_service_pb.js';
 import { toInferParameters } from './parameters.js';
 
 /** The init shape of a `ModelInferRequest`, as connect-es accepts it. */

@@ -6,13 +6,13 @@ import {
   type TensorData,
   TritonLlmError,
 } from '@trtllm/sdk';
-import { tensorDataFromContents } from './contents.js';
-import { wireDataType } from './datatype.js';
 import {
   InferTensorContentsSchema,
   type ModelInferResponse,
   type ModelInferResponse_InferOutputTensor,
-} from './gen/inference/grpc_service_pb.js';
+} from '../gen/inference/grpc_service_pb.js';
+import { tensorDataFromContents } from './contents.js';
+import { wireDataType } from './datatype.js';
 import { fromInferParameters } from './parameters.js';
 
 /**

@@ -1,11 +1,11 @@
 import type { DataType, EnsembleStep, ModelConfig, TensorSpec } from '@trtllm/sdk';
 import { TritonLlmError } from '@trtllm/sdk';
-import { configDataType } from './datatype.js';
 import type {
   DataType as ConfigDataType,
   ModelConfig as ModelConfigMessage,
   ModelTensorReshape,
-} from './gen/inference/model_config_pb.js';
+} from '../gen/inference/model_config_pb.js';
+import { configDataType } from './datatype.js';
 
 /**
  * A proto `ModelConfig` as core's `ModelConfig`: `TYPE_*` enums become wire data type names

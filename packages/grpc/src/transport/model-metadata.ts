@@ -1,12 +1,12 @@
 import type { ModelMetadata, ModelStatistics, StatisticDuration, TensorMetadata } from '@trtllm/sdk';
 import { TritonLlmError } from '@trtllm/sdk';
-import { wireDataType } from './datatype.js';
 import type {
   InferStatistics,
   ModelMetadataResponse,
   ModelMetadataResponse_TensorMetadata,
   ModelStatistics as ModelStatisticsMessage,
-} from './gen/inference/grpc_service_pb.js';
+} from '../gen/inference/grpc_service_pb.js';
+import { wireDataType } from './datatype.js';
 
 /** `ModelMetadataResponse` as core's `ModelMetadata`. */
 export function fromModelMetadata(m: ModelMetadataResponse): ModelMetadata {

@@ -20,7 +20,7 @@ export interface GrpcTlsOptions {
 /**
  * Options of {@link grpcTransport}. A transport opens its first HTTP/2 connection on its first call and
  * shares it among all of its calls; when the server (or a proxy) limits the streams of a connection,
- * the streamed calls open more, up to `maxConnections` (default 8).
+ * the calls open more, up to `maxConnections` (default 8).
  */
 export interface GrpcTransportOptions {
   /**
@@ -63,7 +63,7 @@ export interface GrpcTransportOptions {
    * Triton's own clients do (on the same HTTP/2 engine as the default, which drives one HTTP/2
    * stream per request); it keeps the HTTP/2 streams at `calls` or fewer whatever the
    * concurrency, for proxies or servers that limit them. `true` means 32 calls; `{ calls: 1 }`
-   * puts every request on one call, at about 1.5x the client CPU per token under load: a server
+   * puts every request on one call, at more client CPU per token under load: a server
    * writes one call's responses one at a time, so the client wakes for each. A request joins the
    * call with the fewest requests. The trade-off: ending one request early cannot cancel its
    * shared call, so it only stops listening, and the SDK sends the model's in-band stop where the
@@ -80,6 +80,14 @@ export interface GrpcTransportOptions {
   readonly maxConnections?: number;
   /** Where the transport's warnings go (keepalive back-off, a consumer that threw). Default `console`. */
   readonly logger?: GrpcLogger;
+  /**
+   * The HTTP/2 stack the calls run on: `'builtin'`, this package's own engine (the default: the
+   * least CPU per token, and every frame of the server checked), or `'node-http2'`, Node's
+   * `node:http2`, for those who prefer Node's own stack. Both carry every call and option alike;
+   * `node-http2` keeps one connection per endpoint (Node queues streams past the server's limit)
+   * and answers some broken frames as Node does.
+   */
+  readonly engine?: 'builtin' | 'node-http2';
 }
 
 interface GrpcReplicaCommonOptions extends Omit<GrpcTransportOptions, 'baseUrl'>, ReplicaOptions {
@@ -140,6 +148,7 @@ const OPTION_NAMES: Readonly<
   multiplex: true,
   maxConnections: true,
   logger: true,
+  engine: true,
   baseUrls: true,
   dns: true,
   lookup: true,

@@ -7,7 +7,7 @@ const SHORT_QUEUE = 32;
 
 /**
  * The consumer's side of a streamed request, shared by the stream on its own HTTP/2 stream
- * (`h2-stream.ts`) and the one on a shared call (`h2-multiplex.ts`): responses that arrive while
+ * (`call-stream.ts`) and the one on a shared call (`shared-calls.ts`): responses that arrive while
  * nobody waits are queued; the consumer pulls them in order (`pull` for the client's generation,
  * `next()` for `for await`), and a failure reaches it after the responses that came before it.
  * Subclasses decide when the stream starts and ends; the queue costs no allocation per response

@@ -6,19 +6,16 @@ import {
   type InferStream,
   TritonLlmError,
 } from '@trtllm/sdk';
-import { CallStatus, resetError } from './call-status.js';
-import { toTritonLlmError } from './errors.js';
-import { ModelStreamInferResponseSchema } from './gen/inference/grpc_service_pb.js';
-import { FrameReader, type MessageSink } from './grpc-frames.js';
-import type { H2Headers, H2Stream, H2StreamOwner } from './h2/stream.js';
+import { type CallListener, GrpcCall } from '../call/index.js';
+import { ModelStreamInferResponseSchema } from '../gen/inference/grpc_service_pb.js';
+import { streamErrorFromMessage, toTritonLlmError } from './error-mapping.js';
 import { consumerThrew, DONE, ResponseQueue } from './response-queue.js';
-import { encodeStreamRequest, FinalResponses, inflate } from './stream-codec.js';
-import type { H2StreamConfig } from './stream-config.js';
-import { streamErrorFromMessage } from './stream-error.js';
+import { encodeStreamRequest, FinalResponses } from './stream-codec.js';
+import type { StreamConfig } from './stream-config.js';
 import { readStreamResponse, type WireResponse } from './wire-reader.js';
 import { decimalValue } from './wire-walker.js';
 
-/** Shared calls of `multiplex: true` (see {@link H2Multiplexer}). */
+/** Shared calls of `multiplex: true` (see {@link SharedCalls}). */
 export const DEFAULT_MULTIPLEX_CALLS = 32;
 
 /**
@@ -37,7 +34,7 @@ export const DEFAULT_MULTIPLEX_CALLS = 32;
  * the same write.
  * A request joins the call with the fewest requests; one request at a time stays on one call.
  */
-export class H2Multiplexer {
+export class SharedCalls {
   /** The shared calls, opened on first need; undefined where none is open. */
   private readonly calls: (SharedCall | undefined)[];
   /** The ids of the requests on every shared call: one lookup tells a duplicate, not one per call. */
@@ -45,7 +42,7 @@ export class H2Multiplexer {
   private closed = false;
 
   constructor(
-    private readonly config: H2StreamConfig,
+    private readonly config: StreamConfig,
     calls: number,
   ) {
     this.calls = new Array<SharedCall | undefined>(calls).fill(undefined);
@@ -118,31 +115,31 @@ export class H2Multiplexer {
 }
 
 /** The shared `ModelStreamInfer` call: requests out, responses handed to their request by id. */
-class SharedCall implements H2StreamOwner, MessageSink {
+class SharedCall implements CallListener {
   readonly members = new Map<string, MultiplexedStream>();
   /** The decimal ids among the members' (the SDK's own), by value: see `readStreamResponse`. */
   private readonly decimalIds = new Map<number, string>();
-  private readonly h2: H2Stream;
-  private readonly frames: FrameReader;
-  private readonly status = new CallStatus();
+  private readonly call: GrpcCall;
   private over = false;
 
   constructor(
-    private readonly mux: H2Multiplexer,
-    private readonly config: H2StreamConfig,
+    private readonly mux: SharedCalls,
+    config: StreamConfig,
   ) {
-    this.frames = new FrameReader(config.maxReceiveBytes);
-    this.h2 = config.sessions.open(config.headerBlock, this);
+    this.call = new GrpcCall(
+      { engine: config.engine, request: config.request, maxReceiveBytes: config.maxReceiveBytes },
+      this,
+    );
   }
 
   send(bytes: Buffer): void {
-    this.h2.write(bytes);
+    this.call.send(bytes);
   }
 
   add(id: string, member: MultiplexedStream): void {
     this.members.set(id, member);
     // The first request on a call that waited idle: it keeps the process alive again.
-    if (this.members.size === 1) this.h2.setIdle(false);
+    if (this.members.size === 1) this.call.setIdle(false);
     this.mux.inFlight.add(id);
     const value = decimalValue(id);
     if (value !== undefined) this.decimalIds.set(value, id);
@@ -153,49 +150,22 @@ class SharedCall implements H2StreamOwner, MessageSink {
     if (this.members.get(id) !== member) return;
     this.members.delete(id);
     // A shared call between requests stays open for the next one, but lets the process exit.
-    if (this.members.size === 0) this.h2.setIdle(true);
+    if (this.members.size === 0) this.call.setIdle(true);
     this.mux.inFlight.delete(id);
     const value = decimalValue(id);
     if (value !== undefined) this.decimalIds.delete(value);
   }
 
-  /** @internal */
-  headersArrived(headers: H2Headers): void {
-    this.status.headers(headers);
-  }
-
-  /** @internal */
-  trailersArrived(trailers: H2Headers): void {
-    this.status.trailers(trailers);
-  }
-
-  /** @internal */
-  dataArrived(buf: Buffer, start: number, end: number): void {
-    if (this.over || this.status.notGrpc !== undefined) return;
-    try {
-      this.frames.push(buf, start, end, this);
-    } catch (err) {
-      this.end(err, true);
-    }
-  }
-
   /** @internal One response message of the call. */
-  message(buf: Buffer, start: number, end: number, compressed: boolean): boolean {
-    const inflated = compressed
-      ? inflate(buf.subarray(start, end), this.status.encoding, this.config.maxReceiveBytes)
-      : undefined;
-    const read =
-      inflated !== undefined
-        ? readStreamResponse(inflated)
-        : readStreamResponse(buf, undefined, start, end, this.decimalIds);
+  message(buf: Buffer, start: number, end: number): boolean {
+    const read = readStreamResponse(buf, undefined, start, end, this.decimalIds);
     if (typeof read !== 'string') {
       // A response of a request whose consumer left is dropped.
       this.members.get(read.id)?.deliver(read);
       return !this.over;
     }
     // An error carries its request's id in the rare cases Triton knows it (read the slow way).
-    const message = inflated ?? buf.subarray(start, end);
-    const id = fromBinary(ModelStreamInferResponseSchema, message).inferResponse?.id ?? '';
+    const id = fromBinary(ModelStreamInferResponseSchema, buf.subarray(start, end)).inferResponse?.id ?? '';
     const member = this.members.get(id);
     if (member !== undefined) member.failWith(read);
     // An error Triton could not tie to a request concerns every request on the call.
@@ -203,22 +173,13 @@ class SharedCall implements H2StreamOwner, MessageSink {
     return !this.over;
   }
 
-  /** @internal */
-  closed(rstCode: number | undefined): void {
-    const status = this.status.error;
-    if (status !== undefined) this.end(status, false);
-    else if (!this.status.statusSeen && rstCode !== undefined && rstCode !== 0)
-      this.end(resetError(rstCode), false);
-    else
-      this.end(
+  /** @internal The call ended: whatever its status, the requests still on it are cut short. */
+  ended(error: unknown): void {
+    this.end(
+      error ??
         new TritonLlmError('protocol', 'ModelStreamInfer: the shared call ended with requests still open'),
-        false,
-      );
-  }
-
-  /** @internal */
-  streamFailed(err: unknown): void {
-    this.end(err, false);
+      false,
+    );
   }
 
   /** Ends the call: every request still on it fails with `err`; the next request opens a new call. */
@@ -226,7 +187,7 @@ class SharedCall implements H2StreamOwner, MessageSink {
     if (this.over) return;
     this.over = true;
     this.mux.ended(this);
-    if (reset) this.h2.cancel();
+    if (reset) this.call.cancel();
     const members = [...this.members.values()];
     for (const id of this.members.keys()) this.mux.inFlight.delete(id);
     this.members.clear();
@@ -249,7 +210,7 @@ class MultiplexedStream extends ResponseQueue implements InferStream {
   private request: InferRequest | undefined;
 
   constructor(
-    private readonly mux: H2Multiplexer,
+    private readonly mux: SharedCalls,
     request: InferRequest,
     private readonly signal: AbortSignal | undefined,
   ) {

@@ -1,13 +1,11 @@
-import { gunzipSync, gzipSync } from 'node:zlib';
-import { Code, ConnectError } from '@connectrpc/connect';
 import type { InferRequest, InferResponse } from '@trtllm/sdk';
-import { frameMessage, messageTooLarge } from './grpc-frames.js';
-import { STREAM_PARAMETERS } from './stream.js';
+import { encodeFramed } from '../call/index.js';
 import type { WireResponse } from './wire-reader.js';
 import { writeModelInferRequest } from './wire-writer.js';
 
-// Requests this size and up are compressed when gzip is on (small ones would only grow).
-const COMPRESS_MIN_BYTES = 1024;
+// Without it a decoupled model that ends without data sends nothing, and the end of a request
+// cannot be told (tensorrtllm_backend #552); with it every request ends on a flagged response.
+export const STREAM_PARAMETERS = { triton_enable_empty_final_response: true } as const;
 
 /** A streamed request as it goes on the wire: encoded, compressed when worth it, framed, checked against the limit. */
 export function encodeStreamRequest(
@@ -15,41 +13,6 @@ export function encodeStreamRequest(
   settings: { readonly gzip: boolean; readonly maxSendBytes: number | undefined },
 ): Buffer {
   return encodeFramed(writeModelInferRequest(request, STREAM_PARAMETERS), settings);
-}
-
-/** A request message framed for the wire: compressed when worth it, checked against the limit. */
-export function encodeFramed(
-  message: Uint8Array,
-  settings: { readonly gzip: boolean; readonly maxSendBytes: number | undefined },
-): Buffer {
-  const compress = settings.gzip && message.length >= COMPRESS_MIN_BYTES;
-  const body = compress ? gzipSync(message) : message;
-  if (settings.maxSendBytes !== undefined && body.length > settings.maxSendBytes) {
-    throw new ConnectError(
-      `message size ${body.length} is larger than configured writeMaxBytes ${settings.maxSendBytes}`,
-      Code.ResourceExhausted,
-    );
-  }
-  return frameMessage(body, compress);
-}
-
-/** A compressed response message inflated, bounded by the same limit as the message itself. */
-export function inflate(bytes: Buffer, encoding: string | undefined, limit: number): Buffer {
-  if (encoding !== 'gzip') {
-    throw new ConnectError(
-      `protocol error: received compressed envelope with encoding ${String(encoding)}`,
-      Code.Internal,
-    );
-  }
-  try {
-    return gunzipSync(bytes, { maxOutputLength: limit });
-  } catch (err) {
-    if ((err as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE') throw messageTooLarge(limit + 1, limit);
-    throw new ConnectError(
-      `protocol error: a gzip message cannot be inflated (${String(err)})`,
-      Code.Internal,
-    );
-  }
 }
 
 /**

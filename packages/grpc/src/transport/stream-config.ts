@@ -1,19 +1,15 @@
-import type { OutgoingHttpHeaders } from 'node:http2';
-import { encodeHeaderBlock } from './h2/frames.js';
-import type { H2Sessions } from './h2/sessions.js';
-import { grpcTimeout } from './headers.js';
+import { type CallMetadata, grpcTimeout } from '../call/index.js';
+import type { H2Engine, H2PreparedRequest } from '../h2/index.js';
 
 const PATH = '/inference.GRPCInferenceService/ModelStreamInfer';
 
-/** What a streamed call needs from its transport: the connections and the per-call settings. */
-export interface H2StreamConfig {
-  readonly sessions: H2Sessions;
-  /** Where the calls go (`:scheme` and `:authority`). */
-  readonly url: URL;
+/** What a streamed call needs from its transport: the engine and the per-call settings. */
+export interface StreamConfig {
+  readonly engine: H2Engine;
   /** The call's request headers, without the deadline. */
-  readonly headers: OutgoingHttpHeaders;
-  /** `headers` encoded once, for the calls without a deadline. */
-  readonly headerBlock: Buffer;
+  readonly headers: CallMetadata;
+  /** `headers` made ready once by the engine, for the calls without a deadline. */
+  readonly request: H2PreparedRequest;
   readonly timeoutMs: number | undefined;
   readonly maxReceiveBytes: number;
   readonly maxSendBytes: number | undefined;
@@ -21,14 +17,13 @@ export interface H2StreamConfig {
   readonly logger: { warn(message: string): void };
 }
 
-/** The request header block of a config (the deadline header added for a call with one). */
-export function streamHeaderBlock(
-  url: URL,
-  headers: OutgoingHttpHeaders,
+/** The `ModelStreamInfer` request of `headers` (the deadline header added for a call with one). */
+export function streamRequest(
+  engine: H2Engine,
+  headers: CallMetadata,
   timeoutMs: number | undefined,
-): Buffer {
-  return encodeHeaderBlock(
-    url,
+): H2PreparedRequest {
+  return engine.prepare(
     PATH,
     timeoutMs === undefined ? headers : { ...headers, 'grpc-timeout': grpcTimeout(timeoutMs) },
   );

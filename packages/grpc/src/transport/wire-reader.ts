@@ -7,15 +7,15 @@ import {
   type Tensor,
   TritonLlmError,
 } from '@trtllm/sdk';
+import { ModelStreamInferResponseSchema } from '../gen/inference/grpc_service_pb.js';
 import { wireDataType } from './datatype.js';
-import { ModelStreamInferResponseSchema } from './gen/inference/grpc_service_pb.js';
 import { fromModelInferResponse, malformedResponse } from './infer-response.js';
 import { KnownRuns, OUTPUTS_KEY, PARAMETERS_KEY } from './known-runs.js';
 import { FIXED64, LENGTH_DELIMITED, Truncated, VARINT, Walker } from './wire-walker.js';
 
 /**
  * A streamed response as the lean path reads it: the core response plus the wire's own final flag
- * (the stream decides what `final` means for the consumer, see `h2-stream.ts`).
+ * (the stream decides what `final` means for the consumer, see `call-stream.ts`).
  */
 export interface WireResponse extends InferResponse {
   final: boolean;

@@ -1,4 +1,8 @@
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { Code, ConnectError } from '@connectrpc/connect';
+
+// Requests this size and up are compressed when gzip is on (small ones would only grow).
+const COMPRESS_MIN_BYTES = 1024;
 
 /** gRPC's 5-byte message prefix: a compressed flag, then the length as a 32-bit big-endian number. */
 const PREFIX = 5;
@@ -105,5 +109,40 @@ export class FrameReader {
   /** Whether a message was cut off: bytes left over that never became a whole message. */
   get incomplete(): boolean {
     return this.head !== undefined || this.body !== undefined;
+  }
+}
+
+/** A request message framed for the wire: compressed when worth it, checked against the limit. */
+export function encodeFramed(
+  message: Uint8Array,
+  settings: { readonly gzip: boolean; readonly maxSendBytes: number | undefined },
+): Buffer {
+  const compress = settings.gzip && message.length >= COMPRESS_MIN_BYTES;
+  const body = compress ? gzipSync(message) : message;
+  if (settings.maxSendBytes !== undefined && body.length > settings.maxSendBytes) {
+    throw new ConnectError(
+      `message size ${body.length} is larger than configured writeMaxBytes ${settings.maxSendBytes}`,
+      Code.ResourceExhausted,
+    );
+  }
+  return frameMessage(body, compress);
+}
+
+/** A compressed response message inflated, bounded by the same limit as the message itself. */
+export function inflate(bytes: Buffer, encoding: string | undefined, limit: number): Buffer {
+  if (encoding !== 'gzip') {
+    throw new ConnectError(
+      `protocol error: received compressed envelope with encoding ${String(encoding)}`,
+      Code.Internal,
+    );
+  }
+  try {
+    return gunzipSync(bytes, { maxOutputLength: limit });
+  } catch (err) {
+    if ((err as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE') throw messageTooLarge(limit + 1, limit);
+    throw new ConnectError(
+      `protocol error: a gzip message cannot be inflated (${String(err)})`,
+      Code.Internal,
+    );
   }
 }
