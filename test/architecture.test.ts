@@ -214,3 +214,82 @@ describe('the layers of @trtllm/http', () => {
     expect(cycles).toEqual([]);
   });
 });
+
+describe('the layers of @trtllm/grpc', () => {
+  // Each folder of packages/grpc/src is one layer, entered only through its index.ts: the HTTP/2
+  // engine (h2/) speaks bytes and headers, the call layer (call/) gRPC messages, the transport
+  // (transport/) core's types; imports point down that list only. gen/ is protobuf-es's output.
+  const src = join(packagesDir, 'grpc', 'src');
+  const LAYERS: Readonly<Record<string, 'engine' | 'call' | 'transport' | 'generated'>> = {
+    h2: 'engine',
+    call: 'call',
+    transport: 'transport',
+    gen: 'generated',
+  };
+  const files = sourceFiles(src);
+  const generated = join(src, 'gen');
+  /** The layer folder of a file, or undefined for the files at the root (the package's index.ts). */
+  const folderOf = (file: string): string | undefined => {
+    const parts = relative(src, file).split('/');
+    return parts.length > 1 ? parts[0] : undefined;
+  };
+  /** Each import of a file inside the package, resolved to the file it names (type-only ones included). */
+  const localImports = (file: string) =>
+    specifiers(file)
+      .filter((s) => s.startsWith('.'))
+      .map((s) => ({ specifier: s, target: resolve(dirname(file), s.replace(/\.js$/, '.ts')) }));
+  const show = (file: string) => relative(src, file);
+  const breachesOf = (from: string, to: (target: string) => boolean) =>
+    files
+      .filter((file) => folderOf(file) === from)
+      .flatMap((file) =>
+        localImports(file)
+          .filter(({ target }) => to(target))
+          .map(({ specifier }) => `${show(file)} imports '${specifier}'`),
+      );
+
+  it('has a declared layer for every folder of src, each with its index.ts', () => {
+    const folders = readdirSync(src).filter((name) => statSync(join(src, name)).isDirectory());
+    expect(folders.filter((name) => LAYERS[name] === undefined)).toEqual([]);
+    for (const folder of folders.filter((name) => LAYERS[name] !== 'generated')) {
+      expect(files).toContain(join(src, folder, 'index.ts'));
+    }
+  });
+
+  it("enters a layer folder from outside only through the folder's index.ts", () => {
+    const breaches: string[] = [];
+    for (const file of files) {
+      for (const { specifier, target } of localImports(file)) {
+        const folder = folderOf(target);
+        if (folder === undefined || folder === folderOf(file) || target.startsWith(generated)) continue;
+        if (target !== join(src, folder, 'index.ts')) breaches.push(`${show(file)} imports '${specifier}'`);
+      }
+    }
+    expect(breaches).toEqual([]);
+  });
+
+  it('keeps the engine below everything: h2/ imports nothing of the call layer, the transport or gen/', () => {
+    expect(breachesOf('h2', (target) => folderOf(target) !== 'h2')).toEqual([]);
+  });
+
+  it('keeps the call layer below the transport layer', () => {
+    expect(breachesOf('call', (target) => folderOf(target) === 'transport')).toEqual([]);
+  });
+
+  it('has no import cycle between its files, type-only imports included', () => {
+    const cycles: string[] = [];
+    const state = new Map<string, 'open' | 'done'>();
+    const visit = (file: string, path: string[]): void => {
+      if (state.get(file) === 'done') return;
+      if (state.get(file) === 'open') {
+        cycles.push([...path.slice(path.indexOf(file)), file].map(show).join(' -> '));
+        return;
+      }
+      state.set(file, 'open');
+      for (const { target } of localImports(file)) if (files.includes(target)) visit(target, [...path, file]);
+      state.set(file, 'done');
+    };
+    for (const file of files) visit(file, []);
+    expect(cycles).toEqual([]);
+  });
+});

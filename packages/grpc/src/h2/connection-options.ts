@@ -1,7 +1,6 @@
 import type { ConnectionOptions } from 'node:tls';
 import { DEFAULT_MAX_FRAME, DEFAULT_WINDOW } from './frames.js';
 import type { H2Stream } from './stream.js';
-import type { H2StreamTable } from './stream-table.js';
 
 // What we advertise, and so what bounds the memory a peer can make us hold:
 // - frames up to the protocol's minimum size (a larger one is refused on its 9-byte header);
@@ -45,10 +44,10 @@ export interface H2ConnectionOptions {
   readonly assumedMaxStreams?: number;
 }
 
-/** What the connection tells the pool that owns it. */
-export interface H2ConnectionEvents {
+/** What a connection (of type `Connection`: the pool's handle on it) tells the pool that owns it. */
+export interface H2ConnectionEvents<Connection> {
   /** The connection closed: it takes no streams and is forgotten. */
-  gone(connection: H2StreamTable): void;
+  gone(connection: Connection): void;
   /** Streams the server never processed (past a GOAWAY's last stream id): start them elsewhere. */
   unprocessed(streams: H2Stream[]): void;
   /**
@@ -61,5 +60,5 @@ export interface H2ConnectionEvents {
   /** A stream was refused (it waits to start again): for the stats. */
   refused(): void;
   /** The peer's first SETTINGS came: it speaks HTTP/2. */
-  ready(connection: H2StreamTable): void;
+  ready(connection: Connection): void;
 }

@@ -61,7 +61,7 @@ export class H2Connection extends H2StreamTable {
   private recvWindow = MAX_WINDOW;
   private unackedBytes = 0;
 
-  constructor(options: H2ConnectionOptions, events: H2ConnectionEvents) {
+  constructor(options: H2ConnectionOptions, events: H2ConnectionEvents<H2StreamTable>) {
     super(options, events);
     this.reader = new H2FrameReader(options.url, MAX_FRAME_IN);
   }

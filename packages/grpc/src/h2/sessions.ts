@@ -26,7 +26,7 @@ export class H2Sessions implements H2Engine {
   private warnedPings = false;
   /** The endpoint's MAX_CONCURRENT_STREAMS as the last connection's SETTINGS said. */
   private learnedMaxStreams: number | undefined;
-  private readonly events: H2ConnectionEvents;
+  private readonly events: H2ConnectionEvents<H2StreamTable>;
   /** Stands in as the host of a stream before it has a connection (writes wait in the stream). */
   private readonly unplaced: H2StreamHost = {
     flush: () => undefined,

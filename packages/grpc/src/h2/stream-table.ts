@@ -66,7 +66,7 @@ export abstract class H2StreamTable implements H2StreamHost {
 
   constructor(
     protected readonly options: H2ConnectionOptions,
-    protected readonly events: H2ConnectionEvents,
+    protected readonly events: H2ConnectionEvents<H2StreamTable>,
   ) {
     const { url } = options;
     this.peerMaxStreams = options.assumedMaxStreams ?? ASSUMED_MAX_STREAMS;
