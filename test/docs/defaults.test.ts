@@ -70,6 +70,9 @@ const DEFAULTS: Record<string, () => number | string> = {
   'openai.cli.defaultMaxTokens': () =>
     fromSource(OPENAI_CLI, /integerFlag\('default-max-tokens', values\['default-max-tokens'\], ([\d_]+)\)/),
   'openai.maxBodyBytes': () => fromSource(OPENAI_SERVER, /options\.maxBodyBytes \?\? ([\d_ *]+);/),
+  'openai.tritonWaitMs': () => fromSource(OPENAI_SERVER, /options\.tritonWaitMs \?\? ([\d_]+);/),
+  // The flag is in seconds.
+  'openai.cli.tritonWait': () => fromSource(OPENAI_CLI, /values\['triton-wait'\] \?\? '([\d_]+)'/) * 1000,
 };
 
 const marks: DefaultMark[] = markdownFiles().flatMap((file) => defaultMarks(file));
