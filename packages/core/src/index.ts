@@ -1,15 +1,5 @@
 export { TritonLlm } from './client/client.js';
 export type { ClientCallOptions, TritonLlmOptions } from './client/options.js';
-export type { DataType } from './tensors/data-types.js';
-export {
-  bytesPerElement,
-  DATA_TYPES,
-  dataTypeFromConfig,
-  elementCount,
-  isDataType,
-} from './tensors/data-types.js';
-export type { IncrementalDetokenizerOptions } from './text/detokenizer.js';
-export { IncrementalDetokenizer } from './text/detokenizer.js';
 export type { ErrorCode, TritonLlmErrorOptions } from './errors.js';
 export {
   codeFromGrpcStatus,
@@ -21,12 +11,17 @@ export {
 export type { GenerationEvent } from './generation/events.js';
 export type { GenerateOptions } from './generation/options.js';
 export type { GenerationStream } from './generation/stream.js';
-export {
-  bfloat16BitsToFloat32,
-  float16BitsToFloat32,
-  float32ToBfloat16Bits,
-  float32ToFloat16Bits,
-} from './tensors/half-float.js';
+export type { ModelSchema } from './models/schema.js';
+export { detectSchema } from './models/schema.js';
+export type { EndpointState, EndpointStats } from './replicas/endpoint.js';
+export type {
+  NamedTransport,
+  ReplicaDiscovery,
+  ReplicaOptions,
+  ReplicaTransport,
+  ReplicaTransportOptions,
+} from './replicas/replica-transport.js';
+export { replicaTransport } from './replicas/replica-transport.js';
 export type {
   BlsRequest,
   EnsembleRequest,
@@ -37,16 +32,8 @@ export type {
   TensorrtLlmRequest,
 } from './request/options.js';
 export { REQUEST_OPTIONS } from './request/options.js';
-export type { EndpointState, EndpointStats } from './replicas/endpoint.js';
-export type {
-  NamedTransport,
-  ReplicaDiscovery,
-  ReplicaOptions,
-  ReplicaTransport,
-  ReplicaTransportOptions,
-} from './replicas/replica-transport.js';
-export { replicaTransport } from './replicas/replica-transport.js';
 export type { GenerateRequest, LoraOptions, Matrix, ModelFlavor } from './request/request.js';
+export { checkOptionNames, unknownOption, validateRequest } from './request/validate.js';
 export type {
   DeltaChunk,
   EarlyStopReport,
@@ -63,11 +50,6 @@ export type {
 } from './result.js';
 export type { AttemptSituation, RetryCall, RetryDecision, RetryOptions, RetryPlan } from './retry.js';
 export { DEFAULT_RETRY, isConnectionFailure } from './retry.js';
-export type { ModelSchema } from './models/schema.js';
-export { detectSchema } from './models/schema.js';
-export type { StopSequenceStep } from './text/stop-sequences.js';
-export { StopSequenceMatcher } from './text/stop-sequences.js';
-export type { TelemetryOptions } from './telemetry/telemetry.js';
 export type {
   TelemetryAttributes,
   TelemetryAttributeValue,
@@ -78,11 +60,24 @@ export type {
   TelemetryTracer,
   TelemetryTraceState,
 } from './telemetry/api.js';
+export type { TelemetryOptions } from './telemetry/telemetry.js';
 export type { TraceContextInjector } from './telemetry/trace-context.js';
 export { injectW3cTraceContext } from './telemetry/trace-context.js';
-export type { Tensor, TensorData } from './tensors/tensor.js';
-export { createTensor } from './tensors/tensor.js';
 export { decodeTensorData, encodeTensorData } from './tensors/codec.js';
+export type { DataType } from './tensors/data-types.js';
+export {
+  bytesPerElement,
+  DATA_TYPES,
+  dataTypeFromConfig,
+  elementCount,
+  isDataType,
+} from './tensors/data-types.js';
+export {
+  bfloat16BitsToFloat32,
+  float16BitsToFloat32,
+  float32ToBfloat16Bits,
+  float32ToFloat16Bits,
+} from './tensors/half-float.js';
 export {
   tensorBigInts,
   tensorBooleans,
@@ -90,6 +85,14 @@ export {
   tensorNumbers,
   tensorStrings,
 } from './tensors/readers.js';
+export type { Tensor, TensorData } from './tensors/tensor.js';
+export { createTensor } from './tensors/tensor.js';
+export type { EncodedWordList } from './tensors/word-list.js';
+export { decodeWordList, encodeWordList, wordListTensor } from './tensors/word-list.js';
+export type { IncrementalDetokenizerOptions } from './text/detokenizer.js';
+export { IncrementalDetokenizer } from './text/detokenizer.js';
+export type { StopSequenceStep } from './text/stop-sequences.js';
+export { StopSequenceMatcher } from './text/stop-sequences.js';
 export type { TextDeltaDecoderOptions, TextDeltaMode } from './text/text-delta.js';
 export { TextDeltaDecoder } from './text/text-delta.js';
 export type { Tokenizer } from './text/tokenizer.js';
@@ -114,6 +117,3 @@ export type {
 } from './transport.js';
 export type { TritonEndpoint, TritonProtocol, TritonUrlOptions } from './triton-url.js';
 export { parseTritonUrl } from './triton-url.js';
-export { checkOptionNames, unknownOption, validateRequest } from './request/validate.js';
-export type { EncodedWordList } from './tensors/word-list.js';
-export { decodeWordList, encodeWordList, wordListTensor } from './tensors/word-list.js';

@@ -1,5 +1,5 @@
-import type { DataType } from './tensors/data-types.js';
 import type { RetryPlan } from './retry.js';
+import type { DataType } from './tensors/data-types.js';
 import type { Tensor } from './tensors/tensor.js';
 
 /** A request or response parameter value (gRPC `InferParameter`, HTTP `parameters`). */

@@ -3,10 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { TritonLlmError } from '../src/errors.js';
 import { planBatches, splitBatchResponse } from '../src/models/batch.js';
 import type { EncodedRequest } from '../src/models/encode-request.js';
-import { createTensor, type Tensor } from '../src/tensors/tensor.js';
 import { tensorNumbers, tensorStrings } from '../src/tensors/readers.js';
-import type { InferResponse } from '../src/transport.js';
+import { createTensor, type Tensor } from '../src/tensors/tensor.js';
 import { decodeWordList, encodeWordList } from '../src/tensors/word-list.js';
+import type { InferResponse } from '../src/transport.js';
 
 function rawRequest(id: string, ids: number[], words: number[][], extra: Tensor[] = []): EncodedRequest {
   const list = encodeWordList([words]);

@@ -1,5 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { TritonLlmError } from '../src/errors.js';
+import { decodeTensorData, encodeTensorData } from '../src/tensors/codec.js';
 import {
   bytesPerElement,
   DATA_TYPES,
@@ -8,9 +10,6 @@ import {
   elementCount,
   isDataType,
 } from '../src/tensors/data-types.js';
-import { TritonLlmError } from '../src/errors.js';
-import { createTensor, type Tensor, type TensorData } from '../src/tensors/tensor.js';
-import { decodeTensorData, encodeTensorData } from '../src/tensors/codec.js';
 import {
   tensorBigInts,
   tensorBooleans,
@@ -18,6 +17,7 @@ import {
   tensorNumbers,
   tensorStrings,
 } from '../src/tensors/readers.js';
+import { createTensor, type Tensor, type TensorData } from '../src/tensors/tensor.js';
 
 function thrown(fn: () => unknown): TritonLlmError {
   try {

@@ -1,30 +1,17 @@
 import { asyncDispose } from '../async-dispose.js';
-import { SharedBatchCall } from './batch-call.js';
-import {
-  afterSchemaRead,
-  type ClientCallOptions,
-  checkCallOptions,
-  checkClientOptionNames,
-  checkDeployed,
-  type PreparedCall,
-  type TritonLlmOptions,
-} from './options.js';
-import { keepsGeneratingWarning, unmatchableStopWarning } from './warnings.js';
 import { failedCall, invalidArgument, TritonLlmError } from '../errors.js';
 import { Generation } from '../generation/generation.js';
 import type { GenerateOptions, GenerationContext } from '../generation/options.js';
 import { collect, type GenerationStream, StartedStream } from '../generation/stream.js';
-import { explainModelNotFound } from './model-not-found.js';
 import { planBatches } from '../models/batch.js';
 import { type EncodedRequest, encodeGenerateRequest } from '../models/encode-request.js';
+import { detectSchema, type ModelSchema } from '../models/schema.js';
 import type { GenerateRequest } from '../request/request.js';
-import { generateRequestId } from './request-id.js';
+import { requestId as checkRequestId, validateRequest } from '../request/validate.js';
 import type { GenerateResult } from '../result.js';
 import { type RetryPolicy, retryPolicy, withRetry } from '../retry.js';
-import { runLimited } from './run-limited.js';
-import { detectSchema, type ModelSchema } from '../models/schema.js';
-import { observer, Telemetry } from '../telemetry/telemetry.js';
 import type { RequestTelemetry } from '../telemetry/request.js';
+import { observer, Telemetry } from '../telemetry/telemetry.js';
 import type {
   CallOptions,
   InferRequest,
@@ -35,7 +22,20 @@ import type {
   ServerMetadata,
   Transport,
 } from '../transport.js';
-import { requestId as checkRequestId, validateRequest } from '../request/validate.js';
+import { SharedBatchCall } from './batch-call.js';
+import { explainModelNotFound } from './model-not-found.js';
+import {
+  afterSchemaRead,
+  type ClientCallOptions,
+  checkCallOptions,
+  checkClientOptionNames,
+  checkDeployed,
+  type PreparedCall,
+  type TritonLlmOptions,
+} from './options.js';
+import { generateRequestId } from './request-id.js';
+import { runLimited } from './run-limited.js';
+import { keepsGeneratingWarning, unmatchableStopWarning } from './warnings.js';
 
 /**
  * The client for a TensorRT-LLM model served by Triton. It reads the deployed model's config once

@@ -1,6 +1,6 @@
 import { TritonLlmError } from '../errors.js';
-import type { RepositoryModel } from '../transport.js';
 import { nearestKey } from '../request/validate.js';
+import type { RepositoryModel } from '../transport.js';
 
 // A repository of hundreds of models would bury the message; the closest name is still given.
 const MAX_LISTED = 20;

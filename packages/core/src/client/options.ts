@@ -1,13 +1,13 @@
 import { invalidArgument, TritonLlmError } from '../errors.js';
 import type { GenerationEvent } from '../generation/events.js';
 import type { GenerateOptions } from '../generation/options.js';
-import type { ModelFlavor } from '../request/request.js';
-import type { RetryOptions, RetryPolicy } from '../retry.js';
 import type { ModelSchema } from '../models/schema.js';
+import type { ModelFlavor } from '../request/request.js';
+import { checkOptionNames } from '../request/validate.js';
+import type { RetryOptions, RetryPolicy } from '../retry.js';
 import type { TelemetryOptions } from '../telemetry/telemetry.js';
 import type { Tokenizer } from '../text/tokenizer.js';
 import type { CallOptions, Transport } from '../transport.js';
-import { checkOptionNames } from '../request/validate.js';
 
 /** Options of {@link TritonLlm}. */
 export interface TritonLlmOptions {

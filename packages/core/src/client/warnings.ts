@@ -1,5 +1,5 @@
-import type { GenerateRequest } from '../request/request.js';
 import type { ModelSchema } from '../models/schema.js';
+import type { GenerateRequest } from '../request/request.js';
 
 /** Why an early end of a request to `model` may leave the server generating, and what to use instead. */
 export function keepsGeneratingWarning(model: string): string {

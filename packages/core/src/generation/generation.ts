@@ -1,13 +1,12 @@
 import { TritonLlmError } from '../errors.js';
-import type { GenerationContext } from './options.js';
-import { generationResult } from './build-result.js';
-import { GenerationWire } from './wire.js';
-import { withIdleTimeout } from './idle-timeout.js';
 import { type DecodeWants, decodeResponse, decodeWants } from '../models/decode-response.js';
 import type { DeltaChunk, FinalChunk, GenerateResult, Logits, PerfMetrics, StreamChunk } from '../result.js';
-import { backoff, exhausted } from '../retry.js';
+import type { InferResponse, InferSink, InferStream } from '../transport.js';
+import { generationResult } from './build-result.js';
+import { withIdleTimeout } from './idle-timeout.js';
+import type { GenerationContext, WireContext } from './options.js';
 import { roomForOne, SequenceTracker } from './sequences.js';
-import type { InferResponse, InferSink } from '../transport.js';
+import { GenerationWire } from './wire.js';
 
 const now = (): number => performance.now();
 
@@ -21,11 +20,23 @@ const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value:
  * It is its own iterator, written as a small state machine rather than an async generator: a
  * delivered chunk costs the transport's promise and one reaction, and the chunks of one response
  * wait in a queue that `next()` hands out without reading again.
+ *
+ * It reads; its {@link GenerationWire} owns the attempts on the transport, their cancellation and
+ * an early end. The state a response touches (the queue, the sequences, the timings, the open
+ * attempt's responses) is kept here, so that a token costs no call into the wire.
  */
-export class Generation
-  extends GenerationWire
-  implements AsyncIterable<StreamChunk>, AsyncIterator<StreamChunk>, InferSink
-{
+export class Generation implements AsyncIterable<StreamChunk>, AsyncIterator<StreamChunk>, InferSink {
+  readonly requestId: string;
+  private readonly wire: GenerationWire;
+  /** The generation's context, the same object its wire reads. */
+  private readonly ctx: WireContext;
+  /** The open attempt's responses; `undefined` before the first attempt and while one waits to retry. */
+  private source: AsyncIterator<InferResponse> | undefined;
+  /**
+   * The open attempt's stream when it is read by pulling (`InferStream.pull`, no idle timeout):
+   * worked out once per attempt rather than for every read.
+   */
+  private pulled: InferStream | undefined;
   private readonly sequences: SequenceTracker;
   private readonly wants: DecodeWants;
   /** new: not iterated yet; running: reading responses; done: nothing more to read. */
@@ -64,9 +75,23 @@ export class Generation
   private expireIdle: (() => Promise<void>) | undefined;
 
   constructor(context: GenerationContext) {
-    super(context);
-    const { ctx } = this;
     const { encoded } = context;
+    // Every field present, so that the object has one fixed shape (see WireContext).
+    const ctx: WireContext = {
+      transport: context.transport,
+      schema: context.schema,
+      request: context.request,
+      streaming: context.streaming,
+      tokenizer: context.tokenizer,
+      options: context.options,
+      retry: context.retry,
+      warnServerKeepsGenerating: context.warnServerKeepsGenerating,
+      observe: context.observe,
+      unary: context.unary,
+    };
+    this.ctx = ctx;
+    this.wire = new GenerationWire(ctx, encoded);
+    this.requestId = this.wire.requestId;
     this.promptTokens = encoded.promptIds?.length;
     const { request } = ctx;
     this.sequences = new SequenceTracker(
@@ -86,8 +111,9 @@ export class Generation
    * such input, the call is cancelled and the result says the server keeps generating.
    */
   async stop(): Promise<void> {
-    if (this.finished || this.early !== undefined) return;
-    await this.endEarly('stop');
+    const { wire } = this;
+    if (wire.finished || wire.early !== undefined) return;
+    await wire.endEarly('stop');
   }
 
   [Symbol.asyncIterator](): AsyncIterator<StreamChunk> {
@@ -123,15 +149,13 @@ export class Generation
     this.out.length = 0;
     this.outHead = 0;
     if (phase === 'new') return Promise.resolve(DONE);
-    this.release();
-    if (this.finished) return Promise.resolve(DONE);
+    const { wire } = this;
+    wire.release();
+    if (wire.finished) return Promise.resolve(DONE);
     // An early end already under way (an abort sending the in-band stop) finishes first, so the
     // server hears the stop before the connection closes, as it did when the abort came alone.
-    const ending =
-      this.early === undefined ? this.endEarly('break') : (this.endingEarly ?? Promise.resolve());
-    return ending.then(() => {
-      this.finished = true;
-      this.cancelOnWire();
+    return wire.endEarly('break').then(() => {
+      wire.close();
       return DONE;
     });
   }
@@ -149,14 +173,13 @@ export class Generation
         model: schema.model,
       });
     }
-    if (options.signal !== undefined) this.endOnAbort(options.signal);
+    this.wire.start();
     ctx.observe?.({
       type: 'request',
       requestId: this.requestId,
       model: schema.model,
       streaming: ctx.streaming,
     });
-    this.plan = this.retryPlan();
     return undefined;
   }
 
@@ -165,19 +188,19 @@ export class Generation
     let source = this.source;
     if (source === undefined) {
       try {
-        source = this.open(this.plan!.remainingMs());
+        source = this.openAttempt();
       } catch (err) {
         return Promise.resolve(this.failed(err));
       }
     }
-    const stream = this.transportStream;
-    if (stream?.pull !== undefined && this.ctx.options.idleTimeoutMs === undefined) {
+    const pulled = this.pulled;
+    if (pulled !== undefined) {
       // Push mode: the stream hands the next response to this generation's sink methods, and the
       // consumer's promise is settled from there (one promise per chunk).
       this.pushed = new Promise((resolve, reject) => {
         this.resolveRead = resolve;
         this.rejectRead = reject;
-        stream.pull!(this);
+        pulled.pull!(this);
       });
       return this.pushed;
     }
@@ -192,9 +215,20 @@ export class Generation
     return guarded.then(this.onResult, this.onReadError);
   }
 
+  /** Opens an attempt on the wire and keeps what reading it needs. */
+  private openAttempt(): AsyncIterator<InferResponse> {
+    const source = this.wire.open();
+    const stream = this.wire.stream;
+    this.source = source;
+    this.pulled =
+      stream?.pull !== undefined && this.ctx.options.idleTimeoutMs === undefined ? stream : undefined;
+    return source;
+  }
+
   /** What ends the request at its idle timeout, made once for all its reads. */
   private idleExpiry(): () => Promise<void> {
-    this.expireIdle ??= () => this.endEarly('idle_timeout');
+    const { wire } = this;
+    this.expireIdle ??= () => wire.endEarly('idle_timeout');
     return this.expireIdle;
   }
 
@@ -235,14 +269,14 @@ export class Generation
     try {
       if (this.phase === 'done') return this.take() ?? DONE;
       if (response === undefined) {
-        this.sourceEnded = true;
+        this.wire.sourceDone();
         this.ending();
         return this.take() ?? DONE;
       }
-      this.responded = true;
-      this.inferRequest = undefined;
-      // A request that has answered is never retried: its plan (and the closures it holds) can go.
-      this.plan = undefined;
+      if (!this.responded) {
+        this.responded = true;
+        this.wire.answered();
+      }
       const at = now();
       const { ctx } = this;
       ctx.observe?.({
@@ -263,16 +297,15 @@ export class Generation
         }
         this.lastAt = at;
       }
-      if (
-        this.sequences.allMatchedStop &&
-        this.early === undefined &&
-        this.mustEndAtMatch(response, this.sequences.outputAfterMatch)
-      ) {
-        return this.endEarly('stop_sequence').then(() => {
-          // With an in-band stop the stream still delivers its final response; without one the call is gone.
-          if (!this.stoppedInBand() && this.phase !== 'done') this.ending();
-          return this.continue();
-        });
+      if (this.sequences.allMatchedStop) {
+        const { wire } = this;
+        if (wire.early === undefined && wire.mustEndAtMatch(response, this.sequences.outputAfterMatch)) {
+          return wire.endEarly('stop_sequence').then(() => {
+            // With an in-band stop the stream still delivers its final response; without one the call is gone.
+            if (!wire.stoppedInBand() && this.phase !== 'done') this.ending();
+            return this.continue();
+          });
+        }
       }
       return this.continue();
     } catch (err) {
@@ -313,20 +346,16 @@ export class Generation
 
   /** A failed read: retried when nothing was delivered yet and the policy allows, else the end. */
   private readFailed(err: unknown): Promise<IteratorResult<StreamChunk>> | IteratorResult<StreamChunk> {
-    this.sourceEnded = true;
+    const { wire } = this;
+    wire.sourceDone();
     if (this.responded || this.phase === 'done') return this.failed(err);
-    const plan = this.plan!;
-    const decision = plan.decide(err);
-    if (decision.action !== 'wait') {
-      return this.failed(err instanceof TritonLlmError ? exhausted(err, plan.attempts) : err);
-    }
-    // The failed call has ended; a stop() or abort during the wait has nothing to tell it.
-    this.transportStream = undefined;
+    const delayMs = wire.retryDelay(err);
+    if (delayMs === undefined) return this.failed(wire.exhausted(err));
     this.source = undefined;
-    return backoff(decision.delayMs, this.signal()).then(
+    this.pulled = undefined;
+    return wire.waitToRetry(delayMs).then(
       () => {
-        if (this.early !== undefined) return this.failed(this.endedWhileWaiting());
-        this.sourceEnded = false;
+        if (wire.early !== undefined) return this.failed(wire.endedWhileWaiting());
         return this.read();
       },
       (e: unknown) => this.failed(e),
@@ -338,16 +367,16 @@ export class Generation
    * sequence) ends it normally: what was delivered stays delivered and the final chunk says why.
    */
   private failed(err: unknown): Promise<IteratorResult<StreamChunk>> | IteratorResult<StreamChunk> {
+    const { wire } = this;
     const { schema } = this.ctx;
     const error = TritonLlmError.from(err, 'unknown');
-    if (this.early !== undefined && error.code === 'cancelled' && this.early.trigger !== 'idle_timeout') {
-      if (!this.finished) this.ending();
+    const early = wire.early;
+    if (early !== undefined && error.code === 'cancelled' && early.trigger !== 'idle_timeout') {
+      if (!wire.finished) this.ending();
       return this.take() ?? DONE;
     }
-    if (error.code === 'deadline_exceeded' && this.early === undefined) {
-      this.early = { trigger: 'deadline', via: [this.cancelMeans()] };
-    }
-    const report = this.report();
+    if (error.code === 'deadline_exceeded') wire.deadlineExceeded();
+    const report = wire.report();
     const wrapped = error
       .withContext({
         requestId: this.requestId,
@@ -357,12 +386,11 @@ export class Generation
       .forOperation(this.ctx.streaming ? 'stream' : 'generate', schema.model);
     this.ctx.observe?.({ type: 'error', requestId: this.requestId, model: schema.model, error: wrapped });
     this.phase = 'done';
-    this.release();
+    wire.release();
     // The request is ended on the wire before its error surfaces.
-    const ending = !this.finished && this.early === undefined ? this.endEarly('break') : Promise.resolve();
+    const ending = !wire.finished && wire.early === undefined ? wire.endEarly('break') : Promise.resolve();
     return ending.then(() => {
-      this.finished = true;
-      this.cancelOnWire();
+      wire.close();
       throw wrapped;
     });
   }
@@ -370,7 +398,7 @@ export class Generation
   /** Queues the held-back text, then the final chunk with the whole result; nothing is read after. */
   private ending(): void {
     this.sequences.flush(this.out as DeltaChunk[]);
-    this.finished = true;
+    this.wire.finish();
     this.phase = 'done';
     const result = this.buildResult();
     this.ctx.observe?.({ type: 'end', requestId: this.requestId, model: this.ctx.schema.model, result });
@@ -384,8 +412,7 @@ export class Generation
       result,
     };
     this.out.push(final);
-    this.release();
-    this.cancelOnWire();
+    this.wire.close();
   }
 
   private absorb(response: InferResponse): void {
@@ -397,7 +424,7 @@ export class Generation
   }
 
   private buildResult(): GenerateResult {
-    const earlyFinish = this.earlyFinish();
+    const earlyFinish = this.wire.earlyFinish();
     return generationResult({
       requestId: this.requestId,
       model: this.ctx.schema.model,
@@ -411,7 +438,7 @@ export class Generation
       },
       contextLogits: this.contextLogits,
       perfMetrics: this.perfMetrics,
-      earlyStop: this.report(),
+      earlyStop: this.wire.report(),
     });
   }
 }

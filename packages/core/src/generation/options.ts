@@ -1,10 +1,10 @@
-import type { GenerationEvent } from './events.js';
 import type { EncodedRequest } from '../models/encode-request.js';
+import type { ModelSchema } from '../models/schema.js';
 import type { GenerateRequest } from '../request/request.js';
 import type { RetryOptions, RetryPolicy } from '../retry.js';
-import type { ModelSchema } from '../models/schema.js';
 import type { Tokenizer } from '../text/tokenizer.js';
 import type { CallOptions, InferResponse, Transport } from '../transport.js';
+import type { GenerationEvent } from './events.js';
 
 /** Per-call options of `generate()` and `stream()`. */
 export interface GenerateOptions {

@@ -1,9 +1,9 @@
-import { IncrementalDetokenizer } from '../text/detokenizer.js';
 import type { DecodedResponse } from '../models/decode-response.js';
 import type { EncodedRequest } from '../models/encode-request.js';
+import type { ModelSchema } from '../models/schema.js';
 import type { GenerateRequest } from '../request/request.js';
 import type { DeltaChunk, FinishReason, Logits, SequenceResult } from '../result.js';
-import type { ModelSchema } from '../models/schema.js';
+import { IncrementalDetokenizer } from '../text/detokenizer.js';
 import { StopSequenceMatcher } from '../text/stop-sequences.js';
 import { TextDeltaDecoder, withoutIncompleteEnd } from '../text/text-delta.js';
 import type { Tokenizer } from '../text/tokenizer.js';

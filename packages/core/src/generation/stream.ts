@@ -1,7 +1,7 @@
 import { TritonLlmError } from '../errors.js';
-import type { Generation } from './generation.js';
 import type { GenerateResult, StreamChunk } from '../result.js';
 import type { RequestTelemetry } from '../telemetry/request.js';
+import type { Generation } from './generation.js';
 
 /** A running streamed request: iterate it for chunks; `stop()` ends it gracefully. */
 export interface GenerationStream extends AsyncIterable<StreamChunk> {

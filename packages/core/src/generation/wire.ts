@@ -1,9 +1,9 @@
 import { TritonLlmError } from '../errors.js';
-import type { GenerationContext, WireContext } from './options.js';
-import { encodeGenerateRequest, encodeStopRequest } from '../models/encode-request.js';
+import { type EncodedRequest, encodeGenerateRequest, encodeStopRequest } from '../models/encode-request.js';
 import type { EarlyStopReport, FinishReason, StopMeans } from '../result.js';
-import { RetryPlan } from '../retry.js';
+import { backoff, exhausted, RetryPlan } from '../retry.js';
 import type { CallOptions, InferRequest, InferResponse, InferStream } from '../transport.js';
+import type { WireContext } from './options.js';
 
 // How long an early end waits for the in-band stop to be answered before it cancels instead: a
 // server that accepted the connection but stopped answering (frozen, overloaded) must not hold
@@ -19,70 +19,110 @@ function withinGrace<T>(pending: Promise<T>, ms: number): Promise<T> {
   return Promise.race([pending, expired]).finally(() => clearTimeout(timer));
 }
 
+/** How a request was ended early, as far as it went: the trigger and the means used so far. */
+export interface EarlyEnd {
+  readonly trigger: EarlyStopReport['trigger'];
+  readonly via: StopMeans[];
+}
+
 /**
- * The wire side of one generation: its attempts on the transport, their cancellation, and an
- * early end (in-band stop, cancel, stop grace) with the report of how the server was told.
- * {@link Generation} builds on it to turn the responses into chunks.
+ * The wire side of one generation: its attempts on the transport (the encoded request, the retry
+ * plan, the abort controller), their cancellation, and an early end (in-band stop, cancel, stop
+ * grace) with the report of how the server was told. A {@link Generation} owns one and reads the
+ * responses of the attempts it opens; everything here is the wire's own state, changed only
+ * through these methods. Nothing here runs per token: the generation keeps the reading state.
  */
-export abstract class GenerationWire {
+export class GenerationWire {
   readonly requestId: string;
   /** Made on first need: a stream of a transport with `cancellableStreams` is ended without one. */
   private controller: AbortController | undefined;
   /** The wire was told to end this request (signal aborted or stream cancelled). */
   private wireCancelled = false;
-  protected transportStream: InferStream | undefined;
-  protected source: AsyncIterator<InferResponse> | undefined;
-  protected early: { trigger: EarlyStopReport['trigger']; via: StopMeans[] } | undefined;
+  /** The open attempt's stream (a decoupled model's), until a failed attempt waits to retry. */
+  private transportStream: InferStream | undefined;
+  private earlyEnd: EarlyEnd | undefined;
   /** The early end in progress or done (its in-band stop may take a round trip). */
-  protected endingEarly: Promise<void> | undefined;
-  /** The result was built (the final chunk is queued or delivered). */
-  protected finished = false;
-  /** The transport said the request ended (its last response, or an error): nothing to cancel. */
-  protected sourceEnded = false;
-  protected stopGrace: ReturnType<typeof setTimeout> | undefined;
+  private endingEarly: Promise<void> | undefined;
+  /** The result was built (the final chunk is queued or delivered), or the request failed. */
+  private closed = false;
+  /** The transport said the attempt ended (its last response, or an error): nothing to cancel. */
+  private sourceEnded = false;
+  private stopGrace: ReturnType<typeof setTimeout> | undefined;
   /**
    * The encoded request until a transport stream has it (a unary call's, until its first response).
    * A retry of a stream encodes the request again: kept for the stream's whole wait for its first
    * token, its tensors outlived the young generation once thousands of streams were open, and
    * were a quarter of what every request left for the old generation's collector.
    */
-  protected inferRequest: InferRequest | undefined;
-  protected readonly ctx: WireContext;
+  private inferRequest: InferRequest | undefined;
+  private readonly ctx: WireContext;
   /** Whether and where a failed attempt starts again; made when the request starts. */
-  protected plan: RetryPlan | undefined;
+  private plan: RetryPlan | undefined;
   /** The model was sent the stop strings and ends the request at them itself. */
   private readonly serverMatchesStops: boolean;
   private onAbort: (() => void) | undefined;
 
-  constructor(context: GenerationContext) {
-    const { encoded } = context;
-    this.ctx = {
-      transport: context.transport,
-      schema: context.schema,
-      request: context.request,
-      streaming: context.streaming,
-      tokenizer: context.tokenizer,
-      options: context.options,
-      retry: context.retry,
-      warnServerKeepsGenerating: context.warnServerKeepsGenerating,
-      observe: context.observe,
-      unary: context.unary,
-    };
+  /** `ctx` is the generation's own context object, shared read-only. */
+  constructor(ctx: WireContext, encoded: EncodedRequest) {
+    this.ctx = ctx;
     this.requestId = encoded.request.id;
     this.inferRequest = encoded.request;
     this.serverMatchesStops = encoded.serverMatchesStops;
   }
 
-  /** The caller's signal ends the request early, until {@link release}. */
-  protected endOnAbort(signal: AbortSignal): void {
-    this.onAbort = () => void this.endEarly('abort');
-    signal.addEventListener('abort', this.onAbort, { once: true });
+  /** The early end under way or done, if any. */
+  get early(): EarlyEnd | undefined {
+    return this.earlyEnd;
+  }
+
+  /** Whether the request is over for the wire: its result was built or it failed. */
+  get finished(): boolean {
+    return this.closed;
+  }
+
+  /**
+   * The request starts: its retry plan is made, and the caller's signal ends it early until
+   * {@link release}.
+   */
+  start(): void {
+    const { signal } = this.ctx.options;
+    if (signal !== undefined) {
+      this.onAbort = () => void this.endEarly('abort');
+      signal.addEventListener('abort', this.onAbort, { once: true });
+    }
+    this.plan = this.retryPlan();
   }
 
   /** Drops the listeners and timers of a request that is over. */
-  protected release(): void {
+  release(): void {
     if (this.onAbort !== undefined) this.ctx.options.signal?.removeEventListener('abort', this.onAbort);
     if (this.stopGrace !== undefined) clearTimeout(this.stopGrace);
+  }
+
+  /** The result is built: an early end from here on has nothing to change. */
+  finish(): void {
+    this.closed = true;
+  }
+
+  /** The request is over: its listeners go, and whatever is still open on the wire is cancelled. */
+  close(): void {
+    this.closed = true;
+    this.release();
+    this.cancelOnWire();
+  }
+
+  /**
+   * The first response arrived: a request that has answered is never retried, so neither its
+   * encoding nor its plan (and the closures it holds) is kept.
+   */
+  answered(): void {
+    this.inferRequest = undefined;
+    this.plan = undefined;
+  }
+
+  /** The transport ended the attempt (its last response, or an error): nothing is left to cancel. */
+  sourceDone(): void {
+    this.sourceEnded = true;
   }
 
   /**
@@ -91,13 +131,13 @@ export abstract class GenerationWire {
    * that a replica transport moves the request only as it allows, within its attempts and
    * deadline; its retries (waits and moves) are reported as `retry` events.
    */
-  protected retryPlan(): RetryPlan {
+  private retryPlan(): RetryPlan {
     const { observe, schema, retry, options } = this.ctx;
     const model = schema.model;
     return new RetryPlan(retry, {
       idempotent: true,
       timeoutMs: options.timeoutMs,
-      ended: () => this.early !== undefined,
+      ended: () => this.earlyEnd !== undefined,
       onRetry:
         observe === undefined
           ? undefined
@@ -114,17 +154,45 @@ export abstract class GenerationWire {
     });
   }
 
+  /**
+   * After a failed attempt that delivered nothing: the wait before the next one, or `undefined`
+   * when the policy gives up (then {@link exhausted} is the error to end with).
+   */
+  retryDelay(err: unknown): number | undefined {
+    const decision = this.plan!.decide(err);
+    return decision.action === 'wait' ? decision.delayMs : undefined;
+  }
+
+  /** The error a request ends with once its retries gave up. */
+  exhausted(err: unknown): unknown {
+    return err instanceof TritonLlmError ? exhausted(err, this.plan!.attempts) : err;
+  }
+
+  /**
+   * Waits `delayMs` before the next attempt. The failed call has ended: a stop() or abort during
+   * the wait has nothing to tell it, and ends the wait instead.
+   */
+  waitToRetry(delayMs: number): Promise<void> {
+    this.transportStream = undefined;
+    return backoff(delayMs, this.signal());
+  }
+
   /** The error of a request ended (abort, stop) while it waited to start again. */
-  protected endedWhileWaiting(): TritonLlmError {
+  endedWhileWaiting(): TritonLlmError {
     return new TritonLlmError('cancelled', 'the request was ended while waiting to retry', {
       requestId: this.requestId,
       model: this.ctx.schema.model,
     });
   }
 
-  /** Starts one attempt of the request on the wire, with what is left of the deadline. */
-  protected open(timeoutMs: number | undefined): AsyncIterator<InferResponse> {
+  /**
+   * Starts one attempt of the request on the wire, with what is left of the deadline, and returns
+   * its responses; a decoupled model's attempt is an {@link InferStream} (see {@link stream}).
+   */
+  open(): AsyncIterator<InferResponse> {
     const { ctx } = this;
+    this.sourceEnded = false;
+    const timeoutMs = this.plan!.remainingMs();
     // A transport whose streams can be cancelled directly gets no signal: an idle stream then
     // costs no AbortController, listener or event machinery.
     const direct = ctx.schema.decoupled && ctx.transport.cancellableStreams === true;
@@ -134,18 +202,19 @@ export abstract class GenerationWire {
       ...(ctx.options.headers !== undefined ? { headers: ctx.options.headers } : {}),
       ...(this.plan !== undefined ? { retryPlan: this.plan } : {}),
     };
-    let source: AsyncIterator<InferResponse>;
     const request = this.inferRequest ?? this.encodeAgain();
     if (!ctx.schema.decoupled) {
       const { unary, transport } = ctx;
-      source = once(() => (unary !== undefined ? unary(callOptions) : transport.infer(request, callOptions)));
-    } else {
-      this.transportStream = ctx.transport.stream(request, callOptions);
-      this.inferRequest = undefined;
-      source = this.transportStream[Symbol.asyncIterator]();
+      return once(() => (unary !== undefined ? unary(callOptions) : transport.infer(request, callOptions)));
     }
-    this.source = source;
-    return source;
+    this.transportStream = ctx.transport.stream(request, callOptions);
+    this.inferRequest = undefined;
+    return this.transportStream[Symbol.asyncIterator]();
+  }
+
+  /** The open attempt's stream, for a decoupled model. */
+  get stream(): InferStream | undefined {
+    return this.transportStream;
   }
 
   /** The request encoded as it was the first time (same id): for a retried stream. */
@@ -161,7 +230,7 @@ export abstract class GenerationWire {
   }
 
   /** The signal of this request's calls (and retry waits), made on first need. */
-  protected signal(): AbortSignal {
+  private signal(): AbortSignal {
     this.controller ??= new AbortController();
     if (this.wireCancelled) this.controller.abort();
     return this.controller.signal;
@@ -176,7 +245,7 @@ export abstract class GenerationWire {
   }
 
   /** Whatever is still open on the wire is cancelled (nothing is when the transport already ended). */
-  protected cancelOnWire(): void {
+  private cancelOnWire(): void {
     if (!this.sourceEnded) this.cancelWire();
   }
 
@@ -187,23 +256,28 @@ export abstract class GenerationWire {
    * request that is finishing (and on Triton 2.51 leaves a cancelled ensemble request counted in
    * flight, issue 28). Only output after the match shows the server did not stop there.
    */
-  protected mustEndAtMatch(response: InferResponse, outputAfterMatch: boolean): boolean {
+  mustEndAtMatch(response: InferResponse, outputAfterMatch: boolean): boolean {
     if (response.final || !this.ctx.streaming) return false;
     return !this.serverMatchesStops || outputAfterMatch;
   }
 
-  protected stoppedInBand(): boolean {
-    return this.early?.via.includes('in_band_stop') === true;
+  stoppedInBand(): boolean {
+    return this.earlyEnd?.via.includes('in_band_stop') === true;
   }
 
-  protected cancelMeans(): StopMeans {
+  private cancelMeans(): StopMeans {
     if (this.transportStream?.cancelsOnServer === false) return 'none';
     return this.ctx.transport.protocol === 'grpc' ? 'grpc_cancel' : 'http_disconnect';
   }
 
+  /** The request's deadline passed on the wire: recorded as its early end, unless one came first. */
+  deadlineExceeded(): void {
+    if (this.earlyEnd === undefined) this.earlyEnd = { trigger: 'deadline', via: [this.cancelMeans()] };
+  }
+
   /** Ends the request early by the best means the model and transport offer. */
-  protected endEarly(trigger: EarlyStopReport['trigger']): Promise<void> {
-    if (this.early !== undefined || this.finished) return this.endingEarly ?? Promise.resolve();
+  endEarly(trigger: EarlyStopReport['trigger']): Promise<void> {
+    if (this.earlyEnd !== undefined || this.closed) return this.endingEarly ?? Promise.resolve();
     // Set before anything is awaited: a consumer that leaves meanwhile waits for it (see return()).
     this.endingEarly = this.tellServer(trigger);
     return this.endingEarly;
@@ -212,7 +286,7 @@ export abstract class GenerationWire {
   private async tellServer(trigger: EarlyStopReport['trigger']): Promise<void> {
     const { schema, transport } = this.ctx;
     const via: StopMeans[] = [];
-    this.early = { trigger, via };
+    this.earlyEnd = { trigger, via };
     const stream = this.transportStream;
     const graceful = trigger === 'stop' || trigger === 'stop_sequence';
     // The in-band stop is the only way to end a raw/LLM-API request gracefully, and over HTTP it is
@@ -241,7 +315,7 @@ export abstract class GenerationWire {
       // A graceful stop waits for the final response, but not forever: a server that stopped
       // answering gets the call cancelled instead.
       this.stopGrace = setTimeout(() => {
-        if (this.finished) return;
+        if (this.closed) return;
         via.push(this.cancelMeans());
         this.cancelWire();
       }, STOP_GRACE_MS);
@@ -249,9 +323,9 @@ export abstract class GenerationWire {
     if (!this.report()?.serverStopsGenerating) this.ctx.warnServerKeepsGenerating(schema.model);
   }
 
-  protected report(): EarlyStopReport | undefined {
-    if (this.early === undefined) return undefined;
-    const { via, trigger } = this.early;
+  report(): EarlyStopReport | undefined {
+    if (this.earlyEnd === undefined) return undefined;
+    const { via, trigger } = this.earlyEnd;
     const flavor = this.ctx.schema.flavor;
     const stopsOnCancel = flavor === 'tensorrt_llm' || flavor === 'llmapi';
     const told = via.filter((m) => m !== 'none');
@@ -264,8 +338,8 @@ export abstract class GenerationWire {
   }
 
   /** The finish reason an early end gives every sequence that did not match a stop sequence itself. */
-  protected earlyFinish(): FinishReason | undefined {
-    const trigger = this.early?.trigger;
+  earlyFinish(): FinishReason | undefined {
+    const trigger = this.earlyEnd?.trigger;
     if (trigger === 'stop' || trigger === 'stop_sequence') return 'stopped';
     if (trigger === 'abort' || trigger === 'break') return 'cancelled';
     return undefined;

@@ -1,6 +1,6 @@
 import { TritonLlmError } from '../errors.js';
-import type { Tensor, TensorData } from '../tensors/tensor.js';
 import { tensorNumbers } from '../tensors/readers.js';
+import type { Tensor, TensorData } from '../tensors/tensor.js';
 import type { InferRequest, InferResponse } from '../transport.js';
 import type { EncodedRequest } from './encode-request.js';
 

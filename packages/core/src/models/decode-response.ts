@@ -1,9 +1,7 @@
-import { elementCount } from '../tensors/data-types.js';
 import { TritonLlmError } from '../errors.js';
 import type { GenerateRequest } from '../request/request.js';
 import type { Logits, PerfMetrics } from '../result.js';
-import type { ModelSchema } from './schema.js';
-import type { Tensor } from '../tensors/tensor.js';
+import { elementCount } from '../tensors/data-types.js';
 import {
   firstTensorNumber,
   tensorBigInts,
@@ -11,7 +9,9 @@ import {
   tensorNumbers,
   tensorStrings,
 } from '../tensors/readers.js';
+import type { Tensor } from '../tensors/tensor.js';
 import type { InferResponse } from '../transport.js';
+import type { ModelSchema } from './schema.js';
 
 /** What one response says about one sequence. */
 export interface SequenceOutput {

@@ -1,12 +1,12 @@
 import { invalidArgument, TritonLlmError } from '../errors.js';
 import type { GenerateRequest, ModelFlavor } from '../request/request.js';
-import type { ModelSchema } from './schema.js';
 import { createTensor, type Tensor } from '../tensors/tensor.js';
+import { encodeWordList } from '../tensors/word-list.js';
 import type { Tokenizer } from '../text/tokenizer.js';
 import type { InferRequest } from '../transport.js';
-import { encodeWordList } from '../tensors/word-list.js';
 import { BINDINGS, type BindingValue } from './bindings.js';
 import { PERF_OUTPUTS } from './decode-response.js';
+import type { ModelSchema } from './schema.js';
 
 /** Everything the encoder needs besides the request itself. */
 export interface EncodeContext {

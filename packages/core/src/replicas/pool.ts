@@ -1,7 +1,7 @@
 import { TritonLlmError } from '../errors.js';
-import { type EndpointStats, ReplicaEndpoint } from './endpoint.js';
 import { DEFAULT_RETRY, RetryPlan } from '../retry.js';
 import type { CallOptions, Transport } from '../transport.js';
+import { type EndpointStats, ReplicaEndpoint } from './endpoint.js';
 
 /** Where the endpoints come from: a fixed list, or addresses discovered again and again. */
 export type EndpointSource =

@@ -1,9 +1,9 @@
 import { asyncDispose } from '../async-dispose.js';
 import { invalidArgument, TritonLlmError } from '../errors.js';
+import type { Transport } from '../transport.js';
 import type { EndpointStats } from './endpoint.js';
 import { type EndpointSource, type PoolPolicy, ReplicaPool } from './pool.js';
 import { ReplicaStream } from './stream.js';
-import type { Transport } from '../transport.js';
 
 /**
  * How a replica transport watches and uses its endpoints. The transports' own `baseUrls` and `dns`

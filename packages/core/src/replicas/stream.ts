@@ -1,7 +1,7 @@
 import { TritonLlmError } from '../errors.js';
+import type { CallOptions, InferRequest, InferResponse, InferStream } from '../transport.js';
 import type { ReplicaEndpoint } from './endpoint.js';
 import { Attempts, type ReplicaPool } from './pool.js';
-import type { CallOptions, InferRequest, InferResponse, InferStream } from '../transport.js';
 
 const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
 const now = (): number => performance.now();

@@ -1,3 +1,4 @@
+import { invalidArgument, TritonLlmError } from '../errors.js';
 import {
   bytesPerElement,
   countOrProblem,
@@ -6,7 +7,6 @@ import {
   formatShape,
   isDataType,
 } from './data-types.js';
-import { invalidArgument, TritonLlmError } from '../errors.js';
 import {
   booleansOf,
   byteStringsOf,

@@ -1,5 +1,5 @@
-import { countOrProblem, DATA_TYPES, type DataType, formatShape, isDataType } from './data-types.js';
 import { invalidArgument } from '../errors.js';
+import { countOrProblem, DATA_TYPES, type DataType, formatShape, isDataType } from './data-types.js';
 import {
   bfloat16BitsToFloat32,
   float16BitsToFloat32,
