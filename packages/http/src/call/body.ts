@@ -1,4 +1,5 @@
 import { TritonLlmError } from '@trtllm/sdk';
+import type { ErrorContext } from '../errors.js';
 import { protocolError } from '../errors.js';
 import type { Call } from './call.js';
 
@@ -12,55 +13,19 @@ export function tooLarge(call: Call, limit: number): TritonLlmError {
   );
 }
 
-/**
- * Reads a whole body, refusing one larger than `limit` as soon as it is known to be (from
- * Content-Length, or while reading) and closing the connection then.
- */
-export async function readBytes(
-  response: Response,
-  call: Call,
-  limit: number | undefined,
-): Promise<Uint8Array> {
-  const declared = Number(response.headers.get('content-length') ?? Number.NaN);
-  if (limit !== undefined && declared > limit) {
-    call.abort('cancelled');
-    throw tooLarge(call, limit);
-  }
-  if (response.body === null) return new Uint8Array(0);
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      total += value.byteLength;
-      if (limit !== undefined && total > limit) {
-        // Cancelling the reader closes the connection; the error below is the reason.
-        await reader.cancel().catch(() => undefined);
-        throw tooLarge(call, limit);
-      }
-      chunks.push(value);
-    }
-  } catch (err) {
-    throw call.failure(err);
-  } finally {
-    reader.releaseLock();
-  }
-  return concat(chunks, total);
+const utf8 = new TextDecoder();
+
+export function textOf(bytes: Uint8Array): string {
+  return utf8.decode(bytes);
 }
 
-export async function readText(response: Response, call: Call, limit: number | undefined): Promise<string> {
-  return new TextDecoder().decode(await readBytes(response, call, limit));
-}
-
-/** Reads and parses a JSON body; a body that is not JSON is a `protocol` error. */
-export async function readJson(response: Response, call: Call, limit: number | undefined): Promise<unknown> {
-  const text = await readText(response, call, limit);
+/** Parses a JSON body; a body that is not JSON is a `protocol` error. */
+export function jsonOf(bytes: Uint8Array, context: ErrorContext): unknown {
+  const text = textOf(bytes);
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw protocolError(`expected a JSON body, got ${describeText(text)}`, call.context, err);
+    throw protocolError(`expected a JSON body, got ${describeText(text)}`, context, err);
   }
 }
 

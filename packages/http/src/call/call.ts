@@ -2,23 +2,18 @@ import { invalidArgument, TritonLlmError } from '@trtllm/sdk';
 import { MalformedResponse, NotHttp1Response } from '../engine/index.js';
 import { type ErrorContext, notHttpEndpoint, protocolError } from '../errors.js';
 
-/** Why a call's own AbortController fired. */
+/** Why a call was aborted. */
 type AbortReason = 'cancelled' | 'deadline' | 'closed';
 
 // setTimeout fires at once for delays above 2^31 - 1 ms; such deadlines are effectively none.
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-// What fetch sees as the abort reason; errors are built from the call's own reason (see failure()).
-const ABORTED = Object.freeze(new Error('the call was ended by the client'));
-
 /**
- * One call on the wire: what the caller's signal, the deadline and `close()` all fire (an
- * AbortController for fetch, made when fetch asks for it; a hook for the Node engine), and the
- * classification of whatever the request or a body read throws.
+ * One call on the wire: what the caller's signal, the deadline and `close()` all fire (a hook that
+ * aborts the call's exchange), and the classification of whatever its engine reports.
  */
 export class Call {
   readonly context: ErrorContext;
-  private controller: AbortController | undefined;
   private abortHook: (() => void) | undefined;
   private reason: AbortReason | undefined;
   private readonly callerSignal: AbortSignal | undefined;
@@ -54,15 +49,6 @@ export class Call {
     }
   }
 
-  /** The signal to hand to fetch: aborting it closes the connection. */
-  get signal(): AbortSignal {
-    if (this.controller === undefined) {
-      this.controller = new AbortController();
-      if (this.reason !== undefined) this.controller.abort(ABORTED);
-    }
-    return this.controller.signal;
-  }
-
   /** Whether the call was aborted (by the caller, its deadline or `close()`). */
   get aborted(): boolean {
     return this.reason !== undefined;
@@ -77,8 +63,6 @@ export class Call {
   abort(reason: AbortReason): void {
     if (this.reason !== undefined) return;
     this.reason = reason;
-    // A reason of our own: without one every abort builds a DOMException with a stack trace.
-    this.controller?.abort(ABORTED);
     this.abortHook?.();
   }
 
@@ -88,8 +72,9 @@ export class Call {
   }
 
   /**
-   * The error for something fetch or a body read threw: our own abort says why it happened;
-   * anything else is the network failing (refused connection, reset, a body cut short).
+   * The error for something an engine reported: our own abort says why it happened; an engine's
+   * own error says what it could not read; anything else is the network failing (refused
+   * connection, reset, a body cut short).
    */
   failure(err: unknown): TritonLlmError {
     if (err instanceof TritonLlmError) return err;

@@ -4,9 +4,10 @@ import { type ErrorContext, errorFromHttp } from '../errors.js';
 import { fetchEngine } from '../fetch/index.js';
 import type { FetchFunction, HttpTransportOptions } from '../options.js';
 import { normalizeBaseUrl } from './base-url.js';
-import { readBytes, readJson, readText } from './body.js';
+import { jsonOf, textOf } from './body.js';
 import { Call } from './call.js';
 import { checkHeaders, mergeHeaders } from './headers.js';
+import { type Answer, type BodyLimits, WholeAnswer } from './unary.js';
 
 // Error bodies are read only to quote them; a huge one is not worth waiting for.
 export const ERROR_BODY_LIMIT = 64 * 1024;
@@ -26,15 +27,15 @@ export type EngineFactory = (baseUrl: string) => HttpEngine;
 const NO_HEADERS: ReadonlyArray<readonly [string, string]> = [];
 
 /**
- * The shared state of one transport: where to send, with which fetch (or stream engine) and
+ * The shared state of one transport: its engines (fetch, and the entry point's for streams), the
  * headers, the limits, and the calls in flight (so that `close()` can abort them).
  */
 export class HttpClient {
   readonly maxResponseBytes: number | undefined;
   /** Carries streams: the entry point's engine (Node's sockets), unless the caller brought a `fetch`. */
   readonly streams: HttpEngine;
-  private readonly baseUrl: string;
-  private readonly fetchFn: FetchFunction;
+  /** Carries unary calls: fetch, on every runtime. */
+  private readonly unary: HttpEngine;
   private readonly staticHeaders: ReadonlyArray<readonly [string, string]>;
   private readonly timeoutMs: number | undefined;
   private readonly active = new Set<Call>();
@@ -53,12 +54,12 @@ export class HttpClient {
     if (typeof options !== 'object' || options === null) {
       throw invalidArgument('options', options, 'httpTransport needs an options object with baseUrl');
     }
-    this.baseUrl = normalizeBaseUrl(options.baseUrl);
+    const baseUrl = normalizeBaseUrl(options.baseUrl);
     if (options.fetch !== undefined && typeof options.fetch !== 'function') {
       throw invalidArgument('fetch', options.fetch, 'must be a function');
     }
     // Looked up per call and called as a plain function: browsers refuse `fetch` detached from window.
-    this.fetchFn = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+    const fetch: FetchFunction = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
     this.staticHeaders = checkHeaders(options.headers, 'headers');
     const { timeoutMs, maxResponseBytes } = options;
     if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
@@ -70,10 +71,8 @@ export class HttpClient {
     this.timeoutMs = timeoutMs;
     this.maxResponseBytes = maxResponseBytes;
     // A fetch of the caller's own (tracing, a proxy agent, custom TLS) carries every call.
-    this.streams =
-      options.fetch === undefined && engine !== undefined
-        ? engine(this.baseUrl)
-        : fetchEngine(this.baseUrl, this.fetchFn);
+    this.unary = fetchEngine(baseUrl, fetch);
+    this.streams = options.fetch === undefined && engine !== undefined ? engine(baseUrl) : this.unary;
   }
 
   /** Starts a call: the caller's signal and deadline apply from here until `call.finish()`. */
@@ -107,42 +106,24 @@ export class HttpClient {
     return body === undefined ? { method, path, headers } : { method, path, headers, body };
   }
 
-  /** Sends one request; per-call headers are checked before anything goes out. */
-  async send(call: Call, send: Send, options: CallOptions | undefined): Promise<Response> {
-    const headers = this.headersFor(send, options);
-    call.throwIfAborted();
-    try {
-      return await this.fetchFn(`${this.baseUrl}${send.path}`, {
-        method: send.method,
-        headers,
-        signal: call.signal,
-        ...(send.body !== undefined ? { body: send.body } : {}),
-      });
-    } catch (err) {
-      throw call.failure(err);
-    }
-  }
-
-  /** The error a non-2xx response stands for, with its body quoted. */
-  async errorOf(response: Response, call: Call): Promise<TritonLlmError> {
-    let body: string;
-    try {
-      body = await readText(response, call, ERROR_BODY_LIMIT);
-    } catch (err) {
-      // Too large or cut short: the status alone still says what went wrong.
-      if (!(err instanceof TritonLlmError) || err.code !== 'resource_exhausted') throw err;
-      body = '';
-    }
-    return errorFromHttp(response.status, body, call.context);
+  /**
+   * Sends one unary request and reads its answer whole; a non-2xx answer is thrown as the error it
+   * stands for, with its body quoted. Per-call headers are checked before anything goes out.
+   */
+  async ok(call: Call, send: Send, options: CallOptions | undefined): Promise<Answer> {
+    const answer = await this.answer(call, send, options, {
+      ok: this.maxResponseBytes,
+      error: ERROR_BODY_LIMIT,
+    });
+    if (answer.status >= 200 && answer.status < 300) return answer;
+    throw errorFromHttp(answer.status, textOf(answer.body), call.context);
   }
 
   /** A GET (or POST) whose 2xx answer is JSON. */
   async json(send: Send, options: CallOptions | undefined, context: ErrorContext): Promise<unknown> {
     const call = this.begin(options, context);
     try {
-      const response = await this.send(call, send, options);
-      if (!response.ok) throw await this.errorOf(response, call);
-      return await readJson(response, call, this.maxResponseBytes);
+      return jsonOf((await this.ok(call, send, options)).body, context);
     } finally {
       call.finish();
     }
@@ -152,14 +133,23 @@ export class HttpClient {
   async probe(path: string, options: CallOptions | undefined): Promise<boolean> {
     const call = this.begin(options, { what: `GET ${path}` });
     try {
-      const response = await this.send(call, { method: 'GET', path }, options);
       // The status is the whole answer; the body is drained only so the connection can be reused,
       // and a failure while draining changes nothing about that answer.
-      await readBytes(response, call, ERROR_BODY_LIMIT).catch(() => undefined);
-      return response.status === 200;
+      const limits = { ok: ERROR_BODY_LIMIT, error: ERROR_BODY_LIMIT, statusOnly: true };
+      const answer = await this.answer(call, { method: 'GET', path }, options, limits);
+      return answer.status === 200;
     } finally {
       call.finish();
     }
+  }
+
+  private answer(call: Call, send: Send, options: CallOptions | undefined, limits: BodyLimits) {
+    const request = this.request(send, options);
+    call.throwIfAborted();
+    return new Promise<Answer>((resolve, reject) => {
+      const reader = new WholeAnswer(call, limits, resolve, reject);
+      reader.exchange = this.unary.request(request, reader);
+    });
   }
 
   /** Aborts the calls in flight; later calls fail with `unavailable`. */
@@ -167,6 +157,7 @@ export class HttpClient {
     this.closed = true;
     for (const call of [...this.active]) call.abort('closed');
     this.streams.close();
+    this.unary.close();
   }
 }
 

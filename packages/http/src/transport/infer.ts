@@ -1,5 +1,5 @@
 import type { CallOptions, InferRequest, InferResponse } from '@trtllm/sdk';
-import { errorField, type HttpClient, readBytes, readJson, type Send } from '../call/index.js';
+import { errorField, type HttpClient, jsonOf, type Send } from '../call/index.js';
 import { type ErrorContext, errorFromHttp } from '../errors.js';
 import { generateRequestJson } from './generate-request.js';
 import { generateResponse } from './generate-response.js';
@@ -20,18 +20,21 @@ export async function infer(
   const send = generate ? generateSend(path, request) : inferSend(path, request);
   const call = client.begin(options, context);
   try {
-    const response = await client.send(call, send, options);
-    if (!response.ok) throw await client.errorOf(response, call);
+    const answer = await client.ok(call, send, options);
     if (generate) {
-      const body = await readJson(response, call, client.maxResponseBytes);
+      const body = jsonOf(answer.body, context);
       // Triton answers /generate on a decoupled model with 200 and an error body.
       const error = errorField(body);
-      if (error !== undefined) throw errorFromHttp(response.status, JSON.stringify({ error }), context);
+      if (error !== undefined) throw errorFromHttp(answer.status, JSON.stringify({ error }), context);
       return generateResponse(body, request, true, context);
     }
-    const bytes = await readBytes(response, call, client.maxResponseBytes);
-    const headerLength = response.headers.get('inference-header-content-length');
-    return inferResponse(bytes, headerLength === null ? undefined : Number(headerLength), request, context);
+    const headerLength = answer.headers.get('inference-header-content-length');
+    return inferResponse(
+      answer.body,
+      headerLength == null ? undefined : Number(headerLength),
+      request,
+      context,
+    );
   } finally {
     call.finish();
   }
