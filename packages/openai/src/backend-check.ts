@@ -1,6 +1,7 @@
-import { type Transport, type TritonLlm, TritonLlmError } from '@trtllm/sdk';
+import { type ModelSchema, type Transport, type TritonLlm, TritonLlmError } from '@trtllm/sdk';
 import { tritonDetail } from './api-error.js';
 import { nearestName } from './nearest.js';
+import { rawModelNeedsTokenizer, type TokenizerSetting } from './raw-model.js';
 
 /** How the user named the settings the check reports on: CLI flags, or `createOpenAiServer` options. */
 export interface BackendSettings {
@@ -23,6 +24,12 @@ export interface BackendCheck {
   /** Receives one line per failed attempt. */
   readonly log: (message: string) => void;
   readonly settings: BackendSettings;
+  /**
+   * Whether the client has a tokenizer, and the setting that gives it: the raw `tensorrt_llm`
+   * model takes and returns token ids, so without one every text request would fail. Absent when
+   * the server was given a client and cannot tell.
+   */
+  readonly tokenizer?: { readonly present: boolean; readonly setting: TokenizerSetting };
   readonly signal?: AbortSignal;
 }
 
@@ -35,10 +42,11 @@ const ATTEMPT_TIMEOUT_MS = 5000;
 
 /**
  * Waits until Triton answers and the model is ready, then reads the model's schema, so that a
- * server in front of a wrong address or model stops at start instead of failing its first client
- * (issue 53). An unreachable or not yet ready Triton is tried again, one log line per attempt,
- * until `waitMs` has passed; a missing model fails at once, naming the server's models and the
- * closest one. Every failure is a `TritonLlmError` whose message is ready to print.
+ * server in front of a wrong address or model, or the raw model without a tokenizer, stops at
+ * start instead of failing its first client (issue 53). An unreachable or not yet ready Triton is
+ * tried again, one log line per attempt, until `waitMs` has passed; a missing model fails at once,
+ * naming the server's models and the closest one. Every failure is a `TritonLlmError` whose
+ * message is ready to print.
  */
 export async function waitForBackend(check: BackendCheck): Promise<void> {
   const { llm, settings } = check;
@@ -85,8 +93,12 @@ export async function waitForBackend(check: BackendCheck): Promise<void> {
     );
     await sleep(delay, check.signal);
   }
+  let schema: ModelSchema;
   try {
-    await llm.schema({ retry: ONCE, ...(check.signal !== undefined ? { signal: check.signal } : {}) });
+    schema = await llm.schema({
+      retry: ONCE,
+      ...(check.signal !== undefined ? { signal: check.signal } : {}),
+    });
   } catch (err) {
     const e = TritonLlmError.from(err, 'internal');
     throw new TritonLlmError(
@@ -96,6 +108,10 @@ export async function waitForBackend(check: BackendCheck): Promise<void> {
         cause: e,
       },
     );
+  }
+  const { tokenizer } = check;
+  if (schema.flavor === 'tensorrt_llm' && tokenizer !== undefined && !tokenizer.present) {
+    throw rawModelNeedsTokenizer(llm.model, settings.triton, tokenizer.setting);
   }
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { transportFromUrl } from '@trtllm/connect';
+import { parseTritonUrl, transportFromUrl } from '@trtllm/connect';
 import { TritonLlm } from '@trtllm/sdk';
 import {
   CHAT_TEMPLATE_CHOICES,
@@ -10,6 +10,7 @@ import {
   type ToolCallParserChoice,
 } from '@trtllm/tokenizers';
 import { waitForBackend } from './backend-check.js';
+import { cliTokenizerSetting } from './raw-model.js';
 import { createOpenAiServer } from './server.js';
 
 const USAGE = `Usage: trtllm-openai [options]
@@ -37,14 +38,29 @@ Options:
 `;
 
 /**
- * The transports' hints name SDK functions (`use httpTransport for HTTP`); here the fix is the
- * --triton address with the other scheme.
+ * The transports' messages in the user's --triton terms: a gRPC transport names its endpoint by
+ * the http(s):// origin it dials (`the server at http://host:8000`), which the user gave as
+ * `grpc://host:8000` (issue 53), and its hints name SDK functions (`use httpTransport for HTTP`)
+ * where the fix is the --triton address with the other scheme.
  */
 function cliHints(triton: string): (detail: string) => string {
+  const endpoint = parseTritonUrl(triton, { field: '--triton' });
   const hostPort = /^[a-z]+:\/\/([^/]+)/i.exec(triton)?.[1];
-  if (hostPort === undefined) return (detail) => detail;
+  let own: (detail: string) => string = (detail) => detail;
+  if (endpoint.protocol === 'grpc' && 'baseUrl' in endpoint) {
+    const dialed = new RegExp(`${endpoint.baseUrl.replace(/[.[\]]/g, '\\$&')}(?![\\w.:-])`, 'gi');
+    own = (detail) => detail.replace(dialed, () => triton);
+  } else if (endpoint.protocol === 'grpc') {
+    // A dns: name dials the addresses it resolves to: those keep their host:port, in gRPC's scheme.
+    own = (detail) =>
+      detail.replace(
+        /\b(the server at |the connection to )http(s?):\/\//g,
+        (_, lead: string, tls: string) => `${lead}grpc${tls}://`,
+      );
+  }
+  if (hostPort === undefined) return own;
   return (detail) =>
-    detail
+    own(detail)
       .replace('use httpTransport for HTTP', `use --triton http://${hostPort} if this is its HTTP port`)
       .replace('use grpcTransport for gRPC', `use --triton grpc://${hostPort} if this is its gRPC port`);
 }
@@ -113,6 +129,7 @@ async function main(): Promise<void> {
       wait: '--triton-wait',
       hints: cliHints(triton),
     },
+    tokenizer: { present: tokenizer !== undefined, setting: cliTokenizerSetting(tokenizerDir) },
   });
   const apiKey = values['api-key'] ?? process.env.TRTLLM_OPENAI_API_KEY;
   const server = createOpenAiServer({

@@ -17,6 +17,7 @@ import { completionsFormat } from './completions.js';
 import { type EndpointContext, respond } from './endpoint.js';
 import { readJsonBody, sendError, sendJson } from './http-io.js';
 import { unixSeconds } from './ids.js';
+import { inTokenizerTerms, libraryTokenizerSetting } from './raw-model.js';
 import { ownResponses } from './sse.js';
 
 // A path of these characters alone is its own URL pathname: no query, escapes, dot segments or
@@ -83,8 +84,9 @@ export interface OpenAiServer {
   /**
    * Checks the backend before serving: waits (up to `tritonWaitMs`, a warning per attempt) until
    * Triton answers and the model is ready, and reads the model's config. Rejects with a
-   * `TritonLlmError` saying what is wrong: Triton not answering, or a model it does not have
-   * (naming its models and the closest). Optional: `listen()` does not call it, so a server may
+   * `TritonLlmError` saying what is wrong: Triton not answering, a model it does not have
+   * (naming its models and the closest), or the raw `tensorrt_llm` model given as `transport` and
+   * `model` without a `tokenizer` (`failed_precondition`). Optional: `listen()` does not call it, so a server may
    * start before Triton does; the `trtllm-openai` CLI always calls it.
    */
   ready(options?: { readonly signal?: AbortSignal }): Promise<void>;
@@ -138,6 +140,8 @@ export function createOpenAiServer(options: OpenAiServerOptions): OpenAiServer {
   // Awaited by listen() and by chat requests; this keeps an early failure from going unhandled.
   templateLoad.catch(() => undefined);
   const model = { id: modelName, object: 'model', created, owned_by: 'triton' };
+  const backend = 'llm' in options ? 'llm' : 'transport';
+  const tokenizerSetting = libraryTokenizerSetting(backend, options.tokenizerDir !== undefined);
 
   const route = async (
     req: IncomingMessage,
@@ -191,9 +195,11 @@ export function createOpenAiServer(options: OpenAiServerOptions): OpenAiServer {
       if (!res.writableFinished) disconnect.abort();
     });
     const path = pathOf(req.url ?? '/');
-    route(req, res, path, disconnect.signal).catch((err: unknown) => {
-      if (!disconnect.signal.aborted)
-        sendError(res, inRequestTerms(err, `${req.method ?? ''} ${path || '/'}`));
+    const request = `${req.method ?? ''} ${path || '/'}`;
+    route(req, res, path, disconnect.signal).catch(async (err: unknown) => {
+      // A server not checked by ready() meets the raw model's missing tokenizer here.
+      const e = await inTokenizerTerms(err, llm, tokenizerSetting, request);
+      if (!disconnect.signal.aborted) sendError(res, inRequestTerms(e, request));
     });
   };
 
@@ -210,6 +216,10 @@ export function createOpenAiServer(options: OpenAiServerOptions): OpenAiServer {
         waitMs: tritonWaitMs,
         log: (m) => logger.warn(m),
         settings: { triton: 'Triton', model: 'model', wait: 'tritonWaitMs' },
+        // A client given as llm may hold a tokenizer this server cannot see: only requests tell.
+        ...(backend === 'transport'
+          ? { tokenizer: { present: options.tokenizer !== undefined, setting: tokenizerSetting } }
+          : {}),
         ...(readyOptions?.signal !== undefined ? { signal: readyOptions.signal } : {}),
       }),
     async listen(port, host = '127.0.0.1') {

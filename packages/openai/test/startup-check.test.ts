@@ -1,6 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createOpenAiServer, transportFromUrl } from '@trtllm/openai';
 import { TritonLlmError } from '@trtllm/sdk';
@@ -40,6 +43,13 @@ async function seen(
     if (match) return match;
     await once(stream, 'data');
   }
+}
+
+/** The exit code of a CLI expected to refuse at start; one that serves instead is killed (exit null). */
+async function refusedAt(run: ReturnType<typeof runCli>): Promise<number | null> {
+  const serving = seen(run.child.stdout!, run.out, /serving/).then(() => run.child.kill('SIGKILL'));
+  serving.catch(() => undefined);
+  return exitCode(run.child);
 }
 
 async function exitCode(child: ChildProcess): Promise<number | null> {
@@ -107,6 +117,49 @@ describe('trtllm-openai checks Triton at start', () => {
     expect(err).toContain(`use --triton http://${hostPort} if this is its HTTP port`);
     expect(err).not.toContain('httpTransport');
     expect(err).not.toContain('attempt 1');
+  });
+
+  test('a gRPC address at Triton’s HTTP port is quoted as given, not as the http:// origin it dials', async () => {
+    const hostPort = new URL(fake.httpUrl).host;
+    const run = runCli(['--triton', `grpc://${hostPort}`, '--triton-wait', '30']);
+    expect(await refusedAt(run)).toBe(1);
+    const err = run.err();
+    expect(err).toContain(`Triton at grpc://${hostPort}: the server at grpc://${hostPort} answered HTTP/1.1`);
+    expect(err).not.toContain('the server at http://');
+  });
+
+  test('the raw tensorrt_llm model without --tokenizer-dir exits 1 naming --tokenizer-dir, without serving', async () => {
+    for (const triton of [grpcUrl(fake), fake.httpUrl]) {
+      const run = runCli(['--triton', triton, '--model', 'tensorrt_llm']);
+      expect(await refusedAt(run), triton).toBe(1);
+      const err = run.err();
+      expect(err).toContain(
+        `model 'tensorrt_llm' on Triton at ${triton} is the raw tensorrt_llm model, which takes and returns token ids`,
+      );
+      expect(err).toContain("give --tokenizer-dir <the model's Hugging Face tokenizer directory");
+      // Core's wording names an SDK step the CLI user never took.
+      expect(err).not.toContain('TritonLlm');
+      expect(run.out()).not.toContain('serving');
+    }
+  });
+
+  test('the raw model with a --tokenizer-dir that has no tokenizer.json exits 1 naming the directory', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'trtllm-openai-raw-'));
+    try {
+      await writeFile(join(dir, 'chat_template.jinja'), '{{ messages[0].content }}');
+      const run = runCli(['--triton', grpcUrl(fake), '--model', 'tensorrt_llm', '--tokenizer-dir', dir]);
+      expect(await refusedAt(run)).toBe(1);
+      expect(run.err()).toContain(`--tokenizer-dir ${dir} has no tokenizer.json (only a chat template)`);
+      // The same directory serves a model that tokenizes on the server.
+      const ensemble = runCli(['--triton', grpcUrl(fake), '--model', 'ensemble', '--tokenizer-dir', dir]);
+      try {
+        await seen(ensemble.child.stdout!, ensemble.out, /serving 'ensemble'/);
+      } finally {
+        ensemble.child.kill('SIGKILL');
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   test('a Triton that starts after the CLI is waited for, and then served', async () => {
