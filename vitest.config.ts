@@ -5,9 +5,15 @@ const src = (pkg: string) => fileURLToPath(new URL(`./packages/${pkg}/src/index.
 
 // Tests run against the TypeScript sources, so a change is tested without a build step;
 // `.ci/run` still builds every package and `test/packaging` checks the built output.
+// The subpath comes first: vite maps '@trtllm/sdk' to every '@trtllm/sdk/...' import too.
 const alias = {
+  '@trtllm/sdk/transport': fileURLToPath(new URL('./packages/core/src/transport-kit.ts', import.meta.url)),
   '@trtllm/sdk': src('core'),
-  '@trtllm/grpc': src('grpc'),
+  // TRTLLM_GRPC_ENGINE=node-http2 runs every grpcTransport of the tests on node:http2 (test/support/grpc-engine.ts).
+  '@trtllm/grpc':
+    process.env.TRTLLM_GRPC_ENGINE === undefined
+      ? src('grpc')
+      : fileURLToPath(new URL('./test/support/grpc-engine.ts', import.meta.url)),
   // Tests run on Node, so they get the package's Node entry (its `node` export condition).
   '@trtllm/http': fileURLToPath(new URL('./packages/http/src/node.ts', import.meta.url)),
   '@trtllm/connect': src('connect'),

@@ -2,7 +2,13 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const tsconfig = fileURLToPath(new URL('./tsconfig.json', import.meta.url));
+// With TRTLLM_GRPC_ENGINE set, @trtllm/grpc resolves to test/support/grpc-engine.ts, as in vitest.
+const tsconfig = fileURLToPath(
+  new URL(
+    process.env.TRTLLM_GRPC_ENGINE === undefined ? './tsconfig.json' : './tsconfig.grpc-engine.json',
+    import.meta.url,
+  ),
+);
 
 // A script that is still alive this long after it started never ends by itself.
 const GIVE_UP_MS = 30_000;

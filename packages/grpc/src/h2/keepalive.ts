@@ -62,3 +62,13 @@ export class Keepalive {
     this.arm(this.everyMs);
   }
 }
+
+/** The warning of a server that closed a connection for too many PINGs, once the interval doubled. */
+export function tooManyPingsWarning(url: URL, keepaliveMs: number): string {
+  return (
+    `@trtllm/grpc: the server at ${url.origin} closed the connection for too many keepalive PINGs ` +
+    `(GOAWAY ENHANCE_YOUR_CALM "too_many_pings"); new connections ping every ${keepaliveMs} ms. Set ` +
+    "grpcTransport({ keepaliveMs }) at or above the server's --grpc-http2-min-recv-ping-interval-without-data " +
+    '(Triton: 300000 by default; strikes allowed: --grpc-http2-max-ping-strikes, 2 by default).'
+  );
+}

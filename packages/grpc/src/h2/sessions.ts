@@ -7,6 +7,7 @@ import type {
   H2RequestHeaders,
 } from './engine.js';
 import { encodeHeaderBlock } from './frames.js';
+import { tooManyPingsWarning } from './keepalive.js';
 import { H2Stream, type H2StreamHost, type H2StreamOwner } from './stream.js';
 import type { H2StreamTable } from './stream-table.js';
 
@@ -132,12 +133,7 @@ export class H2Sessions implements H2Engine {
     this.keepaliveMs *= 2;
     if (this.warnedPings) return;
     this.warnedPings = true;
-    this.options.logger.warn(
-      `@trtllm/grpc: the server at ${this.options.url.origin} closed the connection for too many keepalive PINGs ` +
-        `(GOAWAY ENHANCE_YOUR_CALM "too_many_pings"); new connections ping every ${this.keepaliveMs} ms. Set ` +
-        "grpcTransport({ keepaliveMs }) at or above the server's --grpc-http2-min-recv-ping-interval-without-data " +
-        '(Triton: 300000 by default; strikes allowed: --grpc-http2-max-ping-strikes, 2 by default).',
-    );
+    this.options.logger.warn(tooManyPingsWarning(this.options.url, this.keepaliveMs));
   }
 
   stats(): GrpcConnectionStats {

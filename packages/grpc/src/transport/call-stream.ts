@@ -1,10 +1,5 @@
-import {
-  type InferRequest,
-  type InferResponse,
-  type InferSink,
-  type InferStream,
-  TritonLlmError,
-} from '@trtllm/sdk';
+import { type InferRequest, type InferResponse, TritonLlmError } from '@trtllm/sdk';
+import type { InferSink, InferStream } from '@trtllm/sdk/transport';
 import { type CallListener, GrpcCall } from '../call/index.js';
 import { streamErrorFromMessage, toTritonLlmError } from './error-mapping.js';
 import { consumerThrew, DONE, ResponseQueue } from './response-queue.js';

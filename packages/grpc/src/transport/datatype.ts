@@ -1,4 +1,5 @@
-import { type DataType, dataTypeFromConfig, isDataType } from '@trtllm/sdk';
+import type { DataType } from '@trtllm/sdk';
+import { dataTypeFromConfig, isDataType } from '@trtllm/sdk/transport';
 import { DataType as ConfigDataType } from '../gen/inference/model_config_pb.js';
 
 /** A `datatype` string of an inference message or model metadata, or undefined when unknown. */

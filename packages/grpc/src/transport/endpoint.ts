@@ -1,6 +1,7 @@
 import type { ConnectionOptions } from 'node:tls';
 import { type Client, createClient } from '@connectrpc/connect';
-import { invalidArgument, parseTritonUrl, TritonLlmError } from '@trtllm/sdk';
+import { TritonLlmError } from '@trtllm/sdk';
+import { invalidArgument, parseTritonUrl } from '@trtllm/sdk/transport';
 import { unaryTransport } from '../call/index.js';
 import { GRPCInferenceService } from '../gen/inference/grpc_service_pb.js';
 import { createEngine, type GrpcConnectionStats, type H2Engine, type H2EngineName } from '../h2/index.js';

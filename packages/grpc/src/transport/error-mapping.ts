@@ -1,5 +1,6 @@
 import { Code, ConnectError } from '@connectrpc/connect';
-import { codeFromGrpcStatus, codeFromServerError, TritonLlmError } from '@trtllm/sdk';
+import { TritonLlmError } from '@trtllm/sdk';
+import { codeFromGrpcStatus, codeFromServerError } from '@trtllm/sdk/transport';
 
 /** What the failing call was, so the error can say it. */
 export interface ErrorContext {

@@ -1,12 +1,6 @@
 import type { CallOptions as ConnectCallOptions } from '@connectrpc/connect';
-import {
-  type CallOptions,
-  type InferRequest,
-  invalidArgument,
-  type ReplicaTransport,
-  type Transport,
-  TritonLlmError,
-} from '@trtllm/sdk';
+import { type InferRequest, type ReplicaTransport, type Transport, TritonLlmError } from '@trtllm/sdk';
+import { type CallOptions, invalidArgument } from '@trtllm/sdk/transport';
 import { callHeaders, requestHeaders } from '../call/index.js';
 import type { GrpcConnectionStats } from '../h2/index.js';
 import { asyncDispose } from './async-dispose.js';

@@ -1,5 +1,6 @@
 import type { MessageInitShape } from '@bufbuild/protobuf';
-import { encodeTensorData, type InferRequest, type Parameters, TritonLlmError } from '@trtllm/sdk';
+import { type InferRequest, TritonLlmError } from '@trtllm/sdk';
+import { encodeTensorData, type Parameters } from '@trtllm/sdk/transport';
 import type { ModelInferRequestSchema } from '../gen/inference/grpc_service_pb.js';
 import { toInferParameters } from './parameters.js';
 

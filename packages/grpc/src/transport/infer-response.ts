@@ -1,11 +1,6 @@
 import { create } from '@bufbuild/protobuf';
-import {
-  decodeTensorData,
-  type InferResponse,
-  type Tensor,
-  type TensorData,
-  TritonLlmError,
-} from '@trtllm/sdk';
+import { type InferResponse, type Tensor, type TensorData, TritonLlmError } from '@trtllm/sdk';
+import { decodeTensorData } from '@trtllm/sdk/transport';
 import {
   InferTensorContentsSchema,
   type ModelInferResponse,

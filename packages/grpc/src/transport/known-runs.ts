@@ -1,4 +1,4 @@
-import type { ParameterValue } from '@trtllm/sdk';
+import type { ParameterValue } from '@trtllm/sdk/transport';
 import { LENGTH_DELIMITED } from './wire-walker.js';
 
 // The first byte of a ModelInferResponse `parameters` (4) and `outputs` (5) field.

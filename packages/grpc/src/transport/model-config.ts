@@ -1,5 +1,6 @@
-import type { DataType, EnsembleStep, ModelConfig, TensorSpec } from '@trtllm/sdk';
+import type { DataType, ModelConfig } from '@trtllm/sdk';
 import { TritonLlmError } from '@trtllm/sdk';
+import type { EnsembleStep, TensorSpec } from '@trtllm/sdk/transport';
 import type {
   DataType as ConfigDataType,
   ModelConfig as ModelConfigMessage,

@@ -1,5 +1,6 @@
-import type { ModelMetadata, ModelStatistics, StatisticDuration, TensorMetadata } from '@trtllm/sdk';
+import type { ModelMetadata, ModelStatistics } from '@trtllm/sdk';
 import { TritonLlmError } from '@trtllm/sdk';
+import type { StatisticDuration, TensorMetadata } from '@trtllm/sdk/transport';
 import type {
   InferStatistics,
   ModelMetadataResponse,

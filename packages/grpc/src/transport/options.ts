@@ -1,4 +1,5 @@
-import { checkOptionNames, type ReplicaOptions } from '@trtllm/sdk';
+import type { ReplicaOptions } from '@trtllm/sdk';
+import { checkOptionNames } from '@trtllm/sdk/transport';
 
 /**
  * TLS material for an `https://` base URL. PEM strings or their bytes; everything is optional, so

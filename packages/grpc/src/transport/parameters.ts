@@ -1,5 +1,6 @@
 import type { MessageInitShape } from '@bufbuild/protobuf';
-import { type Parameters, type ParameterValue, TritonLlmError } from '@trtllm/sdk';
+import { TritonLlmError } from '@trtllm/sdk';
+import type { Parameters, ParameterValue } from '@trtllm/sdk/transport';
 import type { InferParameter, InferParameterSchema } from '../gen/inference/grpc_service_pb.js';
 
 type ParameterInit = MessageInitShape<typeof InferParameterSchema>;

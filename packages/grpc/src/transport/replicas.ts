@@ -1,11 +1,6 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
-import {
-  invalidArgument,
-  type NamedTransport,
-  type ReplicaTransport,
-  replicaTransport,
-  type Transport,
-} from '@trtllm/sdk';
+import { type NamedTransport, type ReplicaTransport, replicaTransport, type Transport } from '@trtllm/sdk';
+import { invalidArgument } from '@trtllm/sdk/transport';
 import type {
   GrpcReplicaDnsOptions,
   GrpcReplicaListOptions,

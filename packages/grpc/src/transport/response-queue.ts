@@ -1,4 +1,5 @@
-import { type InferResponse, type InferSink, TritonLlmError } from '@trtllm/sdk';
+import { type InferResponse, TritonLlmError } from '@trtllm/sdk';
+import type { InferSink } from '@trtllm/sdk/transport';
 
 export const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
 

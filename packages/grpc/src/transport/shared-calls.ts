@@ -1,11 +1,6 @@
 import { fromBinary } from '@bufbuild/protobuf';
-import {
-  type InferRequest,
-  type InferResponse,
-  type InferSink,
-  type InferStream,
-  TritonLlmError,
-} from '@trtllm/sdk';
+import { type InferRequest, type InferResponse, TritonLlmError } from '@trtllm/sdk';
+import type { InferSink, InferStream } from '@trtllm/sdk/transport';
 import { type CallListener, GrpcCall } from '../call/index.js';
 import { ModelStreamInferResponseSchema } from '../gen/inference/grpc_service_pb.js';
 import { streamErrorFromMessage, toTritonLlmError } from './error-mapping.js';

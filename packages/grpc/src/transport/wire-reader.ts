@@ -1,12 +1,6 @@
 import { fromBinary } from '@bufbuild/protobuf';
-import {
-  decodeTensorData,
-  type InferResponse,
-  type Parameters,
-  type ParameterValue,
-  type Tensor,
-  TritonLlmError,
-} from '@trtllm/sdk';
+import { type InferResponse, type Tensor, TritonLlmError } from '@trtllm/sdk';
+import { decodeTensorData, type Parameters, type ParameterValue } from '@trtllm/sdk/transport';
 import { ModelStreamInferResponseSchema } from '../gen/inference/grpc_service_pb.js';
 import { wireDataType } from './datatype.js';
 import { fromModelInferResponse, malformedResponse } from './infer-response.js';

@@ -1,10 +1,5 @@
-import {
-  encodeTensorData,
-  type InferRequest,
-  type Parameters,
-  type ParameterValue,
-  TritonLlmError,
-} from '@trtllm/sdk';
+import { type InferRequest, TritonLlmError } from '@trtllm/sdk';
+import { encodeTensorData, type Parameters, type ParameterValue } from '@trtllm/sdk/transport';
 import { bigintField, parameterTypeError } from './parameters.js';
 
 /**
