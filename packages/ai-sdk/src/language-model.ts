@@ -19,6 +19,7 @@ import {
   type TritonCallSettings,
   type TritonRequestOptions,
 } from './provider-options.js';
+import { requireTokenizer } from './raw-model.js';
 import { finishReason, PROVIDER_KEY, providerMetadata, usageOf } from './result.js';
 import { StreamParts, toolCallContent, toolUse } from './tools.js';
 import { failureParts, wholeStream } from './whole-stream.js';
@@ -275,6 +276,7 @@ export class TritonLanguageModel implements LanguageModelV4 {
       ...(signal !== undefined ? { signal } : {}),
       ...(Object.keys(headers).length > 0 ? { headers } : {}),
     });
+    requireTokenizer(schema, tokenizer);
     const tools = toolUse(options, schema, template, config.toolCallParser);
     const prompt = template.render(messages, tools.plan !== undefined ? { tools: tools.plan.tools } : {});
     const prepared = prepareCall(options, schema, trtllm, config.defaultMaxTokens, tools.plan?.guided);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { createTriton } from '@trtllm/ai-sdk';
 import { TritonLlmError } from '@trtllm/sdk';
 import { type FakeTriton, fakeScript, startFakeTriton } from '@trtllm/testing';
-import { generateText } from 'ai';
+import { generateText, streamText } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 (globalThis as { AI_SDK_LOG_WARNINGS?: unknown }).AI_SDK_LOG_WARNINGS = false;
@@ -55,5 +55,45 @@ describe('createTriton tokenizerDir', () => {
     const dir = await mkdtemp(join(root, 'template-'));
     await writeFile(join(dir, 'chat_template.jinja'), '{{ messages[0].content }}');
     expect(await firstCall(dir)).toBe('ok');
+  });
+  it('the raw tensorrt_llm model without one fails generateText and streamText naming tokenizerDir, before anything is sent', async () => {
+    const triton = createTriton({ grpcUrl: fake.grpcUrl });
+    try {
+      const before = fake.events().length;
+      const generated = await generateText({
+        model: triton('tensorrt_llm'),
+        prompt: 'Hi',
+        maxRetries: 0,
+      }).catch((e: unknown) => e);
+      const streamed: unknown[] = [];
+      const stream = streamText({
+        model: triton('tensorrt_llm'),
+        prompt: 'Hi',
+        maxRetries: 0,
+        onError: ({ error }) => {
+          streamed.push(error);
+        },
+      });
+      for await (const _ of stream.textStream);
+      expect(streamed).toHaveLength(1);
+      for (const [call, err] of [
+        ['generateText', generated],
+        ['streamText', streamed[0]],
+      ] as const) {
+        expect(err, call).toBeInstanceOf(TritonLlmError);
+        expect(err).toMatchObject({ code: 'failed_precondition', model: 'tensorrt_llm' });
+        const message = (err as Error).message;
+        expect(message).toMatch(
+          new RegExp(
+            `^${call} on 'tensorrt_llm' failed: the raw tensorrt_llm model takes and returns token ids`,
+          ),
+        );
+        expect(message).toContain("give tokenizerDir (the model's Hugging Face tokenizer directory");
+        expect(message).not.toContain('TritonLlm');
+      }
+      expect(fake.events().slice(before)).toEqual([]);
+    } finally {
+      await triton.close();
+    }
   });
 });

@@ -25,6 +25,7 @@ import { type ChatTritonCallOptions, type ChatTritonInput, checkChatOptions } fr
 import { type Prepared, streamReply, wholeReply } from './chat-run.js';
 import { transportOf } from './connection.js';
 import { chatMessagesOf } from './messages.js';
+import { requireTokenizer } from './raw-model.js';
 import { mergeSettings, pickSettings, requestFor, type TritonGenerationSettings } from './settings.js';
 import { structuredOutput } from './structured-output.js';
 import { chatToolsOf, planFor } from './tools.js';
@@ -247,13 +248,15 @@ export class ChatTriton extends BaseChatModel<ChatTritonCallOptions, AIMessageCh
     // Checked before the template and tokenizer load, so a bad value fails without touching the server.
     requestFor(' ', settings);
     const { llm, template, tokenizer } = await this.loaded();
+    const schema = await llm.schema(options.signal !== undefined ? { signal: options.signal } : {});
+    requireTokenizer(schema, tokenizer);
     const tools = planFor({
       tools: options.tools,
       toolChoice: options.tool_choice,
       parallel: options.parallel_tool_calls,
       template,
       parser: this.toolCallParser,
-      schema: await llm.schema(options.signal !== undefined ? { signal: options.signal } : {}),
+      schema,
     });
     if (tools?.guided !== undefined && settings.guidedDecoding !== undefined) {
       throw invalidArgument(

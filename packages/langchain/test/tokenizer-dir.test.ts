@@ -53,4 +53,30 @@ describe('ChatTriton tokenizerDir', () => {
     expect((err as Error).message).toContain(`tokenizerDir: ${dir} has no tokenizer.json`);
     expect(fake.events().length).toBe(before);
   });
+  it('the raw tensorrt_llm model without one fails invoke and stream naming tokenizerDir, before anything is sent', async () => {
+    const model = new ChatTriton({ grpcUrl: fake.grpcUrl, model: 'tensorrt_llm', logger: quiet });
+    try {
+      const before = fake.events().length;
+      const invoked = await model.invoke('Hi').catch((e: unknown) => e);
+      const streamed = await (async () => {
+        for await (const _ of await model.stream('Hi'));
+      })().catch((e: unknown) => e);
+      for (const [call, err] of [
+        ['ChatTriton.invoke', invoked],
+        ['ChatTriton.stream', streamed],
+      ] as const) {
+        expect(err, call).toBeInstanceOf(TritonLlmError);
+        expect(err).toMatchObject({ code: 'failed_precondition', model: 'tensorrt_llm' });
+        const message = (err as Error).message;
+        expect(message.startsWith(`${call} on 'tensorrt_llm' failed: the raw tensorrt_llm model takes`)).toBe(
+          true,
+        );
+        expect(message).toContain('give new ChatTriton({ tokenizerDir })');
+        expect(message).not.toContain('create TritonLlm');
+      }
+      expect(fake.events().slice(before)).toEqual([]);
+    } finally {
+      await model.close();
+    }
+  });
 });
