@@ -67,6 +67,17 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
+/** The smallest Hugging Face tokenizer.json: enough for the CLI to have a tokenizer, not the fake's vocabulary. */
+const WORD_LEVEL_TOKENIZER = {
+  version: '1.0',
+  added_tokens: [],
+  normalizer: null,
+  pre_tokenizer: { type: 'Whitespace' },
+  post_processor: null,
+  decoder: null,
+  model: { type: 'WordLevel', vocab: { '<unk>': 0, Hello: 1 }, unk_token: '<unk>' },
+};
+
 const grpcUrl = (fake: FakeTriton) => fake.grpcUrl.replace(/^http:/, 'grpc:');
 
 describe('trtllm-openai checks Triton at start', () => {
@@ -143,19 +154,20 @@ describe('trtllm-openai checks Triton at start', () => {
     }
   });
 
-  test('the raw model with a --tokenizer-dir that has no tokenizer.json exits 1 naming the directory', async () => {
+  test('the raw model with a --tokenizer-dir without tokenizer.json exits 1 naming it; with one it serves', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'trtllm-openai-raw-'));
     try {
       await writeFile(join(dir, 'chat_template.jinja'), '{{ messages[0].content }}');
       const run = runCli(['--triton', grpcUrl(fake), '--model', 'tensorrt_llm', '--tokenizer-dir', dir]);
       expect(await refusedAt(run)).toBe(1);
       expect(run.err()).toContain(`--tokenizer-dir ${dir} has no tokenizer.json (only a chat template)`);
-      // The same directory serves a model that tokenizes on the server.
-      const ensemble = runCli(['--triton', grpcUrl(fake), '--model', 'ensemble', '--tokenizer-dir', dir]);
+      // With a tokenizer.json beside the template, the same directory serves the raw model.
+      await writeFile(join(dir, 'tokenizer.json'), JSON.stringify(WORD_LEVEL_TOKENIZER));
+      const served = runCli(['--triton', grpcUrl(fake), '--model', 'tensorrt_llm', '--tokenizer-dir', dir]);
       try {
-        await seen(ensemble.child.stdout!, ensemble.out, /serving 'ensemble'/);
+        await seen(served.child.stdout!, served.out, /serving 'tensorrt_llm'/);
       } finally {
-        ensemble.child.kill('SIGKILL');
+        served.child.kill('SIGKILL');
       }
     } finally {
       await rm(dir, { recursive: true, force: true });
