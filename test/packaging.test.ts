@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -87,5 +87,36 @@ describe.each(packages)('the published %s package', (dir) => {
       import: { types: './dist/index.d.ts' },
       require: { types: './dist/index.d.cts' },
     });
+  });
+
+  it('loads every subpath of its exports map with import and with require, each with its types', () => {
+    const subpaths = Object.entries(pkg.exports).filter(
+      ([path]) => path !== '.' && path !== './package.json',
+    );
+    for (const [path, conditions] of subpaths) {
+      const { import: esm, require: cjs } = conditions as Record<
+        'import' | 'require',
+        Record<string, string>
+      >;
+      for (const file of [esm?.types, esm?.default, cjs?.types, cjs?.default]) {
+        expect({ path, file, exists: file !== undefined && existsSync(join(pkgDir, file)) }).toEqual({
+          path,
+          file,
+          exists: true,
+        });
+      }
+      const count = (code: string, type: string[]) =>
+        Number(execFileSync(process.execPath, [...type, '-e', code], { encoding: 'utf8' }));
+      const imported = count(
+        `import * as m from '${join(pkgDir, esm!.default!)}'; console.log(Object.keys(m).length)`,
+        ['--input-type=module'],
+      );
+      const required = count(
+        `console.log(Object.keys(require('${join(pkgDir, cjs!.default!)}')).length)`,
+        [],
+      );
+      expect({ path, imported }).toEqual({ path, imported: required });
+      expect(imported).toBeGreaterThan(0);
+    }
   });
 });

@@ -1,4 +1,5 @@
-import { type CallOptions, type InferRequest, type Transport, TritonLlm, TritonLlmError } from '@trtllm/sdk';
+import { type InferRequest, type Transport, TritonLlm, TritonLlmError } from '@trtllm/sdk';
+import type { CallOptions } from '@trtllm/sdk/transport';
 import { fakeTokenizer, generateTokens } from '@trtllm/testing';
 import { describe, expect, it } from 'vitest';
 import { PROTOCOLS, useFakeTriton } from '../support/fake.js';

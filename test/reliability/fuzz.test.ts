@@ -8,8 +8,8 @@ import {
   type Transport,
   TritonLlm,
   TritonLlmError,
-  validateRequest,
 } from '@trtllm/sdk';
+import { validateRequest } from '@trtllm/sdk/transport';
 import { fakeTokenizer } from '@trtllm/testing';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,6 +1,7 @@
 import { grpcTransport } from '@trtllm/grpc';
 import { httpTransport } from '@trtllm/http';
-import { type CallOptions, createTensor, type InferRequest, type Transport, TritonLlm } from '@trtllm/sdk';
+import { createTensor, type InferRequest, type Transport, TritonLlm } from '@trtllm/sdk';
+import type { CallOptions } from '@trtllm/sdk/transport';
 import { type FakeTriton, startFakeTriton } from '@trtllm/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collected } from './support/heap.js';

@@ -1,12 +1,5 @@
-import {
-  type GenerateRequest,
-  invalidArgument,
-  type Matrix,
-  REQUEST_OPTIONS,
-  TritonLlmError,
-  unknownOption,
-  validateRequest,
-} from '@trtllm/sdk';
+import { type GenerateRequest, type Matrix, TritonLlmError } from '@trtllm/sdk';
+import { invalidArgument, REQUEST_OPTIONS, unknownOption, validateRequest } from '@trtllm/sdk/transport';
 
 /** A request option's value as JSON carries it: numbers for bigints, arrays for typed arrays. */
 type Json<T> = T extends bigint | Float32Array

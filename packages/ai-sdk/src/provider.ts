@@ -3,15 +3,14 @@ import { loadOptionalSetting } from '@ai-sdk/provider-utils';
 import { transportFromUrl } from '@trtllm/connect';
 import {
   type GenerationEvent,
-  invalidArgument,
   type RetryOptions,
   type TelemetryOptions,
   type Tokenizer,
   type Transport,
   TritonLlm,
   TritonLlmError,
-  unknownOption,
 } from '@trtllm/sdk';
+import { invalidArgument, unknownOption } from '@trtllm/sdk/transport';
 import {
   ChatTemplate,
   type ChatTemplateChoice,

@@ -1,6 +1,7 @@
 import type { LanguageModelV4CallOptions } from '@ai-sdk/provider';
 import { grpcTransport } from '@trtllm/grpc';
-import { detectSchema, type ModelConfig, TritonLlm } from '@trtllm/sdk';
+import { type ModelConfig, TritonLlm } from '@trtllm/sdk';
+import { detectSchema } from '@trtllm/sdk/transport';
 import { startFakeTriton } from '@trtllm/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prepareCall } from '../src/call-settings.js';

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type JSONObject, NoSuchModelError } from '@ai-sdk/provider';
 import { createTriton, type TritonProvider, type TritonProviderOptions } from '@trtllm/ai-sdk';
-import { REQUEST_OPTIONS, TritonLlmError } from '@trtllm/sdk';
+import { TritonLlmError } from '@trtllm/sdk';
+import { REQUEST_OPTIONS } from '@trtllm/sdk/transport';
 import {
   decode,
   encode,

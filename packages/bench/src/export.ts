@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { extname } from 'node:path';
-import { invalidArgument } from '@trtllm/sdk';
+import { invalidArgument } from '@trtllm/sdk/transport';
 import type { BenchReport, LevelReport } from './report.js';
 import type { LatencyStats } from './stats.js';
 

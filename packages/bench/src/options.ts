@@ -1,4 +1,5 @@
-import { invalidArgument, type Tokenizer } from '@trtllm/sdk';
+import type { Tokenizer } from '@trtllm/sdk';
+import { invalidArgument } from '@trtllm/sdk/transport';
 import type { PromptRecord } from './dataset.js';
 
 /** What {@link runBenchmark} measures. */

@@ -1,5 +1,6 @@
 import { writeFile } from 'node:fs/promises';
-import { invalidArgument, type Tokenizer, TritonLlmError } from '@trtllm/sdk';
+import { type Tokenizer, TritonLlmError } from '@trtllm/sdk';
+import { invalidArgument } from '@trtllm/sdk/transport';
 import { loadTokenizer } from '@trtllm/tokenizers';
 import { Command, CommanderError, Option } from 'commander';
 import { renderChartSvg } from './chart.js';

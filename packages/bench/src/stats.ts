@@ -1,4 +1,4 @@
-import { invalidArgument } from '@trtllm/sdk';
+import { invalidArgument } from '@trtllm/sdk/transport';
 
 /** Mean and percentiles of one latency metric over the requests of a level, in milliseconds. */
 export interface LatencyStats {

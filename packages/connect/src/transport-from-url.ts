@@ -1,6 +1,7 @@
 import { type GrpcTlsOptions, grpcTransport } from '@trtllm/grpc';
 import { httpTransport } from '@trtllm/http';
-import { checkOptionNames, invalidArgument, type Transport } from '@trtllm/sdk';
+import type { Transport } from '@trtllm/sdk';
+import { checkOptionNames, invalidArgument } from '@trtllm/sdk/transport';
 import { parseTritonUrl, type TritonUrlOptions } from './triton-url.js';
 
 /** Options of {@link transportFromUrl}: how the address is read, and what every request carries. */

@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import * as source from '../src/index.js';
+import type * as kit from '../src/transport-kit.js';
 
 // The two builds a package manager may hand out side by side: `pnpm --filter @trtllm/sdk build`
 // (or `pnpm build`, which CI runs before the tests) makes them.
@@ -12,6 +13,8 @@ if (!existsSync(`${dist}index.js`) || !existsSync(`${dist}index.cjs`)) {
 }
 const esm = (await import(pathToFileURL(`${dist}index.js`).href)) as typeof source;
 const cjs = createRequire(import.meta.url)(`${dist}index.cjs`) as typeof source;
+// The transport kit's CJS build (`@trtllm/sdk/transport`), whose validation makes the errors.
+const cjsKit = createRequire(import.meta.url)(`${dist}transport.cjs`) as typeof kit;
 
 const copies = { esm, cjs, source } as const;
 type Copy = keyof typeof copies;
@@ -33,7 +36,7 @@ describe('instanceof TritonLlmError across copies of the SDK', () => {
   it('errors made by validation and by withContext carry the brand too', () => {
     let thrown: unknown;
     try {
-      cjs.validateRequest({ prompt: '', maxTokens: 1 });
+      cjsKit.validateRequest({ prompt: '', maxTokens: 1 });
     } catch (err) {
       thrown = err;
     }

@@ -1,14 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import { type GenerateRequest, type ModelFlavor, TritonLlmError } from '../src/index.js';
+import { BINDINGS } from '../src/models/bindings.js';
 import {
-  type GenerateRequest,
-  type ModelFlavor,
   type OptionType,
   REQUEST_OPTIONS,
   type RequestOption,
-  TritonLlmError,
   validateRequest,
-} from '../src/index.js';
-import { BINDINGS } from '../src/models/bindings.js';
+} from '../src/transport-kit.js';
 
 // Typed as Required, so an option added to GenerateRequest must be added here too.
 const EVERY_OPTION: Required<GenerateRequest> = {

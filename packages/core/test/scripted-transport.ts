@@ -9,14 +9,13 @@ import {
   type DataType,
   type InferRequest,
   type InferResponse,
-  type InferSink,
-  type InferStream,
   type ModelConfig,
   type Tensor,
   type Tokenizer,
   type Transport,
   TritonLlmError,
 } from '../src/index.js';
+import type { InferSink, InferStream } from '../src/transport-kit.js';
 
 /** One thing the server does next on a stream. */
 export type Step =

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { codeFromServerError } from '../src/index.js';
+import { codeFromServerError } from '../src/transport-kit.js';
 
 // Texts as Triton 2.51 and the official TensorRT-LLM models sent them (shared/triton-cpu.md, issue 28).
 const UNKNOWN_MODEL = "Request for unknown model: 'nope' is not found";

@@ -72,9 +72,9 @@ describe('the built core without @opentelemetry/api installed', () => {
     );
     writeFileSync(
       join(app, 'app.ts'),
-      `import { type TelemetryTracer, type Transport, TritonLlm } from '@trtllm/sdk';
+      `import { type TelemetryOptions, type Transport, TritonLlm } from '@trtllm/sdk';
        declare const transport: Transport;
-       declare const tracer: TelemetryTracer;
+       declare const tracer: NonNullable<TelemetryOptions['tracer']>;
        export const llm = new TritonLlm({ transport, model: 'ensemble', telemetry: { tracer } });\n`,
     );
     const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');

@@ -1,5 +1,5 @@
 import { createTraceState, INVALID_SPAN_CONTEXT, trace } from '@opentelemetry/api';
-import { injectW3cTraceContext } from '@trtllm/sdk';
+import { injectW3cTraceContext } from '@trtllm/sdk/transport';
 import { describe, expect, it } from 'vitest';
 
 const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type GenerateRequest, TritonLlmError, validateRequest } from '../src/index.js';
+import { type GenerateRequest, TritonLlmError } from '../src/index.js';
+import { validateRequest } from '../src/transport-kit.js';
 
 const refusal = (extra: Record<string, unknown>): TritonLlmError => {
   try {

@@ -1,12 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  type GenerateRequest,
-  TritonLlm,
-  TritonLlmError,
-  type TritonLlmOptions,
-  validateRequest,
-} from '../src/index.js';
+import { type GenerateRequest, TritonLlm, TritonLlmError, type TritonLlmOptions } from '../src/index.js';
+import { validateRequest } from '../src/transport-kit.js';
 
 function errorOf(request: unknown): TritonLlmError {
   try {

@@ -14,7 +14,8 @@ import {
   connect as tcpConnect,
 } from 'node:net';
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
-import { createTensor, encodeTensorData, type InferRequest } from '@trtllm/sdk';
+import { createTensor, type InferRequest } from '@trtllm/sdk';
+import { encodeTensorData } from '@trtllm/sdk/transport';
 import { startFakeTriton } from '@trtllm/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {

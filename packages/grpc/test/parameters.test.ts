@@ -1,6 +1,6 @@
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
-import type { ParameterValue } from '@trtllm/sdk';
 import { TritonLlmError } from '@trtllm/sdk';
+import type { ParameterValue } from '@trtllm/sdk/transport';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ModelInferRequestSchema } from '../src/gen/inference/grpc_service_pb.js';

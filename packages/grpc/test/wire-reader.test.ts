@@ -1,5 +1,6 @@
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
-import { createTensor, encodeTensorData, type Tensor } from '@trtllm/sdk';
+import { createTensor, type Tensor } from '@trtllm/sdk';
+import { encodeTensorData } from '@trtllm/sdk/transport';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { FrameReader, frameMessage } from '../src/call/messages.js';

@@ -1,5 +1,6 @@
 import { create, toBinary } from '@bufbuild/protobuf';
-import { createTensor, type InferRequest, type ParameterValue, TritonLlmError } from '@trtllm/sdk';
+import { createTensor, type InferRequest, TritonLlmError } from '@trtllm/sdk';
+import type { ParameterValue } from '@trtllm/sdk/transport';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ModelInferRequestSchema } from '../src/gen/inference/grpc_service_pb.js';

@@ -1,4 +1,5 @@
-import { codeFromServerError, type ErrorCode, TritonLlmError } from '@trtllm/sdk';
+import { type ErrorCode, TritonLlmError } from '@trtllm/sdk';
+import { codeFromServerError } from '@trtllm/sdk/transport';
 
 /** Where an error happened, for its message and fields. */
 export interface ErrorContext {

@@ -1,4 +1,5 @@
-import { checkOptionNames, type ReplicaOptions } from '@trtllm/sdk';
+import type { ReplicaOptions } from '@trtllm/sdk';
+import { checkOptionNames } from '@trtllm/sdk/transport';
 
 /**
  * The `fetch` the transport calls: the global one by default. Any function of this shape works,

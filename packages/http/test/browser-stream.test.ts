@@ -25,7 +25,10 @@ beforeAll(async () => {
     format: 'esm',
     platform: 'browser',
     target: 'es2022',
-    alias: { '@trtllm/sdk': here('../../core/src/index.ts') },
+    alias: {
+      '@trtllm/sdk/transport': here('../../core/src/transport-kit.ts'),
+      '@trtllm/sdk': here('../../core/src/index.ts'),
+    },
     logLevel: 'silent',
   });
   const script = bundle.outputFiles[0]?.text ?? '';

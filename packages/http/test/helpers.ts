@@ -1,10 +1,5 @@
-import {
-  createTensor,
-  type InferRequest,
-  type InferResponse,
-  type InferStream,
-  TritonLlmError,
-} from '@trtllm/sdk';
+import { createTensor, type InferRequest, type InferResponse, TritonLlmError } from '@trtllm/sdk';
+import type { InferStream } from '@trtllm/sdk/transport';
 
 /** The error a promise rejects with, which must be a `TritonLlmError`. */
 export async function rejection(promise: Promise<unknown>): Promise<TritonLlmError> {

@@ -1,12 +1,6 @@
 import { httpTransport } from '@trtllm/http';
-import {
-  createTensor,
-  decodeTensorData,
-  encodeTensorData,
-  tensorBigInts,
-  tensorNumbers,
-  tensorStrings,
-} from '@trtllm/sdk';
+import { createTensor, tensorBigInts, tensorNumbers, tensorStrings } from '@trtllm/sdk';
+import { decodeTensorData, encodeTensorData } from '@trtllm/sdk/transport';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rejection } from './helpers.js';
 import { sendJson, startScriptedServer } from './scripted-server.js';

@@ -2,14 +2,8 @@ import type {
   BaseChatModelCallOptions,
   BaseChatModelParams,
 } from '@langchain/core/language_models/chat_models';
-import {
-  type GenerationEvent,
-  invalidArgument,
-  type RetryOptions,
-  type TelemetryOptions,
-  type Tokenizer,
-  unknownOption,
-} from '@trtllm/sdk';
+import type { GenerationEvent, RetryOptions, TelemetryOptions, Tokenizer } from '@trtllm/sdk';
+import { invalidArgument, unknownOption } from '@trtllm/sdk/transport';
 import {
   CHAT_TEMPLATE_CHOICES,
   ChatTemplate,

@@ -13,7 +13,8 @@ import type { ChatGenerationChunk, ChatResult } from '@langchain/core/outputs';
 import type { Runnable } from '@langchain/core/runnables';
 import type { SerializableSchema } from '@langchain/core/utils/standard_schema';
 import type { ZodV3Like, ZodV4Like } from '@langchain/core/utils/types';
-import { type GenerateOptions, invalidArgument, type Tokenizer, TritonLlm } from '@trtllm/sdk';
+import { type GenerateOptions, type Tokenizer, TritonLlm } from '@trtllm/sdk';
+import { invalidArgument } from '@trtllm/sdk/transport';
 import {
   ChatTemplate,
   loadChatTemplate,

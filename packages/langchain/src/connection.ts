@@ -1,5 +1,6 @@
 import { transportFromUrl } from '@trtllm/connect';
-import { invalidArgument, type Transport } from '@trtllm/sdk';
+import type { Transport } from '@trtllm/sdk';
+import { invalidArgument } from '@trtllm/sdk/transport';
 
 /**
  * Where the Triton server is: exactly one of a gRPC address (`http://host:8001` or `grpc://host:8001`;

@@ -1,5 +1,5 @@
 import type { BaseMessage } from '@langchain/core/messages';
-import { invalidArgument } from '@trtllm/sdk';
+import { invalidArgument } from '@trtllm/sdk/transport';
 import type { ChatMessage, ChatToolCall } from '@trtllm/tokenizers';
 
 /** LangChain's message types and the chat-template roles they become. */

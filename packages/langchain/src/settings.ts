@@ -1,4 +1,5 @@
-import { type GenerateRequest, invalidArgument, REQUEST_OPTIONS, validateRequest } from '@trtllm/sdk';
+import type { GenerateRequest } from '@trtllm/sdk';
+import { invalidArgument, REQUEST_OPTIONS, validateRequest } from '@trtllm/sdk/transport';
 
 /** Generated tokens when neither the model's defaults nor the call say how many. */
 export const DEFAULT_MAX_TOKENS = 256;

@@ -8,7 +8,8 @@ import type { Runnable } from '@langchain/core/runnables';
 import { toJsonSchema } from '@langchain/core/utils/json_schema';
 import { isSerializableSchema } from '@langchain/core/utils/standard_schema';
 import { isInteropZodSchema } from '@langchain/core/utils/types';
-import { type GenerateRequest, invalidArgument } from '@trtllm/sdk';
+import type { GenerateRequest } from '@trtllm/sdk';
+import { invalidArgument } from '@trtllm/sdk/transport';
 
 type AnyRecord = Record<string, unknown>;
 

@@ -2,7 +2,8 @@ import type { BindToolsInput } from '@langchain/core/language_models/chat_models
 import { AIMessageChunk, type ToolCall, type ToolCallChunk } from '@langchain/core/messages';
 import { ChatGenerationChunk } from '@langchain/core/outputs';
 import { convertToOpenAITool } from '@langchain/core/utils/function_calling';
-import { invalidArgument, type ModelSchema } from '@trtllm/sdk';
+import type { ModelSchema } from '@trtllm/sdk';
+import { invalidArgument } from '@trtllm/sdk/transport';
 import {
   argumentPieces,
   type ChatTemplate,

@@ -1,4 +1,5 @@
-import { type GenerateRequest, invalidArgument, type ModelSchema } from '@trtllm/sdk';
+import type { GenerateRequest, ModelSchema } from '@trtllm/sdk';
+import { invalidArgument } from '@trtllm/sdk/transport';
 import type { ChatTemplate, ToolCallParserChoice, ToolCallPlan } from '@trtllm/tokenizers';
 import { requireGuidedDecoding, requireLogProbs, requireModel } from './capabilities.js';
 import { chatMessages } from './chat-messages.js';

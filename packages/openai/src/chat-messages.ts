@@ -1,4 +1,4 @@
-import { invalidArgument } from '@trtllm/sdk';
+import { invalidArgument } from '@trtllm/sdk/transport';
 import type { ChatMessage, ChatToolCall } from '@trtllm/tokenizers';
 
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);

@@ -1,5 +1,5 @@
 import type { TritonLlm } from '@trtllm/sdk';
-import { invalidArgument } from '@trtllm/sdk';
+import { invalidArgument } from '@trtllm/sdk/transport';
 import {
   type ChatTemplate,
   type ChatTool,

@@ -1,4 +1,4 @@
-import { invalidArgument } from '@trtllm/sdk';
+import { invalidArgument } from '@trtllm/sdk/transport';
 import { requireLogProbs, requireModel } from './capabilities.js';
 import type { ChoiceOutcome, PromptInput } from './choices.js';
 import { choiceTemplates } from './chunk-template.js';

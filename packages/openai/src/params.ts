@@ -1,4 +1,5 @@
-import { type GenerateRequest, invalidArgument } from '@trtllm/sdk';
+import type { GenerateRequest } from '@trtllm/sdk';
+import { invalidArgument } from '@trtllm/sdk/transport';
 
 /** A JSON request body. */
 export type Body = Readonly<Record<string, unknown>>;

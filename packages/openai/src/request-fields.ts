@@ -1,4 +1,5 @@
-import { invalidArgument, TritonLlmError } from '@trtllm/sdk';
+import { TritonLlmError } from '@trtllm/sdk';
+import { invalidArgument } from '@trtllm/sdk/transport';
 import { nearestName } from './nearest.js';
 import { type Body, refuseNonEmpty } from './params.js';
 

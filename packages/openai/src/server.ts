@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { invalidArgument, type Tokenizer, type Transport, TritonLlm, TritonLlmError } from '@trtllm/sdk';
+import { type Tokenizer, type Transport, TritonLlm, TritonLlmError } from '@trtllm/sdk';
+import { invalidArgument } from '@trtllm/sdk/transport';
 import {
   type ChatTemplate,
   type ChatTemplateChoice,

@@ -1,5 +1,6 @@
 import { Tokenizer as HfTokenizerCore } from '@huggingface/tokenizers';
-import { invalidArgument, type Tokenizer, TritonLlmError } from '@trtllm/sdk';
+import { type Tokenizer, TritonLlmError } from '@trtllm/sdk';
+import { invalidArgument } from '@trtllm/sdk/transport';
 
 /** The fields of `tokenizer_config.json` this adapter reads; everything else is passed to the library as is. */
 export interface TokenizerConfig {

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { invalidArgument, TritonLlmError } from '@trtllm/sdk';
+import { TritonLlmError } from '@trtllm/sdk';
+import { invalidArgument } from '@trtllm/sdk/transport';
 import { type HfTokenizer, tokenizerFromJson } from './hf-tokenizer.js';
 
 /**

@@ -1,5 +1,6 @@
 import { readdir } from 'node:fs/promises';
-import { invalidArgument, TritonLlmError } from '@trtllm/sdk';
+import { TritonLlmError } from '@trtllm/sdk';
+import { invalidArgument } from '@trtllm/sdk/transport';
 import type { HfTokenizer } from './hf-tokenizer.js';
 import { loadTokenizer } from './load.js';
 

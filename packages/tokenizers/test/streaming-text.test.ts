@@ -1,4 +1,5 @@
-import { IncrementalDetokenizer, StopSequenceMatcher } from '@trtllm/sdk';
+import { IncrementalDetokenizer } from '@trtllm/sdk';
+import { StopSequenceMatcher } from '@trtllm/sdk/transport';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { chunk, load, mixedText, REAL_TOKENIZERS } from './real-tokenizers.js';

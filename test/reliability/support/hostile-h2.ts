@@ -16,7 +16,8 @@ import { type AddressInfo, createServer as createTcpServer, type Server, type So
 import { setTimeout as delay } from 'node:timers/promises';
 import { createServer as createTlsServer } from 'node:tls';
 import { create, toBinary } from '@bufbuild/protobuf';
-import { createTensor, encodeTensorData, type InferRequest } from '@trtllm/sdk';
+import { createTensor, type InferRequest } from '@trtllm/sdk';
+import { encodeTensorData } from '@trtllm/sdk/transport';
 import {
   ModelInferRequestSchema,
   ModelStreamInferResponseSchema,

@@ -1,4 +1,5 @@
-import { invalidArgument, TritonLlmError } from '@trtllm/sdk';
+import { TritonLlmError } from '@trtllm/sdk';
+import { invalidArgument } from '@trtllm/sdk/transport';
 
 /** The base URL without a trailing slash, refusing anything that is not an absolute http(s) URL. */
 export function normalizeBaseUrl(baseUrl: string): string {

@@ -1,4 +1,5 @@
-import { invalidArgument, TritonLlmError } from '@trtllm/sdk';
+import { TritonLlmError } from '@trtllm/sdk';
+import { invalidArgument } from '@trtllm/sdk/transport';
 import { MalformedResponse, NotHttp1Response } from '../engine/index.js';
 import { type ErrorContext, notHttpEndpoint, protocolError } from '../errors.js';
 

@@ -1,4 +1,5 @@
-import { type CallOptions, invalidArgument, TritonLlmError } from '@trtllm/sdk';
+import { TritonLlmError } from '@trtllm/sdk';
+import { type CallOptions, invalidArgument } from '@trtllm/sdk/transport';
 import type { EngineRequest, HttpEngine } from '../engine/index.js';
 import { type ErrorContext, errorFromHttp } from '../errors.js';
 import { fetchEngine } from '../fetch/index.js';

@@ -1,11 +1,5 @@
-import {
-  type CallOptions,
-  type InferRequest,
-  type InferResponse,
-  type InferSink,
-  type InferStream,
-  TritonLlmError,
-} from '@trtllm/sdk';
+import { type InferRequest, type InferResponse, TritonLlmError } from '@trtllm/sdk';
+import type { CallOptions, InferSink, InferStream } from '@trtllm/sdk/transport';
 import type { Exchange, HttpEngine, ResponseHandler, ResponseHead } from '../engine/index.js';
 import { type ErrorContext, errorFromHttp, protocolError } from '../errors.js';
 import { tooLarge } from './body.js';

@@ -1,4 +1,5 @@
-import { elementCount, type InferRequest, invalidArgument, type Tensor, TritonLlmError } from '@trtllm/sdk';
+import { type InferRequest, type Tensor, TritonLlmError } from '@trtllm/sdk';
+import { elementCount, invalidArgument } from '@trtllm/sdk/transport';
 import { jsonObject, jsonScalar, parametersJson } from './json-text.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });

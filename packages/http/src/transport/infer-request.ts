@@ -1,4 +1,5 @@
-import { encodeTensorData, type InferRequest } from '@trtllm/sdk';
+import type { InferRequest } from '@trtllm/sdk';
+import { encodeTensorData } from '@trtllm/sdk/transport';
 import { jsonObject, parametersJson } from './json-text.js';
 
 /** A KServe v2 `/infer` request in the binary tensor extension's layout. */

@@ -1,13 +1,12 @@
 import {
   createTensor,
   type DataType,
-  decodeTensorData,
-  elementCount,
   type InferRequest,
   type InferResponse,
   type Tensor,
   type TensorData,
 } from '@trtllm/sdk';
+import { decodeTensorData, elementCount } from '@trtllm/sdk/transport';
 import { type ErrorContext, protocolError } from '../errors.js';
 import {
   arrayAt,

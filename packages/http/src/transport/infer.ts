@@ -1,4 +1,5 @@
-import type { CallOptions, InferRequest, InferResponse } from '@trtllm/sdk';
+import type { InferRequest, InferResponse } from '@trtllm/sdk';
+import type { CallOptions } from '@trtllm/sdk/transport';
 import { errorField, type HttpClient, jsonOf, type Send } from '../call/index.js';
 import { type ErrorContext, errorFromHttp } from '../errors.js';
 import { generateRequestJson } from './generate-request.js';

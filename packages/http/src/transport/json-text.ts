@@ -1,4 +1,4 @@
-import { invalidArgument, type Parameters } from '@trtllm/sdk';
+import { invalidArgument, type Parameters } from '@trtllm/sdk/transport';
 
 /**
  * JSON text of one value. Written by hand rather than with `JSON.stringify` so that 64-bit

@@ -1,4 +1,5 @@
-import type { ModelMetadata, RepositoryModel, ServerMetadata, TensorMetadata } from '@trtllm/sdk';
+import type { ModelMetadata, ServerMetadata } from '@trtllm/sdk';
+import type { RepositoryModel, TensorMetadata } from '@trtllm/sdk/transport';
 import type { ErrorContext } from '../errors.js';
 import { arrayAt, dataTypeAt, numberAt, objectAt, stringAt } from './wire-json.js';
 

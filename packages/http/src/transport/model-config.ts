@@ -1,10 +1,5 @@
-import {
-  type DataType,
-  dataTypeFromConfig,
-  type EnsembleStep,
-  type ModelConfig,
-  type TensorSpec,
-} from '@trtllm/sdk';
+import type { DataType, ModelConfig } from '@trtllm/sdk';
+import { dataTypeFromConfig, type EnsembleStep, type TensorSpec } from '@trtllm/sdk/transport';
 import { type ErrorContext, protocolError } from '../errors.js';
 import { arrayAt, booleanAt, type JsonObject, numberAt, objectAt, stringAt } from './wire-json.js';
 

@@ -1,4 +1,4 @@
-import { invalidArgument } from '@trtllm/sdk';
+import { invalidArgument } from '@trtllm/sdk/transport';
 
 /** `/v2/models/{m}[/versions/{v}]`; an empty or absent version lets the server pick. */
 export function modelPath(model: string, version: string | undefined): string {

@@ -1,10 +1,5 @@
-import {
-  invalidArgument,
-  type NamedTransport,
-  type ReplicaTransport,
-  replicaTransport,
-  type Transport,
-} from '@trtllm/sdk';
+import { type NamedTransport, type ReplicaTransport, replicaTransport, type Transport } from '@trtllm/sdk';
+import { invalidArgument } from '@trtllm/sdk/transport';
 import type { HttpReplicaTransportOptions, HttpTransportOptions } from '../options.js';
 
 /** Whether the options ask for several endpoints (`baseUrls`) instead of one `baseUrl`. */

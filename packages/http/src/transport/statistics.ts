@@ -1,4 +1,5 @@
-import type { ModelStatistics, StatisticDuration } from '@trtllm/sdk';
+import type { ModelStatistics } from '@trtllm/sdk';
+import type { StatisticDuration } from '@trtllm/sdk/transport';
 import type { ErrorContext } from '../errors.js';
 import { arrayAt, numberAt, objectAt, stringAt } from './wire-json.js';
 

@@ -1,4 +1,5 @@
-import { type DataType, isDataType, type ParameterValue } from '@trtllm/sdk';
+import type { DataType } from '@trtllm/sdk';
+import { isDataType, type ParameterValue } from '@trtllm/sdk/transport';
 import { type ErrorContext, protocolError } from '../errors.js';
 
 /** Readers for parsed server JSON: each names the path of a value that has the wrong shape. */

@@ -1,4 +1,5 @@
-import { invalidArgument, type ModelSchema, TritonLlmError } from '@trtllm/sdk';
+import { type ModelSchema, TritonLlmError } from '@trtllm/sdk';
+import { invalidArgument } from '@trtllm/sdk/transport';
 import type { ChatTemplate, ChatTool } from '../chat-template.js';
 import { namedCallParser, namedToolSchema, requiredCallsParser, requiredToolsSchema } from './guided.js';
 import { pickToolCallParser, type ToolCallParserChoice } from './parsers.js';
