@@ -21,11 +21,21 @@ export interface HttpTransportOptions {
   /** Deadline of every call that does not set its own `timeoutMs`; default: none. */
   readonly timeoutMs?: number;
   /**
-   * Largest response body read from the server, in bytes; default: no limit. A unary response
-   * (and each single event of a stream) that is larger fails with `resource_exhausted`.
+   * Largest answer read from the server, in bytes; default 64 MiB, the gRPC transport's
+   * `maxReceiveMessageBytes`. A unary response, a single event of a stream or a chunk announced
+   * on the wire that is larger fails with `resource_exhausted` as soon as its size is known, before
+   * the memory is spent.
    */
   readonly maxResponseBytes?: number;
 }
+
+/**
+ * `maxResponseBytes` when none is given: the gRPC transport's message limit (its
+ * DEFAULT_MAX_RECEIVE_BYTES, which test/reliability/hostile-http1.test.ts checks this against), so
+ * one answer costs the same at most over either protocol. Without it one event of a stream that
+ * never ends grew the client by its whole size (issue 55).
+ */
+export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 
 /**
  * Options of {@link httpTransport} over several Triton replicas: one transport per URL, requests

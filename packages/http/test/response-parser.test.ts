@@ -1,19 +1,22 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MalformedResponse } from '../src/engine/index.js';
+import { ChunkTooLarge, MalformedResponse, NotHttp1Response } from '../src/engine/index.js';
 import { type ResponseHead, ResponseParser } from '../src/node/response-parser.js';
 
 /** Feeds `pieces` to a parser and reports what it read. */
-function parse(pieces: readonly Buffer[], closeAtEnd: boolean) {
+function parse(pieces: readonly Buffer[], closeAtEnd: boolean, maxChunkBytes?: number) {
   const heads: ResponseHead[] = [];
   const body: Buffer[] = [];
   let completions = 0;
-  const parser = new ResponseParser({
-    onHead: (head) => heads.push(head),
-    // Copied: views are valid only during the call.
-    onBody: (bytes, from, to) => body.push(Buffer.from(bytes.subarray(from, to))),
-    onComplete: () => completions++,
-  });
+  const parser = new ResponseParser(
+    {
+      onHead: (head) => heads.push(head),
+      // Copied: views are valid only during the call.
+      onBody: (bytes, from, to) => body.push(Buffer.from(bytes.subarray(from, to))),
+      onComplete: () => completions++,
+    },
+    maxChunkBytes,
+  );
   for (const piece of pieces) parser.push(piece);
   const ended = closeAtEnd ? parser.end() : parser.done;
   return { heads, body: Buffer.concat(body), completions, ended, trailing: parser.trailing };
@@ -103,7 +106,17 @@ describe('HTTP/1.1 response framing (Node sockets)', () => {
   });
 
   it.each([
-    ['an HTTP/2 server (the gRPC port)', Buffer.from([0, 0, 18, 4, 0, 0, 0, 0, 0, 0, 3]), /gRPC port/],
+    ['bytes that are not HTTP at all', Buffer.from('SSH-2.0-OpenSSH_9.6\r\n'), /status line, got "SSH-2/],
+    [
+      'both Transfer-Encoding and Content-Length (a smuggling shape)',
+      Buffer.from('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n5\r\nabcde\r\n'),
+      /both transfer-encoding and content-length/,
+    ],
+    [
+      'a chunk size of more than 12 hex digits',
+      Buffer.from('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1000000000000\r\n'),
+      /chunk size/,
+    ],
     [
       'a bad chunk size',
       Buffer.from('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n'),
@@ -124,5 +137,31 @@ describe('HTTP/1.1 response framing (Node sockets)', () => {
   ])('refuses %s', (_name, wire, message) => {
     expect(() => parse([wire], false)).toThrow(MalformedResponse);
     expect(() => parse([wire], false)).toThrow(message);
+    // Only an HTTP/2 answer is reported as one (issue 55).
+    expect(() => parse([wire], false)).not.toThrow(NotHttp1Response);
+  });
+
+  it('tells an HTTP/2 server (the gRPC port) by its SETTINGS frame, even when it arrives a byte at a time', () => {
+    // The SETTINGS frame Node's HTTP/2 server sends first: 18 bytes of settings on stream 0.
+    const settings = Buffer.from([0, 0, 18, 4, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 100, 0, 4, 0, 1, 0, 0]);
+    const bytewise = [...settings].map((b) => Buffer.of(b));
+    for (const pieces of [[settings], bytewise]) {
+      expect(() => parse(pieces, false)).toThrow(NotHttp1Response);
+      expect(() => parse(pieces, false)).toThrow(/answered HTTP\/2/);
+    }
+  });
+
+  it('refuses a chunk announced larger than maxChunkBytes at its size line, on either read path', () => {
+    const head = 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n';
+    // A whole size line in one read, and one cut in two (the slow path), each one past the limit.
+    for (const pieces of [[`${head}401\r\n`], [`${head}4`, '01\r\n'], [`${head}FFFFFFFFFF\r\n`]]) {
+      const wire = pieces.map((p) => Buffer.from(p));
+      expect(() => parse(wire, false, 1024)).toThrow(ChunkTooLarge);
+    }
+    const fits = parse([Buffer.from(`${head}400\r\n${'a'.repeat(1024)}\r\n0\r\n\r\n`)], false, 1024);
+    expect({ bytes: fits.body.length, completions: fits.completions }).toEqual({
+      bytes: 1024,
+      completions: 1,
+    });
   });
 });

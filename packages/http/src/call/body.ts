@@ -1,15 +1,24 @@
 import { TritonLlmError } from '@trtllm/sdk';
 import type { ErrorContext } from '../errors.js';
 import { protocolError } from '../errors.js';
-import type { Call } from './call.js';
 
-/** The error for a response larger than `maxResponseBytes`. */
-export function tooLarge(call: Call, limit: number): TritonLlmError {
+/**
+ * The error for an answer larger than `maxResponseBytes`: `subject` says which part (the response,
+ * one event, an announced chunk). It names the setting that raises the limit.
+ */
+export function tooLarge(context: ErrorContext, limit: number, subject = 'the response'): TritonLlmError {
   // A local limit fails the same way again, so it is not worth retrying.
   return new TritonLlmError(
     'resource_exhausted',
-    `${call.context.what}: the response exceeds maxResponseBytes (${limit} bytes)`,
-    { retryable: false },
+    `${context.what}: ${subject} exceeds maxResponseBytes (${limit} bytes); ` +
+      'raise httpTransport({ maxResponseBytes }) for larger answers',
+    {
+      retryable: false,
+      ...(context.requestId !== undefined && context.requestId !== ''
+        ? { requestId: context.requestId }
+        : {}),
+      ...(context.model !== undefined ? { model: context.model } : {}),
+    },
   );
 }
 

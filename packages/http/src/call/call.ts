@@ -1,7 +1,8 @@
 import { TritonLlmError } from '@trtllm/sdk';
 import { invalidArgument } from '@trtllm/sdk/transport';
-import { MalformedResponse, NotHttp1Response } from '../engine/index.js';
+import { ChunkTooLarge, isHttp2Start, MalformedResponse, NotHttp1Response } from '../engine/index.js';
 import { type ErrorContext, notHttpEndpoint, protocolError } from '../errors.js';
+import { tooLarge } from './body.js';
 
 /** Why a call was aborted. */
 type AbortReason = 'cancelled' | 'deadline' | 'closed';
@@ -102,10 +103,19 @@ export class Call {
           retryable: false,
         });
       default: {
-        // Bytes that are not HTTP/1.x at all: an HTTP/2-only server, such as Triton's gRPC port.
-        if (err instanceof NotHttp1Response || notHttp1(err)) return notHttpEndpoint(this.context, err);
+        // An HTTP/2 answer: an HTTP/2-only server, such as Triton's gRPC port. Only then: any
+        // other answer that is not HTTP/1.1 says what is wrong with it, on every engine (issue 55).
+        if (err instanceof NotHttp1Response) return notHttpEndpoint(this.context, err);
+        if (err instanceof ChunkTooLarge) {
+          return tooLarge(this.context, err.limit, `a chunk announced as ${err.size} bytes`);
+        }
         if (err instanceof MalformedResponse) {
           return protocolError(`the response is not valid HTTP/1.1: ${err.message}`, this.context, err);
+        }
+        const parser = undiciParserError(err);
+        if (parser !== undefined) {
+          if (parser.http2) return notHttpEndpoint(this.context, err);
+          return protocolError(`the response is not valid HTTP/1.1: ${parser.reason}`, this.context, err);
         }
         const tls = tlsFailure(err);
         // A certificate the client refuses (or a server refusing ours) fails the same way again.
@@ -143,17 +153,31 @@ function tlsFailure(err: unknown): string | undefined {
   return undefined;
 }
 
-// undici's parser on a response that does not start with "HTTP/" (llhttp's code, and its words).
-const NOT_HTTP1 = /HPE_INVALID_CONSTANT|does not match the HTTP\/1\.1 protocol|not an HTTP\/1\.x answer/;
-
-function notHttp1(err: unknown): boolean {
+/**
+ * undici's refusal of an answer that is not HTTP/1.1 (its llhttp parser's `HPE_*` codes, or its
+ * head-size limit), anywhere in the cause chain: what is wrong, and whether the bytes it choked on
+ * were an HTTP/2 server's. fetch wraps it in "fetch failed" or "terminated".
+ */
+function undiciParserError(err: unknown): { reason: string; http2: boolean } | undefined {
   let current: unknown = err;
   for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if ((typeof code === 'string' && NOT_HTTP1.test(code)) || NOT_HTTP1.test(current.message)) return true;
+    const { code, data } = current as { code?: unknown; data?: unknown };
+    if (code === 'UND_ERR_HEADERS_OVERFLOW')
+      return { reason: 'the response head is too large', http2: false };
+    if (typeof code === 'string' && code.startsWith('HPE_')) {
+      // "Response does not match the HTTP/1.1 protocol (Invalid character in chunk size)": the
+      // parenthesis says what; `data` holds the bytes from where the parser stopped.
+      const what = /\((.+)\)$/.exec(current.message)?.[1] ?? current.message;
+      if (typeof data !== 'string') return { reason: what, http2: false };
+      const start = Array.from(data.slice(0, 9), (c) => c.charCodeAt(0));
+      return {
+        reason: `${what} at ${JSON.stringify(data.slice(0, 40))}`,
+        http2: code === 'HPE_INVALID_CONSTANT' && isHttp2Start(start) === true,
+      };
+    }
     current = current.cause;
   }
-  return false;
+  return undefined;
 }
 
 // Node's fetch says only "fetch failed" and keeps the useful part (ECONNREFUSED...) in `cause`.

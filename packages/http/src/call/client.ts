@@ -3,7 +3,7 @@ import { type CallOptions, invalidArgument } from '@trtllm/sdk/transport';
 import type { EngineRequest, HttpEngine } from '../engine/index.js';
 import { type ErrorContext, errorFromHttp } from '../errors.js';
 import { fetchEngine } from '../fetch/index.js';
-import type { FetchFunction, HttpTransportOptions } from '../options.js';
+import { DEFAULT_MAX_RESPONSE_BYTES, type FetchFunction, type HttpTransportOptions } from '../options.js';
 import { normalizeBaseUrl } from './base-url.js';
 import { jsonOf, textOf } from './body.js';
 import { Call } from './call.js';
@@ -32,7 +32,8 @@ const NO_HEADERS: ReadonlyArray<readonly [string, string]> = [];
  * headers, the limits, and the calls in flight (so that `close()` can abort them).
  */
 export class HttpClient {
-  readonly maxResponseBytes: number | undefined;
+  /** The largest answer, event or announced chunk read (`maxResponseBytes`). */
+  readonly maxResponseBytes: number;
   /** Carries streams: the entry point's engine (Node's sockets), unless the caller brought a `fetch`. */
   readonly streams: HttpEngine;
   /** Carries unary calls: fetch, on every runtime. */
@@ -70,7 +71,7 @@ export class HttpClient {
       throw invalidArgument('maxResponseBytes', maxResponseBytes, 'must be a positive integer');
     }
     this.timeoutMs = timeoutMs;
-    this.maxResponseBytes = maxResponseBytes;
+    this.maxResponseBytes = maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     // A fetch of the caller's own (tracing, a proxy agent, custom TLS) carries every call.
     this.unary = fetchEngine(baseUrl, fetch);
     this.streams = options.fetch === undefined && engine !== undefined ? engine(baseUrl) : this.unary;
@@ -104,7 +105,10 @@ export class HttpClient {
       headers = this.headersFor(send, options);
     }
     const { method, path, body } = send;
-    return body === undefined ? { method, path, headers } : { method, path, headers, body };
+    const maxChunkBytes = this.maxResponseBytes;
+    return body === undefined
+      ? { method, path, headers, maxChunkBytes }
+      : { method, path, headers, body, maxChunkBytes };
   }
 
   /**

@@ -132,10 +132,10 @@ export class EventStream implements InferStream, ResponseHandler, DataLineSink {
           ? takeDataLines(bytes, from, to, limit, this)
           : from;
       if (at < 0) {
-        this.fail(tooLarge(this.call as Call, limit as number));
+        this.fail(tooLarge(this.context, limit, 'an event of the stream'));
         return;
       }
-      if (at < to) this.feed(this.textOf(bytes, at, to));
+      if (at < to) this.feed(bytes, at, to);
       else if (this.sink !== undefined) this.deliver();
       if (!this.paused && this.events.length >= HIGH_WATER) {
         this.paused = true;
@@ -150,13 +150,13 @@ export class EventStream implements InferStream, ResponseHandler, DataLineSink {
   onEnd(): void {
     if (this.state !== 'open') return;
     if (this.mode === 'events') {
-      if (!this.feed(this.decoder?.decode() ?? '')) return;
       try {
         this.sse?.end();
       } catch (err) {
         this.fail(err);
         return;
       }
+      this.takeEvents();
       this.state = 'complete';
       // The body is complete: release the deadline now, even if the consumer never pulls again.
       this.call?.finish();
@@ -226,22 +226,26 @@ export class EventStream implements InferStream, ResponseHandler, DataLineSink {
     if (this.state === 'open') this.exchange = this.engine.request(request, this);
   }
 
-  /** Feeds event text; false when that failed the stream. */
-  private feed(text: string): boolean {
-    if (text === '') return true;
+  /** Feeds event bytes to the SSE decoder; a failure (an event over the limit) fails the stream. */
+  private feed(bytes: Uint8Array, from: number, to: number): void {
     // Made on first need: whole one-line events (Triton's usual answer) never need it.
-    this.sse ??= new SseDecoder(this.call as Call, this.client.maxResponseBytes);
-    const sse = this.sse;
+    this.sse ??= new SseDecoder(this.context, this.client.maxResponseBytes);
     try {
-      sse.feed(text);
+      this.sse.feed(bytes, from, to);
     } catch (err) {
       this.fail(err);
-      return false;
+      return;
     }
+    this.takeEvents();
+    if (this.sink !== undefined) this.deliver();
+  }
+
+  /** Moves the events the SSE decoder completed to the stream's queue. */
+  private takeEvents(): void {
+    const sse = this.sse;
+    if (sse === undefined || sse.queue.length === 0) return;
     for (const data of sse.queue) this.events.push(data);
     sse.queue.length = 0;
-    if (this.sink !== undefined) this.deliver();
-    return true;
   }
 
   private deliver(): void {

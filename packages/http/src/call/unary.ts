@@ -83,7 +83,7 @@ export class WholeAnswer implements ResponseHandler {
   /** Too large: a 2xx body fails; any other answer (or a probe's) keeps its status alone. */
   private tooLarge(ok: boolean): void {
     this.exchange?.abort();
-    if (ok && this.limits.statusOnly !== true) this.fail(tooLarge(this.call, this.limit as number));
+    if (ok && this.limits.statusOnly !== true) this.fail(tooLarge(this.call.context, this.limit as number));
     else this.answer(new Uint8Array(0));
   }
 

@@ -17,6 +17,11 @@ export interface EngineRequest {
    */
   readonly headers: Headers;
   readonly body?: Uint8Array<ArrayBuffer> | string;
+  /**
+   * A chunk of a chunked body announced larger than this is refused with {@link ChunkTooLarge}
+   * before any of its bytes are read, where the engine sees the framing (fetch does not).
+   */
+  readonly maxChunkBytes?: number;
 }
 
 /** Status line and headers of an answer. */
@@ -75,5 +80,32 @@ export interface HttpEngine {
 /** An answer that is not HTTP as the engine speaks it; the connection cannot be trusted after it. */
 export class MalformedResponse extends Error {}
 
-/** The bytes are not HTTP/1.x at all (an HTTP/2-only server, such as Triton's gRPC port). */
+/**
+ * The peer answered HTTP/2 (its first bytes are an HTTP/2 SETTINGS frame): an HTTP/2-only server,
+ * such as Triton's gRPC port. Any other answer that is not HTTP/1.x is a plain {@link MalformedResponse}.
+ */
 export class NotHttp1Response extends MalformedResponse {}
+
+/** A chunk announced larger than the request's {@link EngineRequest.maxChunkBytes}. */
+export class ChunkTooLarge extends Error {
+  constructor(
+    /** The size the chunk's size line announced. */
+    readonly size: number,
+    readonly limit: number,
+  ) {
+    super(`the server announced a chunk of ${size} bytes, more than the ${limit} allowed`);
+  }
+}
+
+/**
+ * Whether bytes that are not an HTTP/1.x status line are the start of an HTTP/2 server's answer:
+ * the SETTINGS frame every HTTP/2 server sends first (RFC 9113, 3.4), on stream 0, its length a
+ * multiple of 6. Undefined while fewer than its 9 header bytes arrived and they may still be one.
+ */
+export function isHttp2Start(bytes: ArrayLike<number>): boolean | undefined {
+  if (bytes.length > 3 && bytes[3] !== 0x04) return false;
+  if (bytes.length < 9) return undefined;
+  const length = ((bytes[0] as number) << 16) | ((bytes[1] as number) << 8) | (bytes[2] as number);
+  const streamZero = bytes[5] === 0 && bytes[6] === 0 && bytes[7] === 0 && bytes[8] === 0;
+  return streamZero && length % 6 === 0 && ((bytes[4] as number) & ~0x01) === 0;
+}

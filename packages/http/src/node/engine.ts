@@ -18,7 +18,8 @@ export function nodeEngine(baseUrl: string): HttpEngine {
   const pool = new ConnectionPool(origin);
   const lines: HeaderLines = new WeakMap();
   return {
-    request: (request, handler) => new NodeExchange(pool, requestText(lines, origin, request), handler),
+    request: (request, handler) =>
+      new NodeExchange(pool, requestText(lines, origin, request), handler, request.maxChunkBytes),
     close: () => pool.close(),
     text: bufferText,
   };

@@ -31,6 +31,7 @@ export class NodeExchange implements Exchange, ConnectionOwner, ResponseSink {
     private readonly pool: ConnectionPool,
     wire: string,
     private readonly handler: ResponseHandler,
+    private readonly maxChunkBytes: number | undefined,
   ) {
     this.wire = wire;
     this.send(pool.acquire());
@@ -111,7 +112,7 @@ export class NodeExchange implements Exchange, ConnectionOwner, ResponseSink {
   private send(connection: Connection): void {
     this.connection = connection;
     this.reused = connection.reused;
-    this.parser = new ResponseParser(this);
+    this.parser = new ResponseParser(this, this.maxChunkBytes);
     connection.owner = this;
     connection.socket.write(this.wire);
   }

@@ -1,4 +1,10 @@
-import { type ResponseHead as EngineHead, MalformedResponse, NotHttp1Response } from '../engine/index.js';
+import {
+  ChunkTooLarge,
+  type ResponseHead as EngineHead,
+  isHttp2Start,
+  MalformedResponse,
+  NotHttp1Response,
+} from '../engine/index.js';
 
 /** Where {@link ResponseParser} hands what it reads; body views are valid only during the call. */
 export interface ResponseSink {
@@ -39,7 +45,11 @@ export class ResponseParser {
   /** Bytes arrived after the response ended: the connection is not reusable. */
   trailing = false;
 
-  constructor(private readonly sink: ResponseSink) {}
+  constructor(
+    private readonly sink: ResponseSink,
+    /** Chunks announced larger are refused at their size line (see EngineRequest.maxChunkBytes). */
+    private readonly maxChunkBytes = Number.POSITIVE_INFINITY,
+  ) {}
 
   get done(): boolean {
     return this.state === 'done';
@@ -97,6 +107,11 @@ export class ResponseParser {
   private readHead(bytes: Buffer, at: number): number {
     const joined =
       this.pending === undefined ? bytes.subarray(at) : Buffer.concat([this.pending, bytes.subarray(at)]);
+    if (joined.length >= 5 && joined.toString('latin1', 0, 5) !== 'HTTP/') {
+      // An HTTP/2 server's SETTINGS needs 9 bytes to be told from garbage; until then, wait.
+      const http2 = isHttp2Start(joined);
+      if (http2 !== undefined) throw notHttp1(joined, http2);
+    }
     let end = joined.indexOf(CRLF_CRLF);
     let sep = 4;
     if (end < 0) {
@@ -104,8 +119,6 @@ export class ResponseParser {
       sep = 2;
     }
     if (end < 0) {
-      if (joined.length >= 5 && joined.toString('latin1', 0, 5) !== 'HTTP/')
-        throw notHttp1(joined.toString('latin1', 0, 40));
       if (joined.length > MAX_HEAD_BYTES) throw new MalformedResponse('the response head exceeds 64 KiB');
       // Copied: the caller's buffer is reused for the next read.
       this.pending = Buffer.from(joined);
@@ -128,6 +141,10 @@ export class ResponseParser {
     if (status === 204 || status === 304) {
       this.state = 'done';
     } else if (coding !== undefined) {
+      // Both framings at once is how responses are smuggled past proxies (RFC 9112, 6.3): refused,
+      // as undici refuses it, rather than guessing which one the sender meant.
+      if (length !== undefined)
+        throw new MalformedResponse('both transfer-encoding and content-length are set');
       if (!/(?:^|,)\s*chunked\s*$/i.test(coding)) {
         throw new MalformedResponse(`unsupported transfer-encoding '${coding}'`);
       }
@@ -155,8 +172,7 @@ export class ResponseParser {
       if (this.state === 'size') {
         const end = sizeLineEnd(bytes, at);
         if (end > 0) {
-          this.remaining = hexValue(bytes, at, end - 2);
-          this.state = this.remaining === 0 ? 'trailer' : 'data';
+          this.chunk(hexValue(bytes, at, end - 2));
           return end;
         }
       }
@@ -173,8 +189,7 @@ export class ResponseParser {
         const hex = /^([0-9a-fA-F]{1,12})[ \t]*(?:;.*)?$/.exec(line)?.[1];
         if (hex === undefined)
           throw new MalformedResponse(`bad chunk size line ${JSON.stringify(line.slice(0, 40))}`);
-        this.remaining = Number.parseInt(hex, 16);
-        this.state = this.remaining === 0 ? 'trailer' : 'data';
+        this.chunk(Number.parseInt(hex, 16));
         break;
       }
       case 'data-end':
@@ -190,13 +205,24 @@ export class ResponseParser {
     }
     return lf + 1;
   }
+
+  /** A chunk's size line was read: its data follows, or the body's end (size 0). */
+  private chunk(size: number): void {
+    // Refused before any of it is read: its size alone says it cannot be taken (issue 55).
+    if (size > this.maxChunkBytes) throw new ChunkTooLarge(size, this.maxChunkBytes);
+    this.remaining = size;
+    this.state = size === 0 ? 'trailer' : 'data';
+  }
 }
 
 function parseHead(text: string): ResponseHead {
   const lines = text.split(/\r?\n/);
   const statusLine = lines[0] ?? '';
   const match = /^HTTP\/1\.([01]) (\d{3})(?: |$)/.exec(statusLine);
-  if (match === null) throw notHttp1(statusLine);
+  if (match === null)
+    throw new MalformedResponse(
+      `expected an HTTP/1.1 status line, got ${JSON.stringify(statusLine.slice(0, 40))}`,
+    );
   const headers = new Map<string, string>();
   for (let i = 1; i < lines.length; i++) {
     const line = lines[i] as string;
@@ -213,10 +239,12 @@ function parseHead(text: string): ResponseHead {
   return { status: Number(match[2]), headers, keepAlive };
 }
 
-function notHttp1(start: string): MalformedResponse {
-  return new NotHttp1Response(
-    `expected an HTTP/1.1 status line, got ${JSON.stringify(start.slice(0, 40))} (is this the gRPC port?)`,
-  );
+/** The error for an answer that does not start with a status line; an HTTP/2 server's says so. */
+function notHttp1(start: Buffer, http2: boolean): MalformedResponse {
+  const shown = JSON.stringify(start.toString('latin1', 0, 40));
+  return http2
+    ? new NotHttp1Response(`the server answered HTTP/2 (a SETTINGS frame), not HTTP/1.1: ${shown}`)
+    : new MalformedResponse(`expected an HTTP/1.1 status line, got ${shown}`);
 }
 
 /** Where a plain `<hex>\r\n` size line starting at `at` ends (past its LF), or -1 if it is not one. */
