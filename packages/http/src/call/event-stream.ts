@@ -229,7 +229,7 @@ export class EventStream implements InferStream, ResponseHandler, DataLineSink {
   /** Feeds event bytes to the SSE decoder; a failure (an event over the limit) fails the stream. */
   private feed(bytes: Uint8Array, from: number, to: number): void {
     // Made on first need: whole one-line events (Triton's usual answer) never need it.
-    this.sse ??= new SseDecoder(this.context, this.client.maxResponseBytes);
+    this.sse ??= new SseDecoder(this.context, this.client.maxResponseBytes, this.engine.ownBuffers === true);
     try {
       this.sse.feed(bytes, from, to);
     } catch (err) {

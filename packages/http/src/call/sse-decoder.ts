@@ -36,6 +36,8 @@ export class SseDecoder {
   constructor(
     private readonly context: ErrorContext,
     private readonly limit: number,
+    /** The engine's buffers are never written again (HttpEngine.ownBuffers): kept without a copy. */
+    private readonly ownBuffers = false,
   ) {}
 
   /**
@@ -98,8 +100,10 @@ export class SseDecoder {
       this.pending = [];
       throw tooLarge(this.context, this.limit, EVENT);
     }
-    // Copied, as a Uint8Array's slice (a Buffer's is a view): the read buffer is reused.
-    this.pending.push(Uint8Array.prototype.slice.call(bytes, from, to));
+    // Else copied, as a Uint8Array's slice (a Buffer's is a view): the read buffer is reused.
+    this.pending.push(
+      this.ownBuffers ? bytes.subarray(from, to) : Uint8Array.prototype.slice.call(bytes, from, to),
+    );
   }
 
   /** Text of whole events; `crEnd` when it ends with a lone CR, which the parser would hold. */

@@ -75,6 +75,11 @@ export interface HttpEngine {
    * one-line events from the bytes without decoding them first.
    */
   readonly text?: BodyText;
+  /**
+   * Each body range lies in a buffer of its own that the engine never writes again (a web
+   * stream's chunks), so a handler may keep it instead of copying it.
+   */
+  readonly ownBuffers?: boolean;
 }
 
 /** An answer that is not HTTP as the engine speaks it; the connection cannot be trusted after it. */

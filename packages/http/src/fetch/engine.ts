@@ -17,6 +17,8 @@ export function fetchEngine(baseUrl: string, fetch: Fetch): HttpEngine {
     request: (request, handler) => new FetchExchange(`${baseUrl}${request.path}`, fetch, request, handler),
     // fetch keeps its own connections; nothing of ours to close.
     close: ignore,
+    // A web stream's chunk belongs to its reader once read: an unfinished event keeps it as it is.
+    ownBuffers: true,
   };
 }
 
