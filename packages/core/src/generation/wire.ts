@@ -285,6 +285,10 @@ export class GenerationWire {
 
   private async tellServer(trigger: EarlyStopReport['trigger']): Promise<void> {
     const { schema, transport } = this.ctx;
+    // Only the caller ends a request whose attempt is still open (abort, break, stop(), its idle
+    // timeout, a stop sequence); an attempt the transport already ended (the server died, a
+    // keepalive failed) is ended for the error's sake, and the GPU advice would blame the caller.
+    const byCaller = !this.sourceEnded;
     const via: StopMeans[] = [];
     this.earlyEnd = { trigger, via };
     const stream = this.transportStream;
@@ -320,7 +324,7 @@ export class GenerationWire {
         this.cancelWire();
       }, STOP_GRACE_MS);
     }
-    if (!this.report()?.serverStopsGenerating) this.ctx.warnServerKeepsGenerating(schema.model);
+    if (byCaller && !this.report()?.serverStopsGenerating) this.ctx.warnServerKeepsGenerating(schema.model);
   }
 
   report(): EarlyStopReport | undefined {
