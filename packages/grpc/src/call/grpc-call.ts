@@ -7,7 +7,8 @@ import {
   type H2StreamHandle,
   type H2StreamOwner,
 } from '../h2/index.js';
-import { FrameReader, inflate, type MessageSink } from './messages.js';
+import { AsyncInflate, checkEncoding, inflateNow, inflatesAtOnce, refusedBySize } from './inflate.js';
+import { FrameReader, type MessageSink } from './messages.js';
 import { CallStatus, resetError } from './status.js';
 
 // How much of a body that is not gRPC (a proxy's error page) is kept to quote in the error.
@@ -55,6 +56,14 @@ export class GrpcCall implements H2StreamOwner, MessageSink {
   private quoted: Buffer | undefined;
   private deadline: ReturnType<typeof setTimeout> | undefined;
   private done = false;
+  /** A large compressed message inflating off the event loop; what comes after it waits. */
+  private inflating: AsyncInflate | undefined;
+  /** Messages (copies) behind the one inflating, in order, with their compressed flags. */
+  private readonly behind: { bytes: Buffer; compressed: boolean }[] = [];
+  /** The stream closed while messages were still to deliver: its RST code, delivered after them. */
+  private closeBehind: { rstCode: number | undefined } | undefined;
+  /** The shape paused the call (an inflate pauses it too, and resumes only what it paused). */
+  private shapePaused = false;
 
   constructor(
     setup: CallSetup,
@@ -83,11 +92,13 @@ export class GrpcCall implements H2StreamOwner, MessageSink {
 
   /** Reads no more for now: flow control holds the server back. */
   pause(): void {
+    this.shapePaused = true;
     this.h2.pause();
   }
 
   resume(): void {
-    this.h2.resume();
+    this.shapePaused = false;
+    if (this.inflating === undefined) this.h2.resume();
   }
 
   /** Whether a request runs on the call (see `H2StreamHandle.setIdle`): only on transitions. */
@@ -132,16 +143,67 @@ export class GrpcCall implements H2StreamOwner, MessageSink {
   }
 
   /** @internal One message of the frame reader; false stops it. */
-  message(buf: Buffer, start: number, end: number, compressed: boolean): boolean {
+  message(buf: Buffer, start: number, end: number, compressed: boolean, owned: boolean): boolean {
     if (this.done) return false;
+    if (this.inflating !== undefined) {
+      // Behind a message still inflating: kept (a copy, the view is the socket's) so the order holds.
+      // The stream is paused meanwhile, so at most a window's worth (64 KiB) waits here.
+      const bytes = owned ? buf.subarray(start, end) : Buffer.from(buf.subarray(start, end));
+      this.behind.push({ bytes, compressed });
+      return true;
+    }
+    // The per-token path: an uncompressed message goes straight on, no hop, no copy.
     if (!compressed) return this.listener.message(buf, start, end);
-    const inflated = inflate(buf.subarray(start, end), this.status.encoding, this.maxReceiveBytes);
-    return this.listener.message(inflated, 0, inflated.length);
+    checkEncoding(this.status.encoding);
+    const view = buf.subarray(start, end);
+    const refused = refusedBySize(view, this.maxReceiveBytes);
+    if (refused !== undefined) throw refused;
+    if (inflatesAtOnce(view)) {
+      const inflated = inflateNow(view, this.maxReceiveBytes);
+      return this.listener.message(inflated, 0, inflated.length);
+    }
+    // Inflated off the event loop: the server is held back (no window updates) until it is done.
+    this.h2.pause();
+    this.inflating = new AsyncInflate(
+      owned ? view : Buffer.from(view),
+      this.maxReceiveBytes,
+      (err, inflated) => this.inflated(err, inflated),
+    );
+    return true;
+  }
+
+  /** A message inflated off the event loop: delivered, then what waited behind it, in order. */
+  private inflated(err: unknown, inflated: Buffer | undefined): void {
+    this.inflating = undefined;
+    if (this.done) return;
+    if (err !== undefined) {
+      this.end(err, true);
+      return;
+    }
+    try {
+      if (!this.listener.message(inflated!, 0, inflated!.length)) return;
+      while (this.behind.length > 0 && this.inflating === undefined && !this.done) {
+        const next = this.behind.shift()!;
+        if (!this.message(next.bytes, 0, next.bytes.length, next.compressed, true)) return;
+      }
+    } catch (err) {
+      this.end(err, true);
+      return;
+    }
+    if (this.inflating !== undefined || this.done) return;
+    const close = this.closeBehind;
+    if (close !== undefined) this.end(this.callError(close.rstCode), false);
+    else if (!this.shapePaused) this.h2.resume();
   }
 
   /** @internal The HTTP/2 stream closed: a clean end, or the reason the call failed. */
   closed(rstCode: number | undefined): void {
     if (this.done) return;
+    // Messages still inflating (or waiting behind one) come first, as they would have in sync.
+    if (this.inflating !== undefined) {
+      this.closeBehind = { rstCode };
+      return;
+    }
     this.end(this.callError(rstCode), false);
   }
 
@@ -196,5 +258,8 @@ export class GrpcCall implements H2StreamOwner, MessageSink {
   private finish(): void {
     this.done = true;
     if (this.deadline !== undefined) clearTimeout(this.deadline);
+    this.inflating?.cancel();
+    this.inflating = undefined;
+    this.behind.length = 0;
   }
 }

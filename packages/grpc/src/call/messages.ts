@@ -1,4 +1,4 @@
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { gzipSync } from 'node:zlib';
 import { Code, ConnectError } from '@connectrpc/connect';
 
 // Requests this size and up are compressed when gzip is on (small ones would only grow).
@@ -18,10 +18,11 @@ export function frameMessage(message: Uint8Array, compressed: boolean): Buffer {
 
 /**
  * Where the reader hands complete messages, as `buf[start..end)` (a view valid only during the
- * call); `message` returns false to stop reading.
+ * call, unless `owned`: a buffer of the message alone, which the reader lets go of); `message`
+ * returns false to stop reading.
  */
 export interface MessageSink {
-  message(buf: Buffer, start: number, end: number, compressed: boolean): boolean;
+  message(buf: Buffer, start: number, end: number, compressed: boolean, owned: boolean): boolean;
 }
 
 /** The error for a message longer than the receive limit, raised on its prefix. */
@@ -76,7 +77,7 @@ export class FrameReader {
       if (this.filled < this.body.length) return;
       const message = this.body;
       this.body = undefined;
-      if (!sink.message(message, 0, message.length, (this.flags & 1) === 1)) return;
+      if (!sink.message(message, 0, message.length, (this.flags & 1) === 1, true)) return;
     }
     while (end - at >= PREFIX) {
       const length = chunk.readUInt32BE(at + 1);
@@ -88,7 +89,7 @@ export class FrameReader {
         return;
       }
       this.check(length);
-      if (!sink.message(chunk, at + PREFIX, stop, (chunk[at]! & 1) === 1)) return;
+      if (!sink.message(chunk, at + PREFIX, stop, (chunk[at]! & 1) === 1, false)) return;
       at = stop;
     }
     if (at < end) this.head = Buffer.from(chunk.subarray(at, end));
@@ -126,23 +127,4 @@ export function encodeFramed(
     );
   }
   return frameMessage(body, compress);
-}
-
-/** A compressed response message inflated, bounded by the same limit as the message itself. */
-export function inflate(bytes: Buffer, encoding: string | undefined, limit: number): Buffer {
-  if (encoding !== 'gzip') {
-    throw new ConnectError(
-      `protocol error: received compressed envelope with encoding ${String(encoding)}`,
-      Code.Internal,
-    );
-  }
-  try {
-    return gunzipSync(bytes, { maxOutputLength: limit });
-  } catch (err) {
-    if ((err as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE') throw messageTooLarge(limit + 1, limit);
-    throw new ConnectError(
-      `protocol error: a gzip message cannot be inflated (${String(err)})`,
-      Code.Internal,
-    );
-  }
 }

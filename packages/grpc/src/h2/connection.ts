@@ -11,6 +11,14 @@ import {
   STREAM_UPDATE_AT,
 } from './connection-options.js';
 import { goawayError, H2Violation, violation, violationError } from './errors.js';
+import {
+  FloodCounter,
+  MAX_EMPTY_FRAMES,
+  MAX_EMPTY_FRAMES_PER_STREAM,
+  MAX_PINGS,
+  MAX_SETTINGS,
+  MAX_STALE_RESETS,
+} from './flood.js';
 import { H2FrameReader, unpad } from './frame-reader.js';
 import {
   ACK,
@@ -60,6 +68,16 @@ export class H2Connection extends H2StreamTable {
   private readonly reader: H2FrameReader;
   private recvWindow = MAX_WINDOW;
   private unackedBytes = 0;
+  /** When the current read arrived (ms): the clock of the flood counters, read once per read. */
+  private now = 0;
+  private readonly pings = new FloodCounter('a PING flood', 'PING frames', MAX_PINGS);
+  private readonly settingsFrames = new FloodCounter('a SETTINGS flood', 'SETTINGS frames', MAX_SETTINGS);
+  private readonly staleResets = new FloodCounter(
+    'an RST_STREAM flood',
+    'RST_STREAM frames for streams no longer open',
+    MAX_STALE_RESETS,
+  );
+  private readonly empties = new FloodCounter('an empty-frame flood', EMPTY_FRAMES, MAX_EMPTY_FRAMES);
 
   constructor(options: H2ConnectionOptions, events: H2ConnectionEvents<H2StreamTable>) {
     super(options, events);
@@ -67,7 +85,9 @@ export class H2Connection extends H2StreamTable {
   }
 
   protected onData(chunk: Buffer): void {
-    this.keepalive.received(Date.now());
+    const now = Date.now();
+    this.now = now;
+    this.keepalive.received(now);
     // What the frames of this read make us write (window updates, the owners' half-closes and
     // resets) leaves with the writes that follow it (see `send`).
     try {
@@ -148,6 +168,8 @@ export class H2Connection extends H2StreamTable {
     let from = start;
     let to = end;
     if ((flags & PADDED) !== 0) [from, to] = unpad(flags, buf, start, end);
+    // One compare for a frame with data; an empty one without END_STREAM carries nothing.
+    if (to === from && (flags & END_STREAM) === 0) this.emptyFrame(streamId, stream);
     if (stream === undefined) return; // Reset by us: counted, then dropped.
     stream.recvWindow -= length;
     if (stream.recvWindow < 0) {
@@ -173,12 +195,14 @@ export class H2Connection extends H2StreamTable {
     if ((flags & PRIORITY_FLAG) !== 0) from += 5;
     if (from > to) throw violation('a HEADERS frame too short for its flags', H2_FRAME_SIZE_ERROR);
     const fragment = buf.subarray(from, to);
+    if (from === to && (flags & END_HEADERS) === 0) this.emptyFrame(streamId, this.streams.get(streamId));
     const endStream = (flags & END_STREAM) !== 0;
     const block = this.blocks.begin(streamId, endStream, (flags & END_HEADERS) !== 0, fragment);
     if (block !== undefined) this.headerBlock(block);
   }
 
   private onContinuation(flags: number, streamId: number, buf: Buffer, start: number, end: number): void {
+    if (start === end && (flags & END_HEADERS) === 0) this.emptyFrame(streamId, this.streams.get(streamId));
     const block = this.blocks.continue(streamId, (flags & END_HEADERS) !== 0, buf.subarray(start, end));
     if (block !== undefined) this.headerBlock(block);
   }
@@ -224,7 +248,11 @@ export class H2Connection extends H2StreamTable {
   private onReset(streamId: number, buf: Buffer, start: number, end: number): void {
     const stream = this.streamFrame(streamId, 'RST_STREAM');
     if (end - start !== 4) throw violation('an RST_STREAM frame is not 4 bytes long', H2_FRAME_SIZE_ERROR);
-    if (stream === undefined) return;
+    if (stream === undefined) {
+      // A reset crossing ours is normal; a stream of them, on streams long gone, is a flood.
+      this.staleResets.hit(this.now);
+      return;
+    }
     const code = buf.readUInt32BE(start);
     // Refused: the server did not process it, so it starts again where there is a free slot
     // (here once one frees, or on another connection), a few times at most. Node's own HTTP/2
@@ -256,6 +284,7 @@ export class H2Connection extends H2StreamTable {
 
   private onSettings(flags: number, streamId: number, buf: Buffer, start: number, end: number): void {
     this.connectionFrame(streamId, 'SETTINGS');
+    this.settingsFrames.hit(this.now);
     if ((flags & ACK) !== 0) {
       if (end !== start) throw violation('a SETTINGS acknowledgement with a payload', H2_FRAME_SIZE_ERROR);
       return;
@@ -310,6 +339,7 @@ export class H2Connection extends H2StreamTable {
   private onPing(flags: number, streamId: number, buf: Buffer, start: number, end: number): void {
     this.connectionFrame(streamId, 'PING');
     if (end - start !== 8) throw violation('a PING frame is not 8 bytes long', H2_FRAME_SIZE_ERROR);
+    this.pings.hit(this.now);
     if ((flags & ACK) !== 0) this.keepalive.answered();
     else this.control(frame(PING, ACK, 0, buf.subarray(start, end)));
   }
@@ -370,6 +400,18 @@ export class H2Connection extends H2StreamTable {
     if (this.streams.size === 0) this.destroy(undefined);
   }
 
+  /** A frame that carries nothing (see `MAX_EMPTY_FRAMES`), counted on the connection and its stream. */
+  private emptyFrame(streamId: number, stream: H2Stream | undefined): void {
+    this.empties.hit(this.now);
+    if (stream === undefined) return;
+    stream.empties ??= new FloodCounter(
+      `an empty-frame flood on stream ${streamId}`,
+      EMPTY_FRAMES,
+      MAX_EMPTY_FRAMES_PER_STREAM,
+    );
+    stream.empties.hit(this.now);
+  }
+
   private connectionReceived(bytes: number): void {
     this.unackedBytes += bytes;
     if (this.unackedBytes >= CONNECTION_UPDATE_AT) {
@@ -379,6 +421,8 @@ export class H2Connection extends H2StreamTable {
     }
   }
 }
+
+const EMPTY_FRAMES = 'frames without payload (DATA without END_STREAM, header fragments that end nothing)';
 
 /**
  * Whether a reset of a stream that got no answer yet means the server did not take it:

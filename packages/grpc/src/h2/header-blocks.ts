@@ -3,6 +3,10 @@ import { H2_COMPRESSION_ERROR, H2_ENHANCE_YOUR_CALM } from './frames.js';
 import { HpackDecoder, HpackError, HpackListTooLargeError } from './hpack.js';
 import type { H2Headers } from './stream.js';
 
+// CONTINUATION frames one header block may take: 64 KiB in frames of 16 KiB takes 4; tiny frames
+// (1 byte each) are refused long before the size limit (nghttp2 allows 8: CVE-2024-27316).
+const MAX_CONTINUATIONS = 32;
+
 /** A whole header block, decoded. */
 export interface HeaderBlock {
   readonly streamId: number;
@@ -54,6 +58,13 @@ export class HeaderBlocks {
     const block = this.pending;
     if (block === undefined || block.streamId !== streamId) {
       throw violation(`an unexpected CONTINUATION frame on stream ${streamId}`);
+    }
+    if (block.parts.length > MAX_CONTINUATIONS) {
+      throw new H2Violation(
+        H2_ENHANCE_YOUR_CALM,
+        `a CONTINUATION flood: a header block in more than ${MAX_CONTINUATIONS} CONTINUATION frames on stream ${streamId}`,
+        'resource_exhausted',
+      );
     }
     block.length += fragment.length;
     // Bounded while it arrives: a block continued forever is refused at the limit, not buffered.

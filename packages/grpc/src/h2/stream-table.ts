@@ -8,6 +8,7 @@ import {
   STREAM_WINDOW,
 } from './connection-options.js';
 import { connectionLost, H2Violation, NO_ALPN_H2, noAlpnH2, notGrpcEndpoint, violation } from './errors.js';
+import { floodViolation, MAX_UNSENT_ANSWERS } from './flood.js';
 import {
   DATA,
   DEFAULT_MAX_FRAME,
@@ -61,6 +62,8 @@ export abstract class H2StreamTable implements H2StreamHost {
   private startScheduled = false;
   /** Writes wait in the corked socket until `flushWrites` runs (see `send`). */
   private corked = false;
+  /** PING and SETTINGS acknowledgements written since the socket last had nothing left to send. */
+  private unsentAnswers = 0;
   /** Streams here that carry a call (running or waiting for a slot): the socket is referenced while there are any. */
   private held = 0;
 
@@ -88,6 +91,9 @@ export abstract class H2StreamTable implements H2StreamHost {
       this.failure ??= noAlpnH2(err) ? notGrpcEndpoint(url, NO_ALPN_H2) : err;
     });
     socket.on('close', () => this.onClose());
+    socket.on('drain', () => {
+      this.unsentAnswers = 0;
+    });
     // Writes before the connection is up wait in the socket, in order.
     socket.write(
       Buffer.concat([
@@ -343,6 +349,13 @@ export abstract class H2StreamTable implements H2StreamHost {
 
   /** Writes an answer the peer asked for; a peer that asks without reading is flooding us. */
   protected control(bytes: Buffer): void {
+    // Counted, not only measured in bytes: each answer waiting in the socket costs a write request
+    // (some 400 bytes for a 17-byte PING ACK), so 100,000 of them were +43 MiB (issue 55).
+    if (++this.unsentAnswers > MAX_UNSENT_ANSWERS) {
+      throw floodViolation(
+        `more than ${MAX_UNSENT_ANSWERS} PING and SETTINGS acknowledgements waiting to be sent (it does not read them)`,
+      );
+    }
     if (this.socket.writableLength > MAX_UNSENT_BYTES) {
       throw new H2Violation(
         H2_ENHANCE_YOUR_CALM,
@@ -373,6 +386,7 @@ export abstract class H2StreamTable implements H2StreamHost {
     if (!this.corked) return;
     this.corked = false;
     this.socket.uncork();
+    if (this.socket.writableLength === 0) this.unsentAnswers = 0;
   }
 }
 

@@ -1,3 +1,5 @@
+import type { FloodCounter } from './flood.js';
+
 /** What a stream reports to the call that owns it; every method runs inside the socket's read. */
 export interface H2StreamOwner {
   /** The response headers (for a trailers-only answer, the only headers). */
@@ -64,6 +66,8 @@ export class H2Stream {
    * does not keep the process alive.
    */
   idle = false;
+  /** @internal Frames without payload on this stream (see `MAX_EMPTY_FRAMES_PER_STREAM`), made at the first. */
+  empties: FloodCounter | undefined;
   /** @internal The connection whose socket this stream keeps referenced (see `H2StreamTable.hold`). */
   heldBy: { release(stream: H2Stream): void } | undefined;
 
