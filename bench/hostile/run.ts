@@ -18,6 +18,7 @@ import {
 } from '../../test/reliability/support/hostile-h2.js';
 import { markdownTable, writeGeneratedBlock } from '../markdown.js';
 import type { HostileJob, HostileRun } from './client.js';
+import { HTTP1_DEADLINE_MS, HTTP1_WHAT, http1Table, runHttp1Rows } from './http1.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CLIENT = join(ROOT, 'bench', 'hostile', 'client.ts');
@@ -25,6 +26,9 @@ const DOC = join(ROOT, 'docs', 'RELIABILITY.md');
 const RESULTS = join(ROOT, 'bench', 'results', 'hostile.json');
 const START = '<!-- hostile-results:start (written by pnpm bench:hostile; edits inside are lost) -->';
 const END = '<!-- hostile-results:end -->';
+const HTTP1_START =
+  '<!-- hostile-http1-results:start (written by pnpm bench:hostile; edits inside are lost) -->';
+const HTTP1_END = '<!-- hostile-http1-results:end -->';
 const DEADLINE_MS = 10_000;
 // Two calls, each with its deadline and the child's own hang margin, and the process start.
 const KILL_AFTER_MS = 3 * DEADLINE_MS + 15_000;
@@ -140,6 +144,9 @@ for (const [scenario, call] of plan.filter(([s]) => ONLY === undefined || ONLY.i
   console.log(`${scenario} (${call})\n  ours:    ${line(ours)}\n  grpc-js: ${line(grpcJs)}`);
 }
 
+// The HTTP/1.1 server of issue 55: our HTTP transport on both builds beside undici fetch.
+const http1Rows = await runHttp1Rows(ONLY);
+
 function line(r: HostileRun): string {
   return `${r.outcome} | ${ms(r.ms)} | ${memory(r)}`;
 }
@@ -178,6 +185,7 @@ const measured = {
   cpus: cpus().length,
   deadlineMs: DEADLINE_MS,
   rows,
+  http1Rows,
 };
 
 const table = markdownTable(
@@ -205,15 +213,30 @@ const block = [
   END,
 ].join('\n');
 
+const http1Block = [
+  HTTP1_START,
+  `Measured ${measured.date} at ${commit.replace(/^([0-9a-f]{7})[0-9a-f]+/, '$1')}, Node ${measured.node} (its undici ${process.versions.undici}), ${measured.cpus} cores; every call has a ${HTTP1_DEADLINE_MS / 1000} s deadline except against one-byte-per-second. Time is from the call to the error the caller sees; RSS is the peak growth over a baseline taken after a full GC, each client in a fresh process, measured on its second call (the first, to a valid server, warms it up). Ours: \`httpTransport(...).stream()\` with default options (\`maxResponseBytes\` 64 MiB); undici \`fetch\`: the same request with fetch, the body's text split at blank lines.`,
+  '',
+  http1Table(http1Rows),
+  '',
+  'What each server does:',
+  '',
+  ...http1Rows.map((r) => `- **${r.scenario}**: ${HTTP1_WHAT[r.scenario]}.`),
+  HTTP1_END,
+].join('\n');
+
 if (DRY) {
-  console.log(`\n${block}`);
+  console.log(`\n${block}\n\n${http1Block}`);
 } else {
   await mkdir(join(ROOT, 'bench', 'results'), { recursive: true });
   await writeFile(RESULTS, `${JSON.stringify(measured, null, 2)}\n`);
   await writeGeneratedBlock(DOC, { start: START, end: END }, block, {
     appended: `## Hostile server\n\nA deliberately hostile HTTP/2 server (test/reliability/support/hostile-h2.ts: raw frames on \`node:net\`/\`node:tls\`, never \`node:http2\`) runs one scripted scenario per connection. test/reliability/hostile-server.test.ts holds our gRPC transport to what issue 27 asks of each: a typed error that names the violation, well before the call's deadline, GOAWAY with the matching HTTP/2 code, heap growth under 32 MiB, and the wrong-port scenarios twice in one process on both the streamed and the unary path. test/reliability/h2-fuzz.test.ts runs 200 seeds of the fuzz (valid answers, then corrupted lengths, flags, types, stream ids, HPACK, window arithmetic, gRPC prefixes and truncation, or random frames): each ends in a typed error or the correct answer before its deadline; \`pnpm fuzz:h2 --iterations N --seed S\` runs long ones and prints any failing seed.\n\nThe table compares the streamed call (\`grpcTransport(...).stream()\`, the default path) with a generic @grpc/grpc-js client on the same servers, measured in the same run by \`pnpm bench:hostile\`, which rewrites the block below\n\n${block}`,
   });
-  console.log(`\nwrote ${RESULTS} and the hostile-results block of ${DOC}`);
+  await writeGeneratedBlock(DOC, { start: HTTP1_START, end: HTTP1_END }, http1Block, {
+    appended: `## Hostile HTTP/1.1 server\n\nA hostile HTTP/1.1 server (test/reliability/support/hostile-http1.ts: raw bytes on \`node:net\`) answers the first request with one scripted scenario and every later one validly. test/reliability/hostile-http1.test.ts holds the HTTP transport, on the Node sockets and on the fetch build, to what issue 55 asks of each: a typed error within 3 s (at the deadline only for one-byte-per-second), memory under the 64 MiB limit plus 16 MiB, and a second call on the same transport that works.\n\n${http1Block}`,
+  });
+  console.log(`\nwrote ${RESULTS} and the hostile-results blocks of ${DOC}`);
 }
 
 /** HEAD's commit, and whether the packages measured differ from it. */
