@@ -9,7 +9,11 @@ import type { CallOptions } from './transport.js';
  * repeat nor lose output. Every field is optional; `{ attempts: 1 }` turns retries off.
  */
 export interface RetryOptions {
-  /** Attempts in total, the first one included. Default 3; 1 turns retries off. */
+  /**
+   * Attempts in total, the first one included. Default 3; 1 turns retries off. Waits after a
+   * refused connection (nothing listening: a restart) are not counted here but bounded by
+   * `budgetMs` alone, see {@link RetryPlan}.
+   */
   readonly attempts?: number;
   /** Upper bound of the wait before the first retry, in milliseconds. Default 100. */
   readonly initialDelayMs?: number;
@@ -112,6 +116,23 @@ export function isConnectionFailure(err: unknown): boolean {
   );
 }
 
+/**
+ * True when nothing listened where the call went: `ECONNREFUSED` on the error or anywhere in its
+ * causes (an `AggregateError` of Node's address attempts included). The request never left this
+ * process, so it cannot have run, and the usual reason is a server restarting (issue 55).
+ */
+export function isRefusedConnection(err: unknown): boolean {
+  return refusedIn(err, 0);
+}
+
+function refusedIn(err: unknown, depth: number): boolean {
+  if (depth > 5 || typeof err !== 'object' || err === null) return false;
+  const { code, cause, errors } = err as { code?: unknown; cause?: unknown; errors?: unknown };
+  if (code === 'ECONNREFUSED') return true;
+  if (Array.isArray(errors) && errors.some((e) => refusedIn(e, depth + 1))) return true;
+  return refusedIn(cause, depth + 1);
+}
+
 // Shared, so a plan (one per request) adds no closure of its own.
 const performanceClock = (): number => performance.now();
 
@@ -175,11 +196,21 @@ export interface RetryCall {
  * 4. A failure with no answer from the server (the request may have run) only when the call is
  *    idempotent or `retryNonIdempotent` is set; then on another endpoint at once if there is
  *    one, else after a backoff wait.
+ *    A refused connection ({@link isRefusedConnection}: nothing listens, the server is most likely
+ *    restarting) with no endpoint to move to does not use up `attempts`: the call waits, backoff
+ *    after backoff, until `budgetMs` has passed since its first attempt (the last wait is cut to
+ *    end at the budget) or its deadline would, so a request
+ *    made while its only server restarts succeeds if the server is back within the budget
+ *    (default 10 s) instead of spending its 3 attempts in about 0.3 s (issue 55). Such waits
+ *    still count in the attempt number reported (`onRetry`, "(after N attempts)"), and no call
+ *    makes more than 1000 attempts in all, whatever its waits.
  * 5. An answer of the server (a status such as 503 or gRPC UNAVAILABLE: it did not run the
  *    request) only on another endpoint: the same server's refusal is the caller's to handle.
  */
 export class RetryPlan {
   private attempt = 1;
+  /** Attempts that count against `policy.attempts`: all but those after a refused connection. */
+  private counted = 1;
   private readonly started: number;
 
   constructor(
@@ -210,10 +241,13 @@ export class RetryPlan {
     if (this.call.ended?.() === true) return FAIL;
     if (!(err instanceof TritonLlmError) || !err.retryable) return FAIL;
     const { policy } = this;
-    if (this.attempt >= policy.attempts) return FAIL;
+    if (this.attempt >= MAX_ATTEMPTS) return FAIL;
     const elapsed = this.clock() - this.started;
     const remaining = this.remainingMs();
     const answered = !isConnectionFailure(err);
+    // Only a wait on the same target is free: a move always counts (see rule 4 above).
+    const free = situation.elsewhere !== true && !answered && isRefusedConnection(err);
+    if (!free && this.counted >= policy.attempts) return FAIL;
     if (!answered && !this.call.idempotent && !policy.retryNonIdempotent) return FAIL;
     let decision: RetryDecision;
     if (situation.elsewhere === true) {
@@ -221,12 +255,17 @@ export class RetryPlan {
       decision = { action: 'move', attempt: this.attempt + 1 };
     } else {
       if (answered) return FAIL;
-      const delayMs = backoffDelay(policy, this.attempt - 1, random);
+      let delayMs = backoffDelay(policy, this.attempt - 1, random);
+      // A refused connection's last wait is cut to end at the budget: one more try there, so a
+      // server back just inside the budget is not missed for a long draw.
+      if (free && elapsed < policy.budgetMs)
+        delayMs = Math.min(delayMs, Math.ceil(policy.budgetMs - elapsed));
       if (elapsed + delayMs > policy.budgetMs) return FAIL;
       if (remaining !== undefined && delayMs >= remaining) return FAIL;
       decision = { action: 'wait', attempt: this.attempt + 1, delayMs };
     }
     this.attempt += 1;
+    if (!free) this.counted += 1;
     if (decision.action === 'move') this.call.onRetry?.(this.attempt, 0, err, true);
     else this.call.onRetry?.(this.attempt, decision.delayMs, err, false);
     return decision;
