@@ -15,6 +15,7 @@ import { once } from 'node:events';
 import { type AddressInfo, createServer as createTcpServer, type Server, type Socket } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { createServer as createTlsServer } from 'node:tls';
+import { deflateRawSync, constants as zlibConstants } from 'node:zlib';
 import { create, toBinary } from '@bufbuild/protobuf';
 import { createTensor, type InferRequest } from '@trtllm/sdk';
 import { encodeTensorData } from '@trtllm/sdk/transport';
@@ -332,6 +333,8 @@ export interface Scenario {
   readonly run: (peer: HostilePeer) => Promise<void>;
   /** TLS whose ALPN offers only `http/1.1` instead of plaintext. */
   readonly tlsWithoutH2?: boolean;
+  /** Builds what the scenario sends once, when its server starts (not in a measured call). */
+  readonly prepare?: () => void;
 }
 
 /** Sends `chunk` again and again until the client leaves or the cap is reached. */
@@ -385,6 +388,148 @@ function afterResponseStart(rest: (peer: HostilePeer, id: number) => Promise<voi
     },
   };
 }
+
+/** The client's SETTINGS_INITIAL_WINDOW_SIZE (the last it sent), else HTTP/2's default. */
+function clientInitialWindow(peer: HostilePeer): number {
+  let window = 65_535;
+  for (const f of peer.frames) {
+    if (f.type !== SETTINGS || (f.flags & ACK) !== 0) continue;
+    for (let at = 0; at + 6 <= f.payload.length; at += 6) {
+      if (f.payload.readUInt16BE(at) === 0x4) window = f.payload.readUInt32BE(at + 2);
+    }
+  }
+  return window;
+}
+
+/**
+ * Sends `bytes` as DATA on stream `id` as a well-behaved server does: within the client's stream
+ * and connection windows, waiting for its WINDOW_UPDATEs (a client that stops reading stops it).
+ * Resolves false if the client reset the stream or left.
+ */
+async function sendWithinWindows(peer: HostilePeer, id: number, bytes: Buffer): Promise<boolean> {
+  let stream = clientInitialWindow(peer);
+  let connection = 65_535;
+  let seen = 0;
+  let at = 0;
+  while (at < bytes.length) {
+    for (; seen < peer.frames.length; seen++) {
+      const f = peer.frames[seen]!;
+      if (f.type === WINDOW_UPDATE) {
+        const increment = f.payload.readUInt32BE(0) & 0x7fffffff;
+        if (f.streamId === 0) connection += increment;
+        else if (f.streamId === id) stream += increment;
+      } else if (f.type === RST_STREAM && f.streamId === id) return false;
+      else if (f.type === GOAWAY) return false;
+    }
+    const room = Math.min(stream, connection, MAX_FRAME, bytes.length - at);
+    if (room <= 0) {
+      const before = seen;
+      await peer.frame(() => peer.frames.length > before);
+      if (peer.closed) return false;
+      continue;
+    }
+    if (!(await peer.send(frame(DATA, 0, id, bytes.subarray(at, at + room))))) return false;
+    at += room;
+    stream -= room;
+    connection -= room;
+  }
+  return true;
+}
+
+/** A valid answer to {@link HOSTILE_REQUEST} on stream `id`: one final token and status OK. */
+export async function answerValid(peer: HostilePeer, id: number): Promise<boolean> {
+  return peer.send(
+    Buffer.concat([
+      frame(HEADERS, END_HEADERS, id, GRPC_RESPONSE_HEADERS),
+      frame(DATA, 0, id, grpcMessage(tokenResponse('ok', true))),
+      frame(HEADERS, END_HEADERS | END_STREAM, id, headerBlock([['grpc-status', '0']])),
+    ]),
+  );
+}
+
+/**
+ * Answers every stream the client opens after stream `after` validly, until it leaves: after a
+ * hostile first stream, a second call on the same connection must work.
+ */
+export async function serveLaterStreams(peer: HostilePeer, after: number): Promise<void> {
+  let last = after;
+  while (!peer.closed) {
+    const next = await peer.frame((f) => f.type === HEADERS && f.streamId > last);
+    if (next === undefined) return;
+    last = next.streamId;
+    if (!(await answerValid(peer, next.streamId))) return;
+  }
+}
+
+/** A well-behaved server on every stream of the connection. */
+async function serveValid(peer: HostilePeer): Promise<void> {
+  const id = await peer.handshake();
+  if (id === undefined) return;
+  if (await answerValid(peer, id)) await serveLaterStreams(peer, id);
+}
+
+const MiB_ = 1024 * 1024;
+let zerosMiB: Buffer | undefined;
+
+/**
+ * A gzip member that inflates to `mib` MiB of zeros, about 1 KiB compressed per MiB: one MiB
+ * deflated with a full flush (byte-aligned, no reference before it), repeated, then an empty final
+ * block. Its trailer gives `isize` (the true size mod 2^32 unless a scenario lies); its CRC32 is
+ * not computed (a client refuses the bomb long before it could check it).
+ */
+export function gzipBomb(mib: number, isize = (mib * MiB_) % 2 ** 32): Buffer {
+  zerosMiB ??= deflateRawSync(Buffer.alloc(MiB_), { level: 9, finishFlush: zlibConstants.Z_FULL_FLUSH });
+  const header = Buffer.from([0x1f, 0x8b, 0x08, 0, 0, 0, 0, 0, 0, 0x03]);
+  const trailer = Buffer.alloc(8);
+  trailer.writeUInt32LE(isize >>> 0, 4);
+  const body = Buffer.alloc(zerosMiB.length * mib);
+  for (let i = 0; i < mib; i++) zerosMiB.copy(body, i * zerosMiB.length);
+  return Buffer.concat([header, body, deflateRawSync(Buffer.alloc(0)), trailer]);
+}
+
+/** A gRPC message with the compressed flag set. */
+export function compressedGrpcMessage(body: Uint8Array): Buffer {
+  const out = grpcMessage(body);
+  out[0] = 1;
+  return out;
+}
+
+const GZIP_RESPONSE_HEADERS = headerBlock([
+  [':status', '200'],
+  ['content-type', 'application/grpc'],
+  ['grpc-encoding', 'gzip'],
+]);
+
+/** A gzip bomb of `mib` MiB as the first stream's message; later streams are answered validly. */
+function gzipBombScenario(mib: number, isize?: number): Scenario {
+  let bomb: Buffer | undefined;
+  const prepare = () => {
+    bomb ??= compressedGrpcMessage(gzipBomb(mib, isize));
+  };
+  return {
+    prepare,
+    run: async (peer) => {
+      const id = await peer.handshake();
+      if (id === undefined) return;
+      prepare();
+      if (!(await peer.send(frame(HEADERS, END_HEADERS, id, GZIP_RESPONSE_HEADERS)))) return;
+      await sendWithinWindows(peer, id, bomb!);
+      await serveLaterStreams(peer, id);
+    },
+  };
+}
+
+/** Sends `count` copies of `one` in batches (or until the client leaves). */
+async function floodFrames(peer: HostilePeer, one: Buffer, count: number): Promise<void> {
+  const perBatch = 1000;
+  const batch = Buffer.concat(Array.from({ length: perBatch }, () => one));
+  for (let sent = 0; sent < count && !peer.closed; sent += perBatch) {
+    if (!(await peer.send(batch))) return;
+  }
+}
+
+/** How many frames each flood sends at most (the issue's measurements). */
+export const FLOOD_FRAMES = { ping: 100_000, settings: 100_000, empty: 1_000_000, reset: 100_000 };
 
 // A header field of just under 16 KiB: one per CONTINUATION frame.
 const FLOOD_FIELD = literal('x-flood', 'a'.repeat(MAX_FRAME - 32));
@@ -494,6 +639,36 @@ export const SCENARIOS = {
       frame(DATA, END_STREAM, id, Buffer.from(HTML_502, 'latin1')),
     ]);
   }),
+  'gzip-bomb': gzipBombScenario(10 * 1024),
+  'gzip-bomb-1g': gzipBombScenario(1024),
+  'gzip-bomb-lying-size': gzipBombScenario(10 * 1024, 1024),
+  'ping-flood': afterResponseStart((peer) =>
+    floodFrames(peer, frame(PING, 0, 0, Buffer.alloc(8)), FLOOD_FRAMES.ping),
+  ),
+  'settings-flood': afterResponseStart((peer) =>
+    floodFrames(peer, frame(SETTINGS, 0, 0), FLOOD_FRAMES.settings),
+  ),
+  'empty-data-flood': afterResponseStart((peer, id) =>
+    floodFrames(peer, frame(DATA, 0, id), FLOOD_FRAMES.empty),
+  ),
+  'empty-headers-flood': {
+    // A header block opened empty and continued by empty CONTINUATION frames: it never grows.
+    run: async (peer) => {
+      const id = await peer.handshake();
+      if (id === undefined || !(await peer.send(frame(HEADERS, 0, id)))) return;
+      await floodFrames(peer, frame(CONTINUATION, 0, id), FLOOD_FRAMES.empty);
+    },
+  },
+  'rst-flood': {
+    // Resets of a stream already over: the first call is answered, the flood comes under the second.
+    run: async (peer) => {
+      const first = await peer.handshake();
+      if (first === undefined || !(await answerValid(peer, first))) return;
+      const second = await peer.frame((f) => f.type === HEADERS && f.streamId > first);
+      if (second === undefined) return;
+      await floodFrames(peer, frame(RST_STREAM, 0, first, uint32(0x8)), FLOOD_FRAMES.reset);
+    },
+  },
   'too-many-pings': {
     run: async (peer) => {
       const first = await peer.handshake();
@@ -531,18 +706,24 @@ let pki: TestPki | undefined;
 /** Starts a server on an ephemeral loopback port that runs `scenario` on every connection. */
 export async function startHostileServer(
   scenario: ScenarioName | Scenario,
-  options: { readonly capBytes?: number } = {},
+  options: {
+    readonly capBytes?: number;
+    /** Only the first this many connections run the scenario; later ones are served validly. */
+    readonly hostileConnections?: number;
+  } = {},
 ): Promise<HostileServer> {
   const spec: Scenario = typeof scenario === 'string' ? SCENARIOS[scenario] : scenario;
   const capBytes = options.capBytes ?? DEFAULT_CAP_BYTES;
+  spec.prepare?.();
   const peers: HostilePeer[] = [];
   const waiters: (() => void)[] = [];
   const accept = (socket: Socket) => {
     const peer = new HostilePeer(socket, capBytes);
+    const hostile = options.hostileConnections === undefined || peers.length < options.hostileConnections;
     peers.push(peer);
     for (const wake of waiters.splice(0)) wake();
     peer.finished = Promise.race([
-      spec.run(peer).catch(() => {
+      (hostile ? spec.run(peer) : serveValid(peer)).catch(() => {
         peer.socket.destroy();
       }),
       peer.whenClosed,

@@ -353,7 +353,7 @@ export abstract class H2StreamTable implements H2StreamHost {
     // (some 400 bytes for a 17-byte PING ACK), so 100,000 of them were +43 MiB (issue 55).
     if (++this.unsentAnswers > MAX_UNSENT_ANSWERS) {
       throw floodViolation(
-        `more than ${MAX_UNSENT_ANSWERS} PING and SETTINGS acknowledgements waiting to be sent (it does not read them)`,
+        `a PING or SETTINGS flood: more than ${MAX_UNSENT_ANSWERS} acknowledgements waiting to be sent (it reads them slower than it asks)`,
       );
     }
     if (this.socket.writableLength > MAX_UNSENT_BYTES) {
