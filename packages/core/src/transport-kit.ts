@@ -8,6 +8,7 @@
  *
  * @packageDocumentation
  */
+export { asyncDispose } from './async-dispose.js';
 export type { TritonLlmErrorOptions } from './errors.js';
 export { codeFromGrpcStatus, codeFromServerError, invalidArgument } from './errors.js';
 export { detectSchema } from './models/schema.js';

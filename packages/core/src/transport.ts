@@ -59,11 +59,26 @@ export interface CallOptions {
 }
 
 /**
- * The responses of one streamed request. Iteration yields each response in order and ends after
- * the final one; an error reported by the server for this request is thrown by the iterator after
- * every response that came before it. Breaking out of iteration cancels the call.
+ * The responses of one streamed request. Every transport's streams do the same three things:
+ * they are read (`pull`, or iteration), they are cancelled (`cancel`, or the call's signal), and
+ * they say whether a cancel stops the request on the server (`cancelsOnServer`). The request goes
+ * out when reading (or `sendStop`) starts. An error reported by the server for this request comes
+ * after every response that came before it. Breaking out of iteration cancels the call.
  */
 export interface InferStream extends AsyncIterable<InferResponse> {
+  /**
+   * Hands the next response, the end of the stream or its error to exactly one of `sink`'s
+   * methods, once, as soon as it is known (possibly before `pull` returns). The client reads
+   * every stream this way: a delivered response costs it one promise. One pull at a time.
+   */
+  pull(sink: InferSink): void;
+  /**
+   * Ends the request now: a read in progress, and every later one, fails with `cancelled`, and the
+   * server is told as far as `cancelsOnServer` says (a stream of its own: the call is cancelled,
+   * RST_STREAM over gRPC, a closed connection over HTTP). Aborting the call's `signal` does the
+   * same. Idempotent; a no-op once the stream ended.
+   */
+  cancel(): void;
   /**
    * Sends the backend's in-band stop request (same request id) so that the running request ends
    * gracefully and its final response still arrives. gRPC sends it on the same call; HTTP posts
@@ -71,24 +86,11 @@ export interface InferStream extends AsyncIterable<InferResponse> {
    */
   sendStop(stop: InferRequest): Promise<void>;
   /**
-   * Whether ending this stream early (break, abort) cancels its request on the server by itself.
-   * Absent means true. A request sharing a call with others (gRPC `multiplex`) only stops
-   * listening, so the client sends the model's in-band stop instead where there is one.
+   * Whether `cancel()` stops the request on the server by itself. A request sharing a call with
+   * others (gRPC `multiplex`) only stops listening (`false`), so the client sends the model's
+   * in-band stop instead where there is one.
    */
-  readonly cancelsOnServer?: boolean;
-  /**
-   * The push form of iteration, used by the client instead of `next()` where a stream has it:
-   * hands the next response, the end of the stream or its error to exactly one of `sink`'s
-   * methods, once, as soon as it is known (possibly before `pull` returns). A delivered response
-   * then costs the client one promise instead of two.
-   */
-  pull?(sink: InferSink): void;
-  /**
-   * Ends the request now, as an abort of the call's signal would: a read in progress fails with
-   * `cancelled` and the server is told (for a stream of its own: the call is cancelled). Needed
-   * only on transports that declare `cancellableStreams`.
-   */
-  cancel?(): void;
+  readonly cancelsOnServer: boolean;
 }
 
 /** Where {@link InferStream.pull} hands the next event of a stream; exactly one method is called. */
@@ -194,14 +196,12 @@ export interface RepositoryModel {
 export interface Transport {
   /** The wire protocol underneath, so callers can adapt to what only one of them can carry. */
   readonly protocol: 'grpc' | 'http';
-  /**
-   * Every stream this transport returns has `cancel()`, so a client may open streams without a
-   * signal and end them with `cancel()` instead (an idle stream then needs no AbortController).
-   */
-  readonly cancellableStreams?: boolean;
   /** One request, one response (non-decoupled models). */
   infer(request: InferRequest, options?: CallOptions): Promise<InferResponse>;
-  /** One request, streamed responses (decoupled models, or any model answering once). */
+  /**
+   * One request, streamed responses (decoupled models, or any model answering once). The client
+   * passes no signal here: it ends its streams with `cancel()`.
+   */
   stream(request: InferRequest, options?: CallOptions): InferStream;
   /**
    * Whether the server process is up (`/v2/health/live`, gRPC `ServerLive`). A reachable server

@@ -11,7 +11,6 @@ import {
   ensemble,
   fail,
   type Script,
-  type ScriptedOptions,
   ScriptedTransport,
   text,
 } from './scripted-transport.js';
@@ -42,13 +41,8 @@ async function read(
 
 const deltas = (chunks: readonly StreamChunk[]): string[] => chunks.filter((c) => !c.done).map((c) => c.text);
 
-// Every behaviour holds whether the transport's streams are read with next() or pushed (pull).
-describe.each<[string, ScriptedOptions]>([
-  ['read with next()', {}],
-  ['pushed through pull()', { push: true }],
-])('a stream %s', (_, options) => {
-  const transport = (config = ensemble(), ...scripts: Script[]) =>
-    new ScriptedTransport(config, scripts, options);
+describe('a stream', () => {
+  const transport = (config = ensemble(), ...scripts: Script[]) => new ScriptedTransport(config, scripts);
 
   it('yields one delta per response in order, then one final chunk with the whole text', async () => {
     const wire = transport(ensemble(), { steps: [text('The'), text(' cat'), text(' sat', { final: true })] });

@@ -3,7 +3,14 @@
  * timing a test sets directly, for the balancing and ejection logic of `replicaTransport`.
  */
 import { TritonLlmError } from '../src/errors.js';
-import type { CallOptions, InferRequest, InferResponse, InferStream, Transport } from '../src/transport.js';
+import type {
+  CallOptions,
+  InferRequest,
+  InferResponse,
+  InferSink,
+  InferStream,
+  Transport,
+} from '../src/transport.js';
 
 export function response(id: string, final: boolean, from = ''): InferResponse {
   return { model: 'm', modelVersion: '1', id, outputs: [], parameters: { from }, final };
@@ -79,12 +86,7 @@ export class MemoryReplica implements Transport {
       }
       yield response(r.id, true, replica.name);
     }
-    return {
-      [Symbol.asyncIterator]: () => responses(),
-      sendStop: async (stop) => {
-        this.stops.push(stop.id);
-      },
-    };
+    return new MemoryStream(responses(), r.id, this);
   }
 
   private async probe<T>(what: string, value: T): Promise<T> {
@@ -114,6 +116,50 @@ export class MemoryReplica implements Transport {
 
   async close(): Promise<void> {
     this.closed = true;
+  }
+}
+
+/** A stream of a {@link MemoryReplica}: its responses, read by pull or iteration, and its cancel. */
+class MemoryStream implements InferStream {
+  readonly cancelsOnServer = true;
+  private cancelled = false;
+
+  constructor(
+    private readonly responses: AsyncGenerator<InferResponse>,
+    private readonly id: string,
+    private readonly replica: MemoryReplica,
+  ) {}
+
+  pull(sink: InferSink): void {
+    this.read().then(
+      (r) => (r.done === true ? sink.onEnd() : sink.onResponse(r.value)),
+      (e: unknown) => sink.onError(e),
+    );
+  }
+
+  cancel(): void {
+    if (this.cancelled) return;
+    this.cancelled = true;
+    this.replica.calls.push(`cancel ${this.id}`);
+  }
+
+  async sendStop(stop: InferRequest): Promise<void> {
+    this.replica.stops.push(stop.id);
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<InferResponse> {
+    return {
+      next: () => this.read(),
+      return: async () => {
+        this.cancel();
+        return this.responses.return(undefined);
+      },
+    };
+  }
+
+  private async read(): Promise<IteratorResult<InferResponse>> {
+    if (this.cancelled) throw new TritonLlmError('cancelled', 'the call was cancelled');
+    return this.responses.next();
   }
 }
 

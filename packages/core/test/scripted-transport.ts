@@ -35,8 +35,6 @@ export interface Script {
 
 export interface ScriptedOptions {
   readonly protocol?: 'grpc' | 'http';
-  /** Streams offer `pull` (the push form of iteration) besides `next()`. */
-  readonly push?: boolean;
   /** Streams declare `cancelsOnServer: false`, as requests sharing one gRPC call do. */
   readonly sharedCall?: boolean;
 }
@@ -86,12 +84,8 @@ export class ScriptedTransport implements Transport {
   stream(request: InferRequest, options?: { signal?: AbortSignal }): InferStream {
     this.log.push(`stream ${request.id}`);
     this.requests.push(request);
-    const stream = new ScriptedStream(this.next(), request.id, this.log, options?.signal);
-    return Object.assign(
-      stream,
-      this.options.push === true ? { pull: (sink: InferSink) => stream.pushTo(sink) } : {},
-      this.options.sharedCall === true ? { cancelsOnServer: false } : {},
-    );
+    const cancelsOnServer = this.options.sharedCall !== true;
+    return new ScriptedStream(this.next(), request.id, this.log, options?.signal, cancelsOnServer);
   }
 
   async serverLive(): Promise<boolean> {
@@ -129,14 +123,15 @@ class ScriptedStream implements InferStream {
     private readonly id: string,
     private readonly log: string[],
     signal: AbortSignal | undefined,
+    readonly cancelsOnServer = true,
   ) {
     this.steps = [...script.steps];
     if (signal?.aborted === true) this.cancel();
     else signal?.addEventListener('abort', () => this.cancel(), { once: true });
   }
 
-  /** The push form of iteration ({@link InferStream.pull}), offered when the test asks for it. */
-  pushTo(sink: InferSink): void {
+  /** How the client reads a stream ({@link InferStream.pull}). */
+  pull(sink: InferSink): void {
     this.read().then(
       (r) => (r.done ? sink.onEnd() : sink.onResponse(r.value)),
       (e: unknown) => sink.onError(e),

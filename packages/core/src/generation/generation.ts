@@ -33,7 +33,7 @@ export class Generation implements AsyncIterable<StreamChunk>, AsyncIterator<Str
   /** The open attempt's responses; `undefined` before the first attempt and while one waits to retry. */
   private source: AsyncIterator<InferResponse> | undefined;
   /**
-   * The open attempt's stream when it is read by pulling (`InferStream.pull`, no idle timeout):
+   * The open attempt's stream when it is read by pulling (every stream without an idle timeout):
    * worked out once per attempt rather than for every read.
    */
   private pulled: InferStream | undefined;
@@ -56,7 +56,7 @@ export class Generation implements AsyncIterable<StreamChunk>, AsyncIterator<Str
   private readonly promptTokens: number | undefined;
   /**
    * The handlers of a read from an iterated (not pulled) stream, made on first need: a pulled
-   * stream, the default gRPC path, never uses them, and each is a closure kept per request.
+   * stream, the usual path, never uses them, and each is a closure kept per request.
    */
   private onResult:
     | ((
@@ -200,7 +200,7 @@ export class Generation implements AsyncIterable<StreamChunk>, AsyncIterator<Str
       this.pushed = new Promise((resolve, reject) => {
         this.resolveRead = resolve;
         this.rejectRead = reject;
-        pulled.pull!(this);
+        pulled.pull(this);
       });
       return this.pushed;
     }
@@ -220,8 +220,7 @@ export class Generation implements AsyncIterable<StreamChunk>, AsyncIterator<Str
     const source = this.wire.open();
     const stream = this.wire.stream;
     this.source = source;
-    this.pulled =
-      stream?.pull !== undefined && this.ctx.options.idleTimeoutMs === undefined ? stream : undefined;
+    this.pulled = this.ctx.options.idleTimeoutMs === undefined ? stream : undefined;
     return source;
   }
 

@@ -34,7 +34,7 @@ export interface EarlyEnd {
  */
 export class GenerationWire {
   readonly requestId: string;
-  /** Made on first need: a stream of a transport with `cancellableStreams` is ended without one. */
+  /** Made on first need (unary calls, retry waits): a stream is ended by its `cancel()`, not a signal. */
   private controller: AbortController | undefined;
   /** The wire was told to end this request (signal aborted or stream cancelled). */
   private wireCancelled = false;
@@ -193,23 +193,27 @@ export class GenerationWire {
     const { ctx } = this;
     this.sourceEnded = false;
     const timeoutMs = this.plan!.remainingMs();
-    // A transport whose streams can be cancelled directly gets no signal: an idle stream then
-    // costs no AbortController, listener or event machinery.
-    const direct = ctx.schema.decoupled && ctx.transport.cancellableStreams === true;
+    // A stream gets no signal: the caller's abort, like every other early end, reaches it as its
+    // cancel() (one way on every transport, and an idle stream costs no AbortController).
+    const decoupled = ctx.schema.decoupled;
     const callOptions: CallOptions = {
-      ...(direct ? {} : { signal: this.signal() }),
+      ...(decoupled ? {} : { signal: this.signal() }),
       ...(timeoutMs !== undefined ? { timeoutMs: Math.max(1, timeoutMs) } : {}),
       ...(ctx.options.headers !== undefined ? { headers: ctx.options.headers } : {}),
       ...(this.plan !== undefined ? { retryPlan: this.plan } : {}),
     };
     const request = this.inferRequest ?? this.encodeAgain();
-    if (!ctx.schema.decoupled) {
+    if (!decoupled) {
       const { unary, transport } = ctx;
       return once(() => (unary !== undefined ? unary(callOptions) : transport.infer(request, callOptions)));
     }
-    this.transportStream = ctx.transport.stream(request, callOptions);
+    const stream = ctx.transport.stream(request, callOptions);
+    this.transportStream = stream;
     this.inferRequest = undefined;
-    return this.transportStream[Symbol.asyncIterator]();
+    // Ended before it opened (a stop() before the first read): it ends as it opens, as a unary
+    // call does with its signal aborted.
+    if (this.wireCancelled) stream.cancel();
+    return stream[Symbol.asyncIterator]();
   }
 
   /** The open attempt's stream, for a decoupled model. */
@@ -236,11 +240,11 @@ export class GenerationWire {
     return this.controller.signal;
   }
 
-  /** Tells the wire to end this request: the stream's own cancel, and the signal where there is one. */
+  /** Tells the wire to end this request: the stream's cancel, or the signal of a unary call or retry wait. */
   private cancelWire(): void {
     if (this.wireCancelled) return;
     this.wireCancelled = true;
-    this.transportStream?.cancel?.();
+    this.transportStream?.cancel();
     this.controller?.abort();
   }
 

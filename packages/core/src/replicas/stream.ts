@@ -1,9 +1,9 @@
 import { TritonLlmError } from '../errors.js';
-import type { CallOptions, InferRequest, InferResponse, InferStream } from '../transport.js';
+import type { CallOptions, InferRequest, InferResponse, InferSink, InferStream } from '../transport.js';
 import type { ReplicaEndpoint } from './endpoint.js';
 import { Attempts, type ReplicaPool } from './pool.js';
 
-const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
+const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
 const now = (): number => performance.now();
 
 /** The stream of one request on one endpoint. */
@@ -11,25 +11,36 @@ interface Leg {
   readonly endpoint: ReplicaEndpoint;
   readonly stream: InferStream;
   readonly started: number;
-  iterator?: AsyncIterator<InferResponse>;
   ended: boolean;
 }
 
 /**
- * A streamed request on a replica transport. It opens on an endpoint picked when iteration (or
+ * A streamed request on a replica transport. It opens on an endpoint picked when reading (or
  * `sendStop`) starts. Should that stream fail with a retryable error before its first response,
  * the request starts over on another endpoint; from the first response on, and once a stop was
  * sent, it stays where it is and its errors pass through unchanged: the caller holds output of
  * that generation, and a second one would not continue it.
+ *
+ * Reading and cancelling go straight to the endpoint's stream: `pull` hands it this stream as its
+ * sink (no closure or promise per response), `cancel` is its `cancel`, and whether the server
+ * stops is what that stream says. A balanced stream so costs a token what one endpoint's does,
+ * plus one call.
  */
-export class ReplicaStream implements InferStream {
+export class ReplicaStream implements InferStream, InferSink {
   private readonly attempts: Attempts;
-  private leg: Promise<Leg> | undefined;
+  /** The open leg; undefined before the first and while the next is being opened. */
   private active: Leg | undefined;
+  /** The leg being opened (an endpoint still to be discovered or picked). */
+  private opening: Promise<Leg> | undefined;
+  /** The consumer's sink while a pull is unanswered. */
+  private sink: InferSink | undefined;
+  /** The error the stream ended with, answered to every later pull. */
+  private failure: TritonLlmError | undefined;
   private delivered = false;
   private stopSent = false;
   private iterated = false;
   private finished = false;
+  private cancelled = false;
 
   constructor(
     private readonly pool: ReplicaPool,
@@ -37,14 +48,20 @@ export class ReplicaStream implements InferStream {
     private readonly options: CallOptions | undefined,
   ) {
     this.attempts = new Attempts(options, pool.policy.failoverAttempts);
-    options?.signal?.addEventListener('abort', this.onAbort, { once: true });
+    // A caller using the transport directly may end the stream by its signal: that is cancel().
+    if (options?.signal?.aborted === true) this.cancelled = true;
+    else options?.signal?.addEventListener('abort', this, { once: true });
   }
 
-  // An abort cancels the endpoint's call by itself, and the consumer may never pull again: the
-  // request stops counting in flight now.
-  private readonly onAbort = (): void => {
-    if (this.active !== undefined) this.end(this.active);
-  };
+  /** Whether ending this stream early stops its request on the server: its endpoint stream's answer. */
+  get cancelsOnServer(): boolean {
+    return this.active?.stream.cancelsOnServer ?? true;
+  }
+
+  /** The caller's signal fired (the stream is its own listener object: no closure per request). */
+  handleEvent(): void {
+    this.cancel();
+  }
 
   [Symbol.asyncIterator](): AsyncIterator<InferResponse> {
     if (this.iterated) {
@@ -54,7 +71,46 @@ export class ReplicaStream implements InferStream {
       });
     }
     this.iterated = true;
-    return { next: () => this.next(), return: () => this.return() };
+    return {
+      next: () =>
+        new Promise<IteratorResult<InferResponse>>((resolve, reject) =>
+          this.pull({
+            onResponse: (value) => resolve({ done: false, value }),
+            onEnd: () => resolve(DONE),
+            onError: reject,
+          }),
+        ),
+      return: () => this.leave(),
+    };
+  }
+
+  pull(sink: InferSink): void {
+    if (this.finished) {
+      if (this.failure !== undefined) sink.onError(this.failure);
+      else sink.onEnd();
+      return;
+    }
+    this.sink = sink;
+    const leg = this.active;
+    if (leg !== undefined) {
+      leg.stream.pull(this);
+      return;
+    }
+    this.currentLeg().then(
+      (opened) => opened.stream.pull(this),
+      (err: unknown) => this.failWith(TritonLlmError.from(err)),
+    );
+  }
+
+  /** Ends the request now on its endpoint (a leg still being opened is cancelled as it opens). */
+  cancel(): void {
+    if (this.cancelled) return;
+    this.cancelled = true;
+    const leg = this.active;
+    if (leg === undefined) return;
+    leg.stream.cancel();
+    // The consumer may never pull again: the request stops counting in flight now.
+    this.end(leg);
   }
 
   /** Goes to the endpoint that carries (or will carry) the request: the stop is keyed on its id there. */
@@ -64,89 +120,104 @@ export class ReplicaStream implements InferStream {
     await leg.stream.sendStop(stop);
   }
 
+  /** @internal The endpoint stream's next response. */
+  onResponse(response: InferResponse): void {
+    const leg = this.active!;
+    if (!this.delivered) {
+      this.delivered = true;
+      leg.endpoint.recordLatency(now() - leg.started);
+    }
+    // The request is complete at its final response, even if the consumer never pulls again.
+    if (response.final) this.succeed(leg);
+    const sink = this.sink!;
+    this.sink = undefined;
+    sink.onResponse(response);
+  }
+
+  /** @internal The endpoint stream ended after its last response. */
+  onEnd(): void {
+    this.succeed(this.active!);
+    this.finish();
+    const sink = this.sink!;
+    this.sink = undefined;
+    sink.onEnd();
+  }
+
+  /** @internal The endpoint stream failed: the request moves on when it may, else the error stands. */
+  onError(err: unknown): void {
+    const error = TritonLlmError.from(err);
+    const leg = this.active!;
+    leg.endpoint.fail(error, true);
+    this.end(leg);
+    const next = this.cancelled
+      ? undefined
+      : this.pool.failover(this.attempts, error, { delivered: this.delivered, stopSent: this.stopSent });
+    if (next === undefined) {
+      this.failWith(error);
+      return;
+    }
+    this.active = undefined;
+    this.opening = Promise.resolve(next).then((endpoint) => this.open(endpoint));
+    this.opening.then(
+      (opened) => opened.stream.pull(this),
+      (e: unknown) => this.failWith(TritonLlmError.from(e)),
+    );
+  }
+
   private currentLeg(): Promise<Leg> {
-    this.leg ??= Promise.resolve()
+    if (this.active !== undefined) return Promise.resolve(this.active);
+    this.opening ??= Promise.resolve()
       .then(() => this.pool.first(this.attempts))
       .then((endpoint) => this.open(endpoint));
-    return this.leg;
+    return this.opening;
   }
 
   private open(endpoint: ReplicaEndpoint): Leg {
-    const stream = endpoint.transport.stream(this.request, this.attempts.callOptions());
+    const stream = endpoint.transport.stream(this.request, legOptions(this.attempts.callOptions()));
     endpoint.begin();
-    this.active = { endpoint, stream, started: now(), ended: false };
-    if (this.options?.signal?.aborted === true) this.end(this.active);
-    return this.active;
+    const leg: Leg = { endpoint, stream, started: now(), ended: false };
+    this.active = leg;
+    this.opening = undefined;
+    if (this.cancelled) {
+      stream.cancel();
+      this.end(leg);
+    }
+    return leg;
   }
 
-  private async next(): Promise<IteratorResult<InferResponse>> {
-    if (this.finished) return DONE;
-    for (;;) {
-      let leg: Leg;
+  /** The consumer left the loop: the endpoint stream's iterator ends the call as it does alone. */
+  private async leave(): Promise<IteratorResult<InferResponse>> {
+    this.finish();
+    let leg = this.active;
+    if (leg === undefined && this.opening !== undefined) {
       try {
-        leg = await this.currentLeg();
-      } catch (err) {
-        this.finish();
-        throw TritonLlmError.from(err);
-      }
-      let r: IteratorResult<InferResponse>;
-      try {
-        leg.iterator ??= leg.stream[Symbol.asyncIterator]();
-        r = await leg.iterator.next();
-      } catch (err) {
-        const error = TritonLlmError.from(err);
-        leg.endpoint.fail(error, true);
-        this.end(leg);
-        const next = this.pool.failover(this.attempts, error, {
-          delivered: this.delivered,
-          stopSent: this.stopSent,
-        });
-        if (next === undefined) {
-          this.finish();
-          throw error;
-        }
-        this.leg = Promise.resolve(next).then((endpoint) => this.open(endpoint));
-        continue;
-      }
-      if (r.done === true) {
-        this.succeed(leg);
-        this.finish();
+        leg = await this.opening;
+      } catch {
+        // Opening failed and no read has seen it: there is nothing to cancel and the caller is leaving.
         return DONE;
       }
-      if (!this.delivered) {
-        this.delivered = true;
-        leg.endpoint.recordLatency(now() - leg.started);
-      }
-      // The request is complete at its final response, even if the consumer never pulls again.
-      if (r.value.final) this.succeed(leg);
-      return r;
     }
-  }
-
-  private async return(): Promise<IteratorResult<InferResponse>> {
-    this.finish();
-    const pending = this.leg;
-    if (pending === undefined) return DONE;
-    let leg: Leg;
+    if (leg === undefined) return DONE;
     try {
-      leg = await pending;
-    } catch {
-      // Opening failed and next() has not seen it: there is nothing to cancel and the caller is leaving.
-      return DONE;
-    }
-    try {
-      // A stop may have opened the call before iteration did: it is closed the same way.
-      leg.iterator ??= leg.stream[Symbol.asyncIterator]();
-      await leg.iterator.return?.();
+      // The endpoint stream was only pulled, never iterated: its iterator's return is free to take.
+      await leg.stream[Symbol.asyncIterator]().return?.();
     } finally {
       this.end(leg);
     }
     return DONE;
   }
 
+  private failWith(error: TritonLlmError): void {
+    this.failure = error;
+    this.finish();
+    const sink = this.sink;
+    this.sink = undefined;
+    sink?.onError(error);
+  }
+
   private finish(): void {
     this.finished = true;
-    this.options?.signal?.removeEventListener('abort', this.onAbort);
+    this.options?.signal?.removeEventListener('abort', this);
   }
 
   private succeed(leg: Leg): void {
@@ -160,4 +231,11 @@ export class ReplicaStream implements InferStream {
     leg.ended = true;
     leg.endpoint.end();
   }
+}
+
+/** An endpoint's call options: without the caller's signal, whose abort reaches it as `cancel()`. */
+function legOptions(options: CallOptions | undefined): CallOptions | undefined {
+  if (options?.signal === undefined) return options;
+  const { signal: _, ...rest } = options;
+  return rest;
 }

@@ -1,9 +1,8 @@
 import type { CallOptions as ConnectCallOptions } from '@connectrpc/connect';
 import { type InferRequest, type ReplicaTransport, type Transport, TritonLlmError } from '@trtllm/sdk';
-import { type CallOptions, invalidArgument } from '@trtllm/sdk/transport';
+import { asyncDispose, type CallOptions, invalidArgument } from '@trtllm/sdk/transport';
 import { callHeaders, requestHeaders } from '../call/index.js';
 import type { GrpcConnectionStats } from '../h2/index.js';
-import { asyncDispose } from './async-dispose.js';
 import { CallStream } from './call-stream.js';
 import { openEndpoint } from './endpoint.js';
 import { toTritonLlmError } from './error-mapping.js';
@@ -118,9 +117,6 @@ export function grpcTransport(
   return {
     protocol: 'grpc',
     connectionStats: () => connection.stats(),
-    // Every stream, on a call of its own or on the shared one, ends with cancel(): the client then
-    // needs no AbortController per request.
-    cancellableStreams: true,
 
     infer: (request: InferRequest, call?: CallOptions) =>
       unary('ModelInfer', { model: request.model, requestId: request.id }, call, async (o) => {

@@ -29,6 +29,8 @@ type BodyMode = 'events' | 'error' | 'not-events';
  * learns of it.
  */
 export class EventStream implements InferStream, ResponseHandler, DataLineSink {
+  /** Cancelling closes the connection, which is how Triton learns the request is over. */
+  readonly cancelsOnServer = true;
   private call: Call | undefined;
   private exchange: Exchange | undefined;
   private sse: SseDecoder | undefined;

@@ -1,11 +1,11 @@
 import type { ReplicaTransport, Transport } from '@trtllm/sdk';
+import { asyncDispose } from '@trtllm/sdk/transport';
 import { type EngineFactory, EventStream, HttpClient } from '../call/index.js';
 import {
   checkHttpOptionNames,
   type HttpReplicaTransportOptions,
   type HttpTransportOptions,
 } from '../options.js';
-import { asyncDispose } from './async-dispose.js';
 import { infer } from './infer.js';
 import { modelMetadataFromJson, repositoryIndexFromJson, serverMetadataFromJson } from './metadata.js';
 import { modelConfigFromJson } from './model-config.js';
@@ -49,8 +49,6 @@ export function createHttpTransport(
   const close = async (): Promise<void> => client.close();
   return {
     protocol: 'http',
-    // Streams end on cancel() without a signal, on every engine, so core gives them none.
-    cancellableStreams: true,
     infer: (request, callOptions) => infer(client, request, callOptions),
     stream: (request, callOptions) => new EventStream(client, new GenerateStream(request), callOptions),
     serverLive: (callOptions) => client.probe('/v2/health/live', callOptions),
