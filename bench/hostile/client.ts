@@ -27,6 +27,8 @@ export interface HostileJob {
   readonly ca: string | undefined;
   readonly slowReader: boolean;
   readonly deadlineMs: number;
+  /** Our transport's HTTP/2 engine (the builtin one unless set). */
+  readonly engine?: 'node-http2';
 }
 
 export interface HostileRun {
@@ -101,6 +103,7 @@ function isServiceError(err: unknown): err is ServiceError {
 async function ours(): Promise<string> {
   const transport: Transport = grpcTransport({
     baseUrl: job.url,
+    ...(job.engine !== undefined ? { engine: job.engine } : {}),
     ...(job.ca !== undefined ? { tls: { ca: job.ca } } : {}),
   });
   try {
@@ -165,7 +168,11 @@ async function grpcJs(): Promise<string> {
   const url = new URL(job.url);
   const creds =
     job.ca !== undefined ? credentials.createSsl(Buffer.from(job.ca)) : credentials.createInsecure();
-  const client = new Client(url.host, creds) as unknown as GenericClient;
+  // The same receive limit as ours (64 MiB; grpc-js' own default is 4 MiB), so a bomb meets the
+  // same bound in both.
+  const client = new Client(url.host, creds, {
+    'grpc.max_receive_message_length': 64 * 1024 * 1024,
+  }) as unknown as GenericClient;
   try {
     if (job.call === 'unary-twice') {
       let last = '';

@@ -43,11 +43,19 @@ afterEach(async () => {
   for (const s of servers.splice(0)) await s.close();
 });
 
-async function hostile(scenario: ScenarioName | Parameters<typeof startHostileServer>[0]) {
+/**
+ * A server running `scenario` and a transport to it. The flood limits are the builtin engine's:
+ * `engine` pins it (node:http2's nghttp2 keeps its own; TRTLLM_GRPC_ENGINE=node-http2 then runs
+ * only the bombs there).
+ */
+async function hostile(
+  scenario: ScenarioName | Parameters<typeof startHostileServer>[0],
+  engine?: 'builtin',
+) {
   // Later connections are served validly: a second call after a flood closed the first works.
   const server = await startHostileServer(scenario, { hostileConnections: 1 });
   servers.push(server);
-  const transport = grpcTransport({ baseUrl: server.url });
+  const transport = grpcTransport({ baseUrl: server.url, ...(engine !== undefined ? { engine } : {}) });
   transports.push(transport);
   return { server, transport };
 }
@@ -159,7 +167,7 @@ describe('frame floods: GOAWAY ENHANCE_YOUR_CALM, every stream fails naming the 
     // Empty header fragments are counted too, but a block takes at most 32 CONTINUATION frames.
     ['empty-headers-flood', /CONTINUATION flood/],
   ] as const)('%s', async (scenario, flood) => {
-    const { server, transport } = await hostile(scenario);
+    const { server, transport } = await hostile(scenario, 'builtin');
     const m = await failingCall(transport);
     expect(m.error.code).toBe('resource_exhausted');
     expect(m.error.message).toMatch(flood);
@@ -178,14 +186,14 @@ describe('frame floods: GOAWAY ENHANCE_YOUR_CALM, every stream fails naming the 
   });
 
   it('every stream on the flooded connection fails with the flood', async () => {
-    const { transport } = await hostile('ping-flood');
+    const { transport } = await hostile('ping-flood', 'builtin');
     const errors = await Promise.all([rejection(readAll(transport)), rejection(readAll(transport))]);
     expect(errors.map((e) => e.code)).toEqual(['resource_exhausted', 'resource_exhausted']);
     for (const e of errors) expect(e.message).toMatch(/PING (or SETTINGS )?flood/);
   });
 
   it('rst-flood: resets of a stream long over, under the next call', async () => {
-    const { transport } = await hostile('rst-flood');
+    const { transport } = await hostile('rst-flood', 'builtin');
     await expectSecondCallWorks(transport);
     const m = await failingCall(transport);
     expect(m.error.code).toBe('resource_exhausted');
