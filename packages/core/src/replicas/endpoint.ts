@@ -34,6 +34,17 @@ export interface EndpointStats {
   readonly lastError: TritonLlmError | undefined;
 }
 
+/**
+ * How long an endpoint may leave a request waiting, with nothing heard from it since (no first
+ * response, no answer, no passing health check), before it is suspected frozen: it then gets no
+ * new request while another endpoint is healthy, and is probed at once (issue 55). A frozen peer
+ * keeps its TCP connections open, so nothing else notices it before the next health round (5 s)
+ * or a keepalive (minutes). Half a second keeps new requests off it within about a second of a
+ * freeze; a live server that is merely slow to answer (a long prefill, a queue) costs a probe,
+ * which it answers at once.
+ */
+export const STALL_MS = 500;
+
 // Weight of the newest sample: recent enough to follow a replica that slows down, smooth enough to
 // ignore a single stall.
 const LATENCY_WEIGHT = 0.2;
@@ -50,6 +61,14 @@ export class ReplicaEndpoint {
   private lastLatencyMs: number | undefined;
   private lastError: TritonLlmError | undefined;
   private closing: Promise<void> | undefined;
+  /**
+   * When a request began waiting on this endpoint with nothing heard from it since; undefined
+   * once it answers. Requests that end unanswered (an idle timeout, a deadline, an abort) leave
+   * it set: their silence is what a frozen peer looks like.
+   */
+  private waitingSince: number | undefined;
+  /** A probe of a suspected freeze is under way: no new requests meanwhile. */
+  probing = false;
 
   constructor(
     readonly name: string,
@@ -61,6 +80,17 @@ export class ReplicaEndpoint {
   begin(): void {
     this.inFlight += 1;
     this.requests += 1;
+    this.waitingSince ??= performance.now();
+  }
+
+  /** How long a request has waited on it with nothing heard since; 0 when none is waiting. */
+  silentMs(now: number): number {
+    return this.waitingSince === undefined ? 0 : now - this.waitingSince;
+  }
+
+  /** Whether a request has waited on it past {@link STALL_MS} with nothing heard since. */
+  stalled(now: number): boolean {
+    return this.silentMs(now) > STALL_MS;
   }
 
   /** An inference request started by `begin()` is over. */
@@ -69,7 +99,9 @@ export class ReplicaEndpoint {
     if (this.state === 'draining' && this.inFlight === 0) this.closeInBackground();
   }
 
+  /** A request's first response (the whole answer for `infer`) took `ms`: the endpoint is heard. */
   recordLatency(ms: number): void {
+    this.waitingSince = undefined;
     this.lastLatencyMs = ms;
     this.latencyMs =
       this.latencyMs === undefined ? ms : this.latencyMs + LATENCY_WEIGHT * (ms - this.latencyMs);
@@ -77,19 +109,24 @@ export class ReplicaEndpoint {
 
   /** A call answered: the endpoint works, whatever its state said. */
   succeed(): void {
+    this.waitingSince = undefined;
     this.consecutiveFailures = 0;
     if (this.state === 'ejected') this.state = 'healthy';
   }
 
   /**
    * A call failed. Only retryable failures (unavailable, overloaded, aborted) say something about
-   * the endpoint; a bad request or a model error would fail on every replica alike.
+   * the endpoint; a bad request or a model error would fail on every replica alike. A deadline
+   * counts too when the endpoint has left a request waiting past {@link STALL_MS} with nothing
+   * heard since: no response within the deadline from a silent peer is its failure, not the
+   * caller's (issue 55); a deadline while it answers (a long generation) is the caller's.
    */
   fail(err: TritonLlmError, inference: boolean): void {
     if (err.code === 'cancelled') return;
     if (inference) this.errors += 1;
     this.lastError = err;
-    if (!err.retryable) return;
+    const silent = err.code === 'deadline_exceeded' && this.stalled(performance.now());
+    if (!err.retryable && !silent) return;
     this.consecutiveFailures += 1;
     if (this.consecutiveFailures >= this.ejectAfterFailures) this.eject();
   }

@@ -198,10 +198,27 @@ export class ReplicaPool {
     }
   }
 
-  /** Least outstanding requests among the healthy endpoints not tried yet (any, when none is healthy). */
+  /**
+   * Least outstanding requests among the healthy endpoints not tried yet (any, when none is
+   * healthy). A healthy endpoint that left a request waiting past `STALL_MS` with nothing heard
+   * (a frozen peer: its open-request count alone would invite the next requests once its waiting
+   * ones time out) is probed at once and skipped until the probe answers; a failed probe ejects it.
+   */
   private pick(attempts: Attempts): ReplicaEndpoint | undefined {
     const open = this.endpoints.filter((e) => untried(e, attempts));
-    const healthy = open.filter((e) => e.state === 'healthy');
+    const at = now();
+    for (const e of open) if (e.state === 'healthy' && !e.probing && e.stalled(at)) this.probeSuspect(e);
+    const healthy = open.filter((e) => e.state === 'healthy' && !e.probing);
+    if (healthy.length === 0) {
+      // Every healthy endpoint is under a probe (a slow moment can make a live one look frozen):
+      // the one heard from most recently is the best bet.
+      const suspects = open.filter((e) => e.state === 'healthy');
+      if (suspects.length > 0) {
+        const best = suspects.reduce((a, b) => (b.silentMs(at) < a.silentMs(at) ? b : a));
+        attempts.tried.add(best);
+        return best;
+      }
+    }
     // With every endpoint ejected the health view may be stale: trying one beats failing outright.
     const candidates = healthy.length > 0 ? healthy : open;
     const n = candidates.length;
@@ -215,6 +232,14 @@ export class ReplicaPool {
     }
     if (best !== undefined) attempts.tried.add(best);
     return best;
+  }
+
+  /** Probes an endpoint suspected frozen, out of turn; it takes no new request until the answer. */
+  private probeSuspect(e: ReplicaEndpoint): void {
+    e.probing = true;
+    void this.probe(e).finally(() => {
+      e.probing = false;
+    });
   }
 
   private async probe(e: ReplicaEndpoint): Promise<void> {

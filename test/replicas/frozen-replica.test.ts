@@ -1,0 +1,89 @@
+import { grpcTransport } from '@trtllm/grpc';
+import { httpTransport } from '@trtllm/http';
+import { type ReplicaTransport, TritonLlm } from '@trtllm/sdk';
+import { afterEach, describe, expect, it } from 'vitest';
+import { freePorts, type ServerProcess, startFakeCli } from '../reliability/support/processes.js';
+import { expectedIds } from '../reliability/support/streams.js';
+
+// Issue 55: a replica that freezes (SIGSTOP: its TCP connections stay open, nothing answers) was
+// ejected only by the health check 6–7 s later, and meanwhile got every other request: its
+// requests ended at their idle timeout, which did not count against it, and its open-request
+// count, back at zero, made it the balancer's first pick. Now a request left waiting past
+// STALL_MS (500 ms) with nothing heard gets its endpoint probed at once and skipped meanwhile.
+const INPUT = [259, 260];
+const WORKERS = 8;
+const SETTLE_MS = 1000;
+const AFTER_MS = 2500;
+
+describe.each(['grpc', 'http'] as const)('a replica frozen under load (%s)', (protocol) => {
+  const open: { servers: ServerProcess[]; transports: ReplicaTransport[] } = { servers: [], transports: [] };
+
+  afterEach(async () => {
+    await Promise.all(open.transports.map((t) => t.close()));
+    for (const s of open.servers) {
+      await s.signal('SIGCONT');
+      await s.signal('SIGKILL');
+    }
+    open.servers = [];
+    open.transports = [];
+  });
+
+  it('gets no new request about a second after the freeze; the healthy one serves them all', async () => {
+    const [a, b, c, d] = await freePorts(4);
+    const healthy = await startFakeCli({ grpc: a!, http: b! }, 2);
+    const frozen = await startFakeCli({ grpc: c!, http: d! }, 2);
+    open.servers.push(healthy, frozen);
+    const url = (s: ServerProcess) => (protocol === 'grpc' ? s.grpcUrl : s.httpUrl);
+    const baseUrls = [url(healthy), url(frozen)];
+    const transport = protocol === 'grpc' ? grpcTransport({ baseUrls }) : httpTransport({ baseUrls });
+    open.transports.push(transport);
+    const requestsTo = (s: ServerProcess): number =>
+      transport.endpointStats().find((e) => e.name.startsWith(url(s)))!.requests;
+    const llm = new TritonLlm({ transport, model: 'tensorrt_llm' });
+    await llm.schema();
+
+    let frozenAt: number | undefined;
+    let stopping = false;
+    const outcomes: { startedAfterFreezeMs: number | undefined; ok: boolean; code?: string }[] = [];
+    const worker = async (): Promise<void> => {
+      while (!stopping) {
+        const started = performance.now();
+        const startedAfterFreezeMs = frozenAt === undefined ? undefined : started - frozenAt;
+        try {
+          const result = await llm.generate({ inputIds: INPUT, maxTokens: 4 }, { idleTimeoutMs: 500 });
+          expect(result.sequences[0]?.tokenIds).toEqual(expectedIds(INPUT, 4));
+          outcomes.push({ startedAfterFreezeMs, ok: true });
+        } catch (err) {
+          outcomes.push({ startedAfterFreezeMs, ok: false, code: (err as { code?: string }).code });
+        }
+      }
+    };
+    const workers = Array.from({ length: WORKERS }, worker);
+    await expect.poll(() => requestsTo(frozen), { timeout: 10_000 }).toBeGreaterThan(20);
+
+    await frozen.signal('SIGSTOP');
+    frozenAt = performance.now();
+    const atFreeze = requestsTo(frozen);
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+    const settled = requestsTo(frozen);
+    const healthyAtSettle = requestsTo(healthy);
+    await new Promise((resolve) => setTimeout(resolve, AFTER_MS));
+    stopping = true;
+    await Promise.all(workers);
+
+    const late = outcomes.filter(
+      (o) => o.startedAfterFreezeMs !== undefined && o.startedAfterFreezeMs >= SETTLE_MS,
+    );
+    // Measured, for the report: requests the frozen replica got in the first second.
+    console.log(
+      `${protocol}: frozen replica got ${settled - atFreeze} requests in the ${SETTLE_MS} ms after the freeze, ` +
+        `${requestsTo(frozen) - settled} after; ${outcomes.filter((o) => !o.ok).length} failures in all`,
+    );
+    expect(settled - atFreeze).toBeLessThanOrEqual(2 * WORKERS);
+    expect(requestsTo(frozen)).toBe(settled);
+    expect(late.length).toBeGreaterThan(50);
+    expect(late.filter((o) => !o.ok)).toEqual([]);
+    // Each of them began on the healthy replica (its own count says so, not only the outcomes).
+    expect(requestsTo(healthy) - healthyAtSettle).toBeGreaterThanOrEqual(late.length - WORKERS);
+  });
+});
