@@ -60,6 +60,8 @@ function makeVariant(name: string, endpoints: Endpoints): Variant {
       return sdkBaselineVariant('http', endpoints);
     case 'sdk-grpc-mux':
       return sdkVariant('grpc', endpoints, { multiplex: true });
+    case 'sdk-grpc-replicas':
+      return sdkVariant('grpc', endpoints, { replicas: true });
     case 'sdk-grpc-mux-baseline':
       return sdkBaselineVariant('grpc', endpoints, { multiplex: true });
     case 'sdk-http':

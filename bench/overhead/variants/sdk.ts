@@ -53,19 +53,28 @@ export function sdkBaselineVariant(
 export function sdkVariant(
   protocol: 'grpc' | 'http',
   endpoints: Endpoints,
-  grpcOptions: { readonly multiplex?: boolean } = {},
+  grpcOptions: { readonly multiplex?: boolean; readonly replicas?: boolean } = {},
 ): Variant {
   // BENCH_GRPC_MAX_CONNECTIONS: connections past a server's stream limit (see BENCH_FAKE_MAX_STREAMS).
   const maxConnections = process.env.BENCH_GRPC_MAX_CONNECTIONS;
+  const { replicas, ...options } = grpcOptions;
+  const connections = maxConnections !== undefined ? { maxConnections: Number(maxConnections) } : {};
+  // `replicas`: the same server under two names (127.0.0.1 and localhost), balanced as two
+  // endpoints, so that the cost of the replica transport is all that differs from `sdk-grpc`.
   const transport: Transport =
     protocol === 'grpc'
-      ? grpcTransport({
-          baseUrl: endpoints.grpcUrl,
-          ...grpcOptions,
-          ...(maxConnections !== undefined ? { maxConnections: Number(maxConnections) } : {}),
-        })
+      ? replicas === true
+        ? grpcTransport({ baseUrls: [endpoints.grpcUrl, otherName(endpoints.grpcUrl)], ...connections })
+        : grpcTransport({ baseUrl: endpoints.grpcUrl, ...options, ...connections })
       : httpTransport({ baseUrl: endpoints.httpUrl });
   return streamingVariant(new TritonLlm({ transport, model: 'ensemble' }));
+}
+
+/** The same address under its other loopback name. */
+function otherName(url: string): string {
+  const u = new URL(url);
+  u.hostname = u.hostname === 'localhost' ? '127.0.0.1' : 'localhost';
+  return u.toString().replace(/\/$/, '');
 }
 
 function streamingVariant(llm: TritonLlm): Variant {
