@@ -36,4 +36,18 @@ describe('gzip', () => {
     expect(error).toBeUndefined();
     expect(streamedIds(responses)).toEqual(generateTokens(input, { maxTokens: 5 })[0]?.tokens);
   });
+
+  // Issue 55: the flood limits (PING, SETTINGS, resets, empty frames per stream and connection)
+  // stay far from a real server's traffic: long streams, many at once, on one connection.
+  it('thousands of tokens on concurrent streams trip no flood limit', async () => {
+    const input = [300, 301, 302];
+    const runs = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => drain(transport.stream(rawRequest(`g-long-${i}`, input, 2000)))),
+    );
+    const expected = generateTokens(input, { maxTokens: 2000 })[0]?.tokens;
+    for (const { responses, error } of runs) {
+      expect(error).toBeUndefined();
+      expect(streamedIds(responses)).toEqual(expected);
+    }
+  });
 });
