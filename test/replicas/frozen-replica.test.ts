@@ -15,7 +15,7 @@ const WORKERS = 8;
 const SETTLE_MS = 1000;
 const AFTER_MS = 2500;
 
-describe.each(['grpc', 'http'] as const)('a replica frozen under load (%s)', (protocol) => {
+describe.each(['grpc', 'http'] as const)('a frozen replica (%s)', (protocol) => {
   const open: { servers: ServerProcess[]; transports: ReplicaTransport[] } = { servers: [], transports: [] };
 
   afterEach(async () => {
@@ -28,7 +28,7 @@ describe.each(['grpc', 'http'] as const)('a replica frozen under load (%s)', (pr
     open.transports = [];
   });
 
-  it('gets no new request about a second after the freeze; the healthy one serves them all', async () => {
+  it('under load gets no new request about a second after the freeze; the healthy one serves them all', async () => {
     const [a, b, c, d] = await freePorts(4);
     const healthy = await startFakeCli({ grpc: a!, http: b! }, 2);
     const frozen = await startFakeCli({ grpc: c!, http: d! }, 2);
@@ -85,5 +85,36 @@ describe.each(['grpc', 'http'] as const)('a replica frozen under load (%s)', (pr
     expect(late.filter((o) => !o.ok)).toEqual([]);
     // Each of them began on the healthy replica (its own count says so, not only the outcomes).
     expect(requestsTo(healthy) - healthyAtSettle).toBeGreaterThanOrEqual(late.length - WORKERS);
+  });
+
+  it('counts a deadline with nothing heard against the endpoint', async () => {
+    const [a, b, c, d] = await freePorts(4);
+    const healthy = await startFakeCli({ grpc: a!, http: b! }, 2);
+    const frozen = await startFakeCli({ grpc: c!, http: d! }, 2);
+    open.servers.push(healthy, frozen);
+    const url = (s: ServerProcess) => (protocol === 'grpc' ? s.grpcUrl : s.httpUrl);
+    const baseUrls = [url(healthy), url(frozen)];
+    // A probe that cannot end within the test and one failure to eject: only the request's own
+    // deadline can eject the frozen endpoint here.
+    const options = { baseUrls, healthIntervalMs: 0, healthTimeoutMs: 60_000, ejectAfterFailures: 1 };
+    const transport = protocol === 'grpc' ? grpcTransport(options) : httpTransport(options);
+    open.transports.push(transport);
+    const statsOf = (s: ServerProcess) => transport.endpointStats().find((e) => e.name.startsWith(url(s)))!;
+    const llm = new TritonLlm({ transport, model: 'tensorrt_llm', retry: { attempts: 1 } });
+    await llm.schema();
+    await frozen.signal('SIGSTOP');
+    const codes: (string | undefined)[] = [];
+    for (let i = 0; i < 2; i++) {
+      codes.push(
+        await llm.generate({ inputIds: INPUT, maxTokens: 4 }, { timeoutMs: 700 }).then(
+          () => undefined,
+          (err: { code?: string }) => err.code,
+        ),
+      );
+    }
+    expect(codes).toContain('deadline_exceeded');
+    expect(statsOf(frozen).state).toBe('ejected');
+    expect(statsOf(frozen).errors).toBe(1);
+    expect(statsOf(healthy).state).toBe('healthy');
   });
 });
