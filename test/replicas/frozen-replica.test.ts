@@ -44,7 +44,8 @@ describe.each(['grpc', 'http'] as const)('a frozen replica (%s)', (protocol) => 
 
     let frozenAt: number | undefined;
     let stopping = false;
-    const outcomes: { startedAfterFreezeMs: number | undefined; ok: boolean; code?: string }[] = [];
+    const outcomes: { startedAfterFreezeMs: number | undefined; ok: boolean; code?: string | undefined }[] =
+      [];
     const worker = async (): Promise<void> => {
       while (!stopping) {
         const started = performance.now();
