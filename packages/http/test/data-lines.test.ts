@@ -6,7 +6,11 @@ function take(text: string, from = 0, to = Buffer.byteLength(text), limit?: numb
   const bytes = Buffer.from(text);
   const events: { data: string; escapes: boolean }[] = [];
   const rest = takeDataLines(bytes, from, to, limit, {
-    onDataLine: (b, start, end, escapes) => events.push({ data: b.toString('utf8', start, end), escapes }),
+    onDataLine: (b, start, end, escapes) =>
+      events.push({
+        data: Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('utf8', start, end),
+        escapes,
+      }),
   });
   return { events, rest };
 }
