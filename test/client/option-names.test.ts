@@ -117,6 +117,83 @@ describe('misspelt option names', () => {
   });
 });
 
+describe('misspelt per-call options', () => {
+  const fake = useFakeTriton();
+  const message = 'timeoutMS: unknown option; did you mean timeoutMs? (got 5)';
+
+  /** The invalid_argument error `call` rejects with, naming timeoutMS. */
+  async function rejected(call: () => Promise<unknown>): Promise<void> {
+    const err = await call().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(TritonLlmError);
+    expect((err as TritonLlmError).code).toBe('invalid_argument');
+    expect((err as TritonLlmError).field).toBe('timeoutMS');
+    expect((err as TritonLlmError).message).toContain(message);
+  }
+
+  it.each(['grpc', 'http'] as const)(
+    'generate, stream, generateBatch and infer refuse them before sending (%s)',
+    async (protocol) => {
+      const llm = new TritonLlm({ transport: fake.transport(protocol), model: 'tensorrt_llm' });
+      fake.triton().clearEvents();
+      const bad = { timeoutMS: 5 } as Loose;
+      await rejected(() => llm.generate({ inputIds: [259], maxTokens: 2 }, bad));
+      // stream throws at the call, as a bad request does.
+      const err = refused(() => llm.stream({ inputIds: [259], maxTokens: 2 }, bad));
+      expect(err.message).toBe(message);
+      await rejected(() => llm.generateBatch([{ inputIds: [259], maxTokens: 2 }], bad));
+      await expect(
+        llm.generateBatch([{ inputIds: [259], maxTokens: 2 }], { concurency: 2 } as Loose),
+      ).rejects.toThrow('concurency: unknown option; did you mean concurrency? (got 2)');
+      await rejected(async () => llm.infer({ model: 'tensorrt_llm', inputs: [] }, bad));
+      expect(
+        fake
+          .triton()
+          .events()
+          .filter((e) => e.event === 'received'),
+      ).toEqual([]);
+    },
+  );
+
+  it.each(['grpc', 'http'] as const)('the introspection calls refuse them (%s)', async (protocol) => {
+    const llm = new TritonLlm({ transport: fake.transport(protocol), model: 'tensorrt_llm' });
+    const bad = { timeoutMS: 5 } as Loose;
+    for (const call of [
+      () => llm.health(bad),
+      () => llm.ready(bad),
+      () => llm.modelReady(bad),
+      () => llm.serverMetadata(bad),
+      () => llm.modelConfig(bad),
+      () => llm.modelMetadata(bad),
+      () => llm.statistics(bad),
+      () => llm.schema(bad),
+    ])
+      await rejected(call);
+  });
+
+  it('every known per-call option passes', async () => {
+    const llm = new TritonLlm({ transport: fake.transport('grpc'), model: 'ensemble' });
+    const options = {
+      signal: new AbortController().signal,
+      timeoutMs: 5000,
+      idleTimeoutMs: 5000,
+      headers: {},
+      retry: { attempts: 1 },
+    };
+    expect((await llm.generate({ prompt: 'Hi', maxTokens: 2 }, options)).finishReason).toBe('length');
+    const results = await llm.generateBatch([{ prompt: 'Hi', maxTokens: 2 }], {
+      ...options,
+      concurrency: 1,
+      batch: false,
+    });
+    expect(results.map((r) => r.finishReason)).toEqual(['length']);
+    const { idleTimeoutMs: _, ...callOptions } = options;
+    expect(await llm.health(callOptions)).toBe(true);
+  });
+});
+
 describe('grpcTransport addresses, by the rule of transportFromUrl', () => {
   const fake = useFakeTriton();
 

@@ -27,6 +27,7 @@ import { explainModelNotFound } from './model-not-found.js';
 import {
   afterSchemaRead,
   type ClientCallOptions,
+  checkCallOptionNames,
   checkCallOptions,
   checkClientOptionNames,
   checkDeployed,
@@ -97,6 +98,7 @@ export class TritonLlm {
    */
   async generate(request: GenerateRequest, options: GenerateOptions = {}): Promise<GenerateResult> {
     validateRequest(request);
+    checkCallOptionNames(options, 'generate');
     try {
       if (this.telemetry === undefined)
         return await collect(await this.start(request, options, false), this.model);
@@ -129,6 +131,7 @@ export class TritonLlm {
         { field: 'requests' },
       );
     }
+    checkCallOptionNames(options, 'batch');
     const { concurrency, batch, ...generateOptions } = options;
     if (concurrency !== undefined && !(Number.isInteger(concurrency) && concurrency > 0))
       throw invalidArgument('concurrency', concurrency, 'must be a positive integer');
@@ -201,6 +204,7 @@ export class TritonLlm {
   stream(request: GenerateRequest, options: GenerateOptions = {}): GenerationStream {
     // Validation is synchronous so that bad input throws at the call, before anything is sent.
     validateRequest(request);
+    checkCallOptionNames(options, 'generate');
     const id = request.requestId ?? generateRequestId();
     const telemetry = this.telemetry?.begin(request, true);
     return new StartedStream(
@@ -219,6 +223,7 @@ export class TritonLlm {
   ): Promise<InferResponse> {
     const id = request.id ?? generateRequestId();
     checkRequestId(id);
+    checkCallOptionNames(options, 'call');
     // An arbitrary model may act on a request more than once: retried only when asked.
     return this.call(options, false, (o) => this.transport.infer({ ...request, id }, o))
       .catch((err: unknown) => this.notFound(err, request.model, options))
@@ -307,6 +312,7 @@ export class TritonLlm {
     idempotent: boolean,
     run: (options: CallOptions) => Promise<T>,
   ): Promise<T> {
+    checkCallOptionNames(options, 'call');
     const { retry, ...rest } = options ?? {};
     const defaults = this.options.defaults;
     const merged: CallOptions = {

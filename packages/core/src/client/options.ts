@@ -75,6 +75,40 @@ export interface ClientCallOptions extends CallOptions {
   readonly retry?: RetryOptions;
 }
 
+// The per-call options by name, typed as OPTION_NAMES is: `{ timeoutMS: 5 }` passed to a call is
+// refused with the closest name rather than ignored (a misspelt deadline would leave none).
+const CALL_NAMES: Readonly<Record<keyof ClientCallOptions, true>> = {
+  signal: true,
+  timeoutMs: true,
+  headers: true,
+  retryPlan: true,
+  retry: true,
+};
+const GENERATE_NAMES: Readonly<Record<keyof GenerateOptions, true>> = {
+  signal: true,
+  timeoutMs: true,
+  idleTimeoutMs: true,
+  headers: true,
+  retry: true,
+};
+const BATCH_NAMES: Readonly<Record<keyof GenerateOptions | 'concurrency' | 'batch', true>> = {
+  ...GENERATE_NAMES,
+  concurrency: true,
+  batch: true,
+};
+
+/**
+ * The names of one call's options are all known ones: `generate`/`stream` (`generate`), `generateBatch`
+ * (`batch`) or a unary call (`call`). A loop over the object's few keys, skipped when there is none.
+ */
+export function checkCallOptionNames(options: object | undefined, kind: 'generate' | 'batch' | 'call'): void {
+  if (typeof options !== 'object' || options === null) return;
+  checkOptionNames(
+    options,
+    kind === 'generate' ? GENERATE_NAMES : kind === 'batch' ? BATCH_NAMES : CALL_NAMES,
+  );
+}
+
 /** Deadlines must be positive milliseconds: a zero or negative one would fail every call at once. */
 export function checkCallOptions(
   options: { timeoutMs?: number; idleTimeoutMs?: number },
