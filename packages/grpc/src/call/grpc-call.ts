@@ -75,7 +75,12 @@ export class GrpcCall implements H2StreamOwner, MessageSink {
     const timeoutMs = setup.timeoutMs;
     if (timeoutMs !== undefined) {
       this.deadline = setTimeout(() => {
-        this.end(new ConnectError(`the deadline of ${timeoutMs} ms passed`, Code.DeadlineExceeded), true);
+        // Whole milliseconds: what is left of a caller's deadline after the schema read or an
+        // earlier attempt is fractional, and `19.331367000000682 ms` reads as noise.
+        this.end(
+          new ConnectError(`the deadline of ${Math.ceil(timeoutMs)} ms passed`, Code.DeadlineExceeded),
+          true,
+        );
       }, timeoutMs);
     }
   }

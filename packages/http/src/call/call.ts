@@ -94,7 +94,8 @@ export class Call {
       case 'deadline':
         return new TritonLlmError(
           'deadline_exceeded',
-          `${what} did not finish within its ${this.timeoutMs} ms deadline`,
+          // Whole milliseconds, as gRPC's: what is left of a deadline after an earlier step is fractional.
+          `${what} did not finish within its ${Math.ceil(this.timeoutMs ?? 0)} ms deadline`,
           fields,
         );
       case 'closed':
