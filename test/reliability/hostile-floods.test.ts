@@ -106,6 +106,8 @@ describe('gzip bombs: resource_exhausted naming the limit and the encoding, boun
     const { transport } = await hostile(scenario);
     const m = await failingCall(transport);
     expect(m.error.code).toBe('resource_exhausted');
+    // Over the client's own limit, as every attempt would be: not retried.
+    expect(m.error.retryable).toBe(false);
     expect(m.error.message).toMatch(/gzip/);
     expect(m.error.message).toContain(`maxReceiveMessageBytes ${LIMIT}`);
     expect(m.error.message).toMatch(how);
@@ -120,6 +122,7 @@ describe('gzip bombs: resource_exhausted naming the limit and the encoding, boun
     const { transport } = await hostile('gzip-bomb-lying-size');
     const err = await rejection(transport.serverLive({ timeoutMs: TIMEOUT_MS }));
     expect(err.code).toBe('resource_exhausted');
+    expect(err.retryable).toBe(false);
     expect(err.message).toMatch(/gzip/);
   });
 });

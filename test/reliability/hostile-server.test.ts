@@ -146,6 +146,8 @@ describe('answers too large to hold: resource_exhausted before the memory is spe
   it('huge-message: a gRPC message announcing 1.9 GB fails on its 5-byte prefix', async () => {
     const outcome = await streamAgainst('huge-message');
     expectTyped(outcome, 'resource_exhausted', /message/i);
+    // Over the client's own maxReceiveMessageBytes, as every attempt would be: not retried.
+    expect(outcome.error.retryable).toBe(false);
     // The stream is given up on the wire too (RST_STREAM, or the connection closed).
     const stopped = await outcome.peer.frame((f) => f.type === RST_STREAM || f.type === GOAWAY);
     expect(stopped !== undefined || outcome.peer.closed).toBe(true);

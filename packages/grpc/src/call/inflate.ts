@@ -1,5 +1,6 @@
 import { createGunzip, type Gunzip, gunzipSync } from 'node:zlib';
 import { Code, ConnectError } from '@connectrpc/connect';
+import { ownLimitError } from './messages.js';
 
 // Deflate expands at most 1032:1 (a 258-byte match in 2 bits), gzip members included, so a
 // compressed message's length bounds its inflated size from above without inflating anything.
@@ -53,10 +54,9 @@ export function refusedBySize(bytes: Buffer, limit: number): ConnectError | unde
 }
 
 function tooLarge(limit: number, detail: string): ConnectError {
-  return new ConnectError(
+  return ownLimitError(
     `the server sent a gzip-compressed message that inflates to more than maxReceiveMessageBytes ${limit} ` +
       `(${detail}); raise grpcTransport({ maxReceiveMessageBytes }) for larger answers`,
-    Code.ResourceExhausted,
   );
 }
 

@@ -25,12 +25,29 @@ export interface MessageSink {
   message(buf: Buffer, start: number, end: number, compressed: boolean, owned: boolean): boolean;
 }
 
+const OWN_LIMITS = new WeakSet<ConnectError>();
+
+/**
+ * A `resource_exhausted` raised by a limit of this client (`maxReceiveMessageBytes`,
+ * `maxSendMessageBytes`), told apart from a server's RESOURCE_EXHAUSTED: the same message is over
+ * the same limit on every attempt, so it is not retryable, while an overloaded server's is.
+ */
+export function ownLimitError(message: string): ConnectError {
+  const error = new ConnectError(message, Code.ResourceExhausted);
+  OWN_LIMITS.add(error);
+  return error;
+}
+
+/** True for an error of {@link ownLimitError}. */
+export function isOwnLimitError(err: unknown): boolean {
+  return err instanceof ConnectError && OWN_LIMITS.has(err);
+}
+
 /** The error for a message longer than the receive limit, raised on its prefix. */
 export function messageTooLarge(length: number, limit: number): ConnectError {
-  return new ConnectError(
+  return ownLimitError(
     `the server sent a message of ${length} bytes, more than maxReceiveMessageBytes ${limit}; raise ` +
       'grpcTransport({ maxReceiveMessageBytes }) for larger answers (logits are vocabulary x tokens x 4 bytes)',
-    Code.ResourceExhausted,
   );
 }
 
@@ -121,9 +138,8 @@ export function encodeFramed(
   const compress = settings.gzip && message.length >= COMPRESS_MIN_BYTES;
   const body = compress ? gzipSync(message) : message;
   if (settings.maxSendBytes !== undefined && body.length > settings.maxSendBytes) {
-    throw new ConnectError(
+    throw ownLimitError(
       `message size ${body.length} is larger than configured writeMaxBytes ${settings.maxSendBytes}`,
-      Code.ResourceExhausted,
     );
   }
   return frameMessage(body, compress);

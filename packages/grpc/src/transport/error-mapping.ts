@@ -1,6 +1,7 @@
 import { Code, ConnectError } from '@connectrpc/connect';
 import { TritonLlmError } from '@trtllm/sdk';
 import { codeFromGrpcStatus, codeFromServerError } from '@trtllm/sdk/transport';
+import { isOwnLimitError } from '../call/messages.js';
 
 /** What the failing call was, so the error can say it. */
 export interface ErrorContext {
@@ -103,7 +104,12 @@ export function toTritonLlmError(err: unknown, context: ErrorContext): TritonLlm
     );
   }
   const code = codeFromGrpcStatus(ce.code);
-  return new TritonLlmError(code, `${where} failed: ${ce.rawMessage || code}`, { ...ids, cause: err });
+  return new TritonLlmError(code, `${where} failed: ${ce.rawMessage || code}`, {
+    ...ids,
+    // Over this client's own message limit: another attempt gets the same message, over it again.
+    ...(isOwnLimitError(err) ? { retryable: false } : {}),
+    cause: err,
+  });
 }
 
 function nodeErrorCodes(err: unknown): string[] {
