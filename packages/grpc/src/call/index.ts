@@ -6,5 +6,5 @@
  */
 export { type CallListener, type CallSetup, GrpcCall } from './grpc-call.js';
 export { type CallMetadata, callHeaders, grpcTimeout, requestHeaders } from './headers.js';
-export { encodeFramed } from './messages.js';
+export { encodeFramed, isOwnLimitError } from './messages.js';
 export { type UnaryConfig, unaryTransport } from './unary.js';

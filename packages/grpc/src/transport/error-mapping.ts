@@ -1,7 +1,7 @@
 import { Code, ConnectError } from '@connectrpc/connect';
 import { TritonLlmError } from '@trtllm/sdk';
 import { codeFromGrpcStatus, codeFromServerError } from '@trtllm/sdk/transport';
-import { isOwnLimitError } from '../call/messages.js';
+import { isOwnLimitError } from '../call/index.js';
 
 /** What the failing call was, so the error can say it. */
 export interface ErrorContext {
