@@ -8,9 +8,9 @@ import type {
   SharedV4Warning,
 } from '@ai-sdk/provider';
 import type { GenerateOptions, GenerateRequest, ModelSchema, Tokenizer, TritonLlm } from '@trtllm/sdk';
+import { callerError } from '@trtllm/sdk/transport';
 import type { ChatTemplate, ToolCallParserChoice, ToolCallPlan } from '@trtllm/tokenizers';
 import { prepareCall } from './call-settings.js';
-import { callerError } from './caller-error.js';
 import { lossyTextWarning, streamsLossyText } from './lossy-text.js';
 import { chatMessages } from './prompt.js';
 import {

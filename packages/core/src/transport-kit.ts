@@ -9,6 +9,7 @@
  * @packageDocumentation
  */
 export { asyncDispose } from './async-dispose.js';
+export { callerError } from './client/caller-error.js';
 export type { TritonLlmErrorOptions } from './errors.js';
 export { codeFromGrpcStatus, codeFromServerError, invalidArgument } from './errors.js';
 export { detectSchema } from './models/schema.js';

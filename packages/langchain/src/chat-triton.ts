@@ -14,14 +14,13 @@ import type { Runnable } from '@langchain/core/runnables';
 import type { SerializableSchema } from '@langchain/core/utils/standard_schema';
 import type { ZodV3Like, ZodV4Like } from '@langchain/core/utils/types';
 import { type GenerateOptions, type Tokenizer, TritonLlm } from '@trtllm/sdk';
-import { invalidArgument } from '@trtllm/sdk/transport';
+import { callerError, invalidArgument } from '@trtllm/sdk/transport';
 import {
   ChatTemplate,
   loadChatTemplate,
   loadTokenizerDir,
   type ToolCallParserChoice,
 } from '@trtllm/tokenizers';
-import { callerError } from './caller-error.js';
 import { type ChatTritonCallOptions, type ChatTritonInput, checkChatOptions } from './chat-options.js';
 import { type Prepared, streamReply, wholeReply } from './chat-run.js';
 import { transportOf } from './connection.js';

@@ -1,9 +1,10 @@
-import { TritonLlmError } from '@trtllm/sdk';
+import { TritonLlmError } from '../errors.js';
 
 /**
  * The steps the SDK and its transports put before a reason (`schema on 'x' failed: `,
- * `ModelConfig 'x' failed: `, `ModelConfig 'x': `, `GET /v2/models/x/config: `): calls the AI SDK
- * user never made, so their message leads with their own call instead.
+ * `ModelConfig 'x' failed: `, `ModelConfig 'x': `, `GET /v2/models/x/config: `): calls the user of a
+ * front end (the AI SDK provider, LangChain's chat model) never made, so their message leads with
+ * their own call instead.
  */
 const STEP = /^(?:(?:Model|Server|Repository)[A-Za-z]* '[^']*'(?: failed)?: |(?:GET|POST) \/\S*: )/;
 
@@ -14,15 +15,15 @@ const TRANSPORT_HINT = /;? ?use (?:http|grpc)Transport for (?:HTTP|gRPC)/g;
 const SETTING_FOR = { grpc: 'grpcUrl', http: 'httpUrl' } as const;
 
 /**
- * `err` as the AI SDK user meets it: `streamText on 'ensemble' failed: <reason>`, the hint naming
- * `grpcUrl` / `httpUrl` when the provider was configured by URL, the SDK's own error (with its
- * internal steps) kept as `cause`. Errors about an input (`field`) already lead with the input and
- * pass unchanged, as do errors that are not the SDK's.
+ * `err` as a front end's user meets it: `<call> on 'ensemble' failed: <reason>` (`streamText`,
+ * `ChatTriton.invoke`), the hint naming `grpcUrl` / `httpUrl` when the front end was configured by
+ * URL, the SDK's own error (with its internal steps) kept as `cause`. Errors about an input
+ * (`field`) already lead with the input and pass unchanged, as do errors that are not the SDK's.
  */
 export function callerError(err: unknown, call: string, model: string, byUrl: boolean): unknown {
   if (!(err instanceof TritonLlmError) || err.field !== undefined) return err;
   let reason = err.message;
-  // The SDK call this provider made (`schema`, `generate`, `stream`) leads the SDK's message.
+  // The SDK call the front end made (`schema`, `generate`, `stream`) leads the SDK's message.
   if (err.operation !== undefined) {
     const on = err.model !== undefined ? ` on '${err.model}'` : '';
     const lead = `${err.operation}${on} failed: `;
