@@ -196,7 +196,7 @@ export interface RetryCall {
  * 4. A failure with no answer from the server (the request may have run) only when the call is
  *    idempotent or `retryNonIdempotent` is set; then on another endpoint at once if there is
  *    one, else after a backoff wait.
- *    A refused connection ({@link isRefusedConnection}: nothing listens, the server is most likely
+ *    A refused connection (`isRefusedConnection`: nothing listens, the server is most likely
  *    restarting) with no endpoint to move to does not use up `attempts`: the call waits, backoff
  *    after backoff, until `budgetMs` has passed since its first attempt (the last wait is cut to
  *    end at the budget) or its deadline would, so a request

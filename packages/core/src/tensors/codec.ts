@@ -48,7 +48,7 @@ function swapEach<B extends Uint8Array>(bytes: B, size: number): B {
  * Packs a tensor's data the way gRPC `raw_input_contents` and the HTTP binary extension carry it:
  * little-endian, row-major, no padding; BOOL as one byte 0/1; FP16/BF16 as 2 bytes rounded to
  * nearest even; BYTES as a 4-byte little-endian length before each element. Data not in the
- * type's own form is converted with the checks of {@link createTensor}.
+ * type's own form is converted with the checks of `createTensor` (`@trtllm/sdk`).
  */
 export function encodeTensorData(tensor: Tensor): Uint8Array {
   const { name, datatype, shape, data } = tensor;
