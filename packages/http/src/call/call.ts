@@ -165,7 +165,10 @@ function undiciParserError(err: unknown): { reason: string; http2: boolean } | u
     const { code, data } = current as { code?: unknown; data?: unknown };
     if (code === 'UND_ERR_HEADERS_OVERFLOW')
       return { reason: 'the response head is too large', http2: false };
-    if (typeof code === 'string' && code.startsWith('HPE_')) {
+    // undici 6 (Node 20, 22) sets `code` to llhttp's HPE_* name; undici 7 (Node 24, 26) leaves it
+    // undefined, so the error's name says it there.
+    const parser = typeof code === 'string' ? code.startsWith('HPE_') : current.name === 'HTTPParserError';
+    if (parser) {
       // "Response does not match the HTTP/1.1 protocol (Invalid character in chunk size)": the
       // parenthesis says what; `data` holds the bytes from where the parser stopped.
       const what = /\((.+)\)$/.exec(current.message)?.[1] ?? current.message;
@@ -173,7 +176,7 @@ function undiciParserError(err: unknown): { reason: string; http2: boolean } | u
       const start = Array.from(data.slice(0, 9), (c) => c.charCodeAt(0));
       return {
         reason: `${what} at ${JSON.stringify(data.slice(0, 40))}`,
-        http2: code === 'HPE_INVALID_CONSTANT' && isHttp2Start(start) === true,
+        http2: (code === undefined || code === 'HPE_INVALID_CONSTANT') && isHttp2Start(start) === true,
       };
     }
     current = current.cause;
