@@ -197,7 +197,8 @@ export interface RetryCall {
  *    idempotent or `retryNonIdempotent` is set; then on another endpoint at once if there is
  *    one, else after a backoff wait.
  *    A refused connection (`isRefusedConnection`: nothing listens, the server is most likely
- *    restarting) with no endpoint to move to does not use up `attempts`: the call waits, backoff
+ *    restarting) with no endpoint to move to does not use up `attempts` (unless `attempts` is 1,
+ *    which turns retries off): the call waits, backoff
  *    after backoff, until `budgetMs` has passed since its first attempt (the last wait is cut to
  *    end at the budget) or its deadline would, so a request
  *    made while its only server restarts succeeds if the server is back within the budget
@@ -245,8 +246,9 @@ export class RetryPlan {
     const elapsed = this.clock() - this.started;
     const remaining = this.remainingMs();
     const answered = !isConnectionFailure(err);
-    // Only a wait on the same target is free: a move always counts (see rule 4 above).
-    const free = situation.elsewhere !== true && !answered && isRefusedConnection(err);
+    // Only a wait on the same target is free: a move always counts (see rule 4 above). A policy of
+    // one attempt asked for no retry at all, so nothing is free there either.
+    const free = policy.attempts > 1 && situation.elsewhere !== true && !answered && isRefusedConnection(err);
     if (!free && this.counted >= policy.attempts) return FAIL;
     if (!answered && !this.call.idempotent && !policy.retryNonIdempotent) return FAIL;
     let decision: RetryDecision;

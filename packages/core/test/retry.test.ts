@@ -317,3 +317,30 @@ describe('exhausted', () => {
     expect(exhausted(err, 1)).toBe(err);
   });
 });
+
+describe('a refused connection with retries turned off', () => {
+  const nothingListens = (): TritonLlmError =>
+    new TritonLlmError('unavailable', 'connection failed', {
+      retryable: true,
+      cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }),
+    });
+  const call = { idempotent: true };
+
+  it('fails at once under attempts: 1, which asks for no retry', () => {
+    const clock = manualClock();
+    const plan = new RetryPlan(retryPolicy({ attempts: 1 }), call, clock.now);
+    expect(plan.decide(nothingListens(), {}, 0.5)).toEqual({ action: 'fail' });
+  });
+
+  it('waits past attempts when retries are on, so a restart within the budget is outlasted', () => {
+    const clock = manualClock();
+    const plan = new RetryPlan(retryPolicy({ attempts: 2, budgetMs: 10_000 }), call, clock.now);
+    let waits = 0;
+    for (let delay = waitOnSameTarget(plan, nothingListens(), 0.5); delay !== undefined; ) {
+      waits++;
+      clock.advance(delay + 1);
+      delay = waitOnSameTarget(plan, nothingListens(), 0.5);
+    }
+    expect(waits).toBeGreaterThan(2);
+  });
+});
