@@ -165,6 +165,8 @@ function undiciParserError(err: unknown): { reason: string; http2: boolean } | u
     const { code, data } = current as { code?: unknown; data?: unknown };
     if (code === 'UND_ERR_HEADERS_OVERFLOW')
       return { reason: 'the response head is too large', http2: false };
+    // undici 6 reads a body framed two ways by its Content-Length and then finds it short.
+    if (code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH') return { reason: current.message, http2: false };
     // undici 6 (Node 20, 22) sets `code` to llhttp's HPE_* name; undici 7 (Node 24, 26) leaves it
     // undefined, so the error's name says it there.
     const parser = typeof code === 'string' ? code.startsWith('HPE_') : current.name === 'HTTPParserError';
