@@ -127,6 +127,31 @@ describe('the dependency graph', () => {
   });
 });
 
+/**
+ * The import cycles among `files` (each as `a -> b -> a`), following every local import, type-only
+ * ones included: a layer's files must form a tree of dependencies, whatever the kind of import.
+ */
+function importCycles(
+  files: readonly string[],
+  localImports: (file: string) => readonly { readonly target: string }[],
+  show: (file: string) => string,
+): string[] {
+  const cycles: string[] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const visit = (file: string, path: string[]): void => {
+    if (state.get(file) === 'done') return;
+    if (state.get(file) === 'open') {
+      cycles.push([...path.slice(path.indexOf(file)), file].map(show).join(' -> '));
+      return;
+    }
+    state.set(file, 'open');
+    for (const { target } of localImports(file)) if (files.includes(target)) visit(target, [...path, file]);
+    state.set(file, 'done');
+  };
+  for (const file of files) visit(file, []);
+  return cycles;
+}
+
 describe('the layers of @trtllm/http', () => {
   // Each folder of packages/http/src is one layer, entered only through its index.ts. Engines speak
   // bytes and headers (engine/ is their contract, node/ and fetch/ implement it), the call layer
@@ -198,20 +223,7 @@ describe('the layers of @trtllm/http', () => {
   });
 
   it('has no import cycle between its files, type-only imports included', () => {
-    const cycles: string[] = [];
-    const state = new Map<string, 'open' | 'done'>();
-    const visit = (file: string, path: string[]): void => {
-      if (state.get(file) === 'done') return;
-      if (state.get(file) === 'open') {
-        cycles.push([...path.slice(path.indexOf(file)), file].map(show).join(' -> '));
-        return;
-      }
-      state.set(file, 'open');
-      for (const { target } of localImports(file)) if (files.includes(target)) visit(target, [...path, file]);
-      state.set(file, 'done');
-    };
-    for (const file of files) visit(file, []);
-    expect(cycles).toEqual([]);
+    expect(importCycles(files, localImports, show)).toEqual([]);
   });
 });
 
@@ -277,19 +289,6 @@ describe('the layers of @trtllm/grpc', () => {
   });
 
   it('has no import cycle between its files, type-only imports included', () => {
-    const cycles: string[] = [];
-    const state = new Map<string, 'open' | 'done'>();
-    const visit = (file: string, path: string[]): void => {
-      if (state.get(file) === 'done') return;
-      if (state.get(file) === 'open') {
-        cycles.push([...path.slice(path.indexOf(file)), file].map(show).join(' -> '));
-        return;
-      }
-      state.set(file, 'open');
-      for (const { target } of localImports(file)) if (files.includes(target)) visit(target, [...path, file]);
-      state.set(file, 'done');
-    };
-    for (const file of files) visit(file, []);
-    expect(cycles).toEqual([]);
+    expect(importCycles(files, localImports, show)).toEqual([]);
   });
 });
