@@ -25,10 +25,11 @@ import { sampleMemoryPeak } from './support/memory-peak.js';
 const DEADLINE_MS = 10_000;
 const WITHIN_MS = 3_000;
 const SLACK = 16 * MiB;
-// What the fetch build takes beyond its own: undici allocates each read twice (the socket's buffer
-// and the stream's chunk), and one of them waits for a GC. After a GC the live memory of both
-// builds at the limit is the limit (64.3 MiB measured); the peak before it is not ours to bound.
-const UNDICI_GC_LAG = 16 * MiB;
+// The fetch build's peak is sampled live (after a GC each time): undici allocates each read twice
+// (the socket's buffer and the stream's chunk) and drops one, and how much of that garbage V8
+// lets pile up before collecting it is V8's choice (+24 to +33 MiB over the limit seen in CI
+// runs), not the client's. What the client holds is what this bounds, on both builds.
+const LIVE_SAMPLE_MS = 20;
 // The one-byte-per-second server is ended by the call's deadline: a short one.
 const SHORT_DEADLINE_MS = 1_500;
 
@@ -117,11 +118,11 @@ interface Outcome {
   readonly heapBytes: number;
 }
 
-async function streamOnce(transport: Transport, timeoutMs: number): Promise<Outcome> {
+async function streamOnce(transport: Transport, timeoutMs: number, live = false): Promise<Outcome> {
   const responses: InferResponse[] = [];
   let error: TritonLlmError | undefined;
   liveBytes();
-  const peak = sampleMemoryPeak();
+  const peak = live ? sampleMemoryPeak(LIVE_SAMPLE_MS, { live }) : sampleMemoryPeak();
   const started = performance.now();
   try {
     for await (const r of transport.stream(HOSTILE_HTTP1_REQUEST, { timeoutMs })) responses.push(r);
@@ -151,7 +152,7 @@ describe.each(Object.keys(BUILDS) as Build[])('a hostile HTTP/1.1 server, on the
       transports.push(transport);
 
       const deadlineMs = expected.deadlineMs ?? DEADLINE_MS;
-      const outcome = await streamOnce(transport, deadlineMs);
+      const outcome = await streamOnce(transport, deadlineMs, build === 'fetch');
       expect(outcome.error, `ended with ${outcome.responses.length} responses and no error`).toBeInstanceOf(
         TritonLlmError,
       );
@@ -165,10 +166,7 @@ describe.each(Object.keys(BUILDS) as Build[])('a hostile HTTP/1.1 server, on the
       if (expected.code === 'resource_exhausted') expect(outcome.error?.retryable).toBe(false);
       if (expected.deadlineMs === undefined) expect(outcome.ms).toBeLessThan(WITHIN_MS);
       else expect(outcome.ms).toBeLessThan(expected.deadlineMs + 1_000);
-      const bound =
-        expected.floods === true
-          ? DEFAULT_MAX_RESPONSE_BYTES + SLACK + (build === 'fetch' ? UNDICI_GC_LAG : 0)
-          : SLACK;
+      const bound = expected.floods === true ? DEFAULT_MAX_RESPONSE_BYTES + SLACK : SLACK;
       expect(outcome.heapBytes).toBeLessThan(bound);
 
       // The same transport, once more: the server now answers properly, and no byte of the

@@ -8,7 +8,8 @@ setFlagsFromString('--expose-gc');
 // gc() `arrayBuffers` can still count megabytes of garbage (up to 4 MB in a by-hand check on Node
 // 22 and 26; never with this flag). Swept during the GC instead, the sample is what is live.
 setFlagsFromString('--no-concurrent-array-buffer-sweeping');
-const gc = runInNewContext('gc') as () => void;
+/** A full, blocking GC (V8's own, exposed for these measurements). */
+export const gc = runInNewContext('gc') as () => void;
 
 /** Live JavaScript heap plus ArrayBuffer memory (where network buffers live), after a full GC. */
 export function liveBytes(): number {
