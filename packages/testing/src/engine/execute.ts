@@ -3,6 +3,7 @@ import { asTritonError, unknownModel } from '../errors.js';
 import { MODEL_VERSION, type ModelDef } from '../models/repository.js';
 import { batchNeedsNonDecoupled, batchSize } from './batch.js';
 import type { EngineContext } from './context.js';
+import { executeEcho } from './echo-model.js';
 import { refuse } from './finish.js';
 import { executeGenerator } from './generator-model.js';
 import { executeLlmApi } from './llmapi-model.js';
@@ -35,6 +36,8 @@ function run(req: InferenceRequest, sink: ResponseSink, ctx: EngineContext): Pro
     case 'preprocessing':
     case 'postprocessing':
       return executeTokenizerModel(req, sink, ctx);
+    case 'echo':
+      return executeEcho(req, sink, ctx);
   }
 }
 

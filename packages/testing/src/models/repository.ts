@@ -18,7 +18,14 @@ import {
 import { type BackendVersion, type TensorSpec, tensorsFor } from './tensor-spec.js';
 
 /** How a model behaves: which engine runs it. */
-export type ModelKind = 'preprocessing' | 'postprocessing' | 'generator' | 'ensemble' | 'bls' | 'llmapi';
+export type ModelKind =
+  | 'preprocessing'
+  | 'postprocessing'
+  | 'generator'
+  | 'ensemble'
+  | 'bls'
+  | 'llmapi'
+  | 'echo';
 
 export interface EnsembleStep {
   readonly model_name: string;
@@ -202,6 +209,12 @@ function drafts(options: RepositoryOptions): Draft[] {
     draft('llmapi', 'llmapi', true, {
       inputs: tensorsFor(LLMAPI_INPUTS, 'latest'),
       outputs: tensorsFor(LLMAPI_OUTPUTS, 'latest'),
+      parameters: { ...timing },
+    }),
+    // No flavor the SDK knows: streamed by its tensors (TritonLlm.streamInfer), one response per INPUT0 element.
+    draft('echo', 'echo', true, {
+      inputs: [{ name: 'INPUT0', datatype: 'INT32', dims: [-1], optional: false, reshapeToScalar: false }],
+      outputs: [{ name: 'OUTPUT0', datatype: 'INT32', dims: [1], optional: false, reshapeToScalar: false }],
       parameters: { ...timing },
     }),
   ];
