@@ -16,15 +16,25 @@ export const CHAT_TEMPLATE_CHOICES: readonly ChatTemplateChoice[] = ['auto', 'ch
 
 /**
  * One chat message after its content parts were joined into text. An assistant turn that called
- * tools carries `toolCalls`; the `tool` turn that answers one names it in `toolCallId`.
+ * tools carries `toolCalls`; the `tool` turn that answers one names it in `toolCallId`. A message
+ * with images keeps the order of its text and images in `parts`, so that a template with image
+ * markers can place them.
  */
 export interface ChatMessage {
   readonly role: string;
   readonly content: string;
+  /** The content in order, with where each image was; the images themselves travel beside the prompt. */
+  readonly parts?: readonly ChatContentPart[];
   readonly name?: string;
   readonly toolCalls?: readonly ChatToolCall[];
   readonly toolCallId?: string;
 }
+
+/**
+ * A piece of a message's content: text, or the place of one image (sent to the model beside the
+ * prompt, as the request's `images`).
+ */
+export type ChatContentPart = { readonly type: 'text'; readonly text: string } | { readonly type: 'image' };
 
 /** A function call the assistant made in an earlier turn; `arguments` is JSON text, as OpenAI sends it. */
 export interface ChatToolCall {
@@ -57,6 +67,12 @@ export class ChatTemplate {
    * functions silently, so callers refuse tools for it instead.
    */
   readonly rendersTools: boolean;
+  /**
+   * Whether the template places image markers: it compares a content part's type with 'image', as
+   * the templates of Hugging Face vision models do (`{% if content['type'] == 'image' %}`). Such a
+   * template is given a message's `parts` as its content list; any other renders the text alone.
+   */
+  readonly rendersImages: boolean;
 
   constructor(
     readonly source: 'model' | BuiltinTemplateName,
@@ -65,6 +81,7 @@ export class ChatTemplate {
     private readonly specials: { readonly bosToken: string; readonly eosToken: string },
   ) {
     this.rendersTools = /\btools\b/.test(text);
+    this.rendersImages = /['"]image['"]/.test(text);
     try {
       this.template = new Template(text);
     } catch (err) {
@@ -87,7 +104,7 @@ export class ChatTemplate {
     const tools = options.tools ?? [];
     try {
       return this.template.render({
-        messages: messages.map(templateMessage),
+        messages: messages.map((m) => templateMessage(m, this.rendersImages)),
         ...(tools.length > 0 ? { tools: tools.map(templateTool) } : {}),
         add_generation_prompt: true,
         bos_token: this.specials.bosToken,
@@ -104,11 +121,16 @@ export class ChatTemplate {
   }
 }
 
-/** A message as Hugging Face templates read it: snake_case fields, call arguments as an object. */
-function templateMessage(m: ChatMessage): Record<string, unknown> {
+/**
+ * A message as Hugging Face templates read it: snake_case fields, call arguments as an object, and
+ * for a template with image markers, content with images as a list of `{ type: 'text', text }` and
+ * `{ type: 'image' }` parts (the shape Hugging Face processors give such templates).
+ */
+function templateMessage(m: ChatMessage, images: boolean): Record<string, unknown> {
+  const parts = images && m.parts?.some((p) => p.type === 'image') ? m.parts : undefined;
   return {
     role: m.role,
-    content: m.content,
+    content: parts !== undefined ? parts.map((p) => ({ ...p })) : m.content,
     ...(m.name !== undefined ? { name: m.name } : {}),
     ...(m.toolCalls !== undefined && m.toolCalls.length > 0
       ? {
