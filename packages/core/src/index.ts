@@ -29,8 +29,9 @@ export type {
   EnsembleRequest,
   LlmApiRequest,
   TensorrtLlmRequest,
+  VllmRequest,
 } from './request/options.js';
-export type { GenerateRequest, LoraOptions, Matrix, ModelFlavor } from './request/request.js';
+export type { GenerateRequest, ImageInput, LoraOptions, Matrix, ModelFlavor } from './request/request.js';
 export type {
   DeltaChunk,
   EarlyStopReport,
@@ -43,6 +44,7 @@ export type {
   StopMeans,
   StreamChunk,
   Timings,
+  TokenLogProb,
   Usage,
 } from './result.js';
 export type { RetryOptions } from './retry.js';

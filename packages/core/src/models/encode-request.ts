@@ -6,7 +6,9 @@ import type { Tokenizer } from '../text/tokenizer.js';
 import type { InferRequest } from '../transport.js';
 import { BINDINGS, type BindingValue } from './bindings.js';
 import { PERF_OUTPUTS } from './decode-response.js';
+import { encodeImages } from './images.js';
 import type { ModelSchema } from './schema.js';
+import { encodeVllmRequest } from './vllm/encode.js';
 
 /** Everything the encoder needs besides the request itself. */
 export interface EncodeContext {
@@ -62,6 +64,7 @@ const OPTION_FLAVORS: ReadonlyMap<string, ReadonlySet<ModelFlavor>> = (() => {
  */
 export function encodeGenerateRequest(req: GenerateRequest, ctx: EncodeContext): EncodedRequest {
   const { schema } = ctx;
+  if (schema.flavor === 'vllm') return encodeVllmRequest(req, ctx);
   const inputs: Tensor[] = [];
   const add = (name: string, value: BindingValue, option: string): void => {
     inputs.push(buildTensor(schema, name, value, option));
@@ -152,6 +155,10 @@ export function encodeGenerateRequest(req: GenerateRequest, ctx: EncodeContext):
       promptExcluded = value.kind === 'scalar' && value.value === true;
     if (binding.option === 'stopWords') serverMatchesStops = true;
     add(name, value, binding.option);
+  }
+  if (req.images !== undefined && req.images.length > 0) {
+    const images = encodeImages(req.images, schema);
+    add(images.name, images.value, 'images');
   }
   if (flavor === 'llmapi') {
     for (const name of ['return_finish_reason', 'return_stop_reason']) {

@@ -7,7 +7,8 @@ import type { GenerateRequest, ModelFlavor } from './request.js';
  * - `strings`: non-empty strings; `numbers`: finite numbers (an array or a `Float32Array`);
  * - `tokenIds`: int32 token ids; `tokenIdLists`: non-empty lists of them;
  * - `matrix`: a `Matrix`; `rows`: int32 rows of `columns`;
- * - `object`: the keys of `fields`; `parameters`: boolean, number or string values by name.
+ * - `object`: the keys of `fields`; `parameters`: boolean, number or string values by name;
+ * - `images`: a list of `ImageInput`: `http(s)`/`data:` URLs, or non-empty bytes with an image media type.
  */
 export type OptionType =
   | 'boolean'
@@ -22,7 +23,8 @@ export type OptionType =
   | 'matrix'
   | 'rows'
   | 'object'
-  | 'parameters';
+  | 'parameters'
+  | 'images';
 
 /**
  * What one request option (or one field of an object option) takes, and where it goes. The client
@@ -75,6 +77,8 @@ const TRTLLM = ['ensemble', 'bls', 'tensorrt_llm'] as const;
 const RAW = ['tensorrt_llm'] as const;
 const BLS = ['bls'] as const;
 const LLMAPI = ['llmapi'] as const;
+// The flavors with an image input in NVIDIA's model repository (the multimodal ensemble is an ensemble).
+const IMAGES = ['ensemble', 'bls', 'llmapi'] as const;
 const INT32 = { min: -2147483648, max: 2147483647 } as const;
 const COUNT = { min: 0, max: 2147483647 } as const;
 const POSITIVE = { min: 1, max: 2147483647 } as const;
@@ -83,6 +87,7 @@ const POSITIVE = { min: 1, max: 2147483647 } as const;
 const TABLE = {
   prompt: { type: 'string', flavors: ALL, nonEmpty: true, tokenizer: true },
   inputIds: { type: 'tokenIds', flavors: RAW, nonEmpty: true },
+  images: { type: 'images', flavors: IMAGES },
   maxTokens: { type: 'integer', flavors: ALL, required: true, ...POSITIVE },
   stopWords: { type: 'strings', flavors: ALL, tokenizer: true },
   stopWordIds: { type: 'tokenIdLists', flavors: RAW, notOverHttpGenerate: RAW },

@@ -28,6 +28,15 @@ export interface LoraOptions {
 }
 
 /**
+ * One image of a request, for a multimodal model: a URL (`http:`, `https:` or a `data:` URI), or
+ * the bytes of an image file with their media type (`image/jpeg`, `image/png`...). The client sends
+ * each the way the deployed model takes images: the LLM-API model's `image_url` and the multimodal
+ * ensemble's `image_url_input` take a list of URLs, the BLS's `image_url_input` one URL; bytes travel
+ * as a `data:` URI (base64). A model without an image input refuses `images` before anything is sent.
+ */
+export type ImageInput = { readonly url: string } | { readonly data: Uint8Array; readonly mediaType: string };
+
+/**
  * One generation request, in one TypeScript shape for every flavor. The client maps each option to
  * the tensor name and data type that the deployed model declares (names changed across backend
  * versions, e.g. `min_tokens`/`min_length`, `seed`/`random_seed`); an option the deployed model does
@@ -38,6 +47,11 @@ export interface GenerateRequest {
   readonly prompt?: string;
   /** Prompt token ids for the raw `tensorrt_llm` model (instead of `prompt`). */
   readonly inputIds?: readonly number[];
+  /**
+   * Images the prompt is about (multimodal models): LLM-API `image_url`, multimodal ensemble and
+   * BLS `image_url_input`. See {@link ImageInput}.
+   */
+  readonly images?: readonly ImageInput[];
   /** Upper bound on generated tokens (`max_tokens`, `request_output_len`, `sampling_param_max_tokens`). */
   readonly maxTokens: number;
 

@@ -173,7 +173,56 @@ function checkValue(field: string, value: unknown, option: RequestOption): void 
     case 'parameters':
       parameters(field, value, option.reservedPrefix);
       return;
+    case 'images':
+      images(field, value);
+      return;
   }
+}
+
+const HTTP_URL = /^https?:\/\/[^\s/?#]+[^\s]*$/i;
+const DATA_URL = /^data:[\w.+-]+\/[\w.+-]+(;[^,;]+)*;base64,[A-Za-z0-9+/]+={0,2}$/i;
+const MEDIA_TYPE = /^image\/[\w.+-]+$/i;
+const IMAGE_KEYS: ReadonlySet<string> = new Set(['url', 'data', 'mediaType']);
+
+/**
+ * A list of images, each a URL (http(s), or a base64 `data:` URI, as the models' loaders read
+ * them) or non-empty bytes with an image media type. An image the server cannot load fails the
+ * whole request there, after the queue: it is refused here instead.
+ */
+function images(field: string, value: unknown): void {
+  if (!Array.isArray(value))
+    throw invalidArgument(field, value, 'must be an array of { url } or { data, mediaType } images');
+  value.forEach((image: unknown, i) => {
+    const at = `${field}[${i}]`;
+    if (typeof image !== 'object' || image === null || Array.isArray(image))
+      throw invalidArgument(at, image, 'must be { url } or { data, mediaType }');
+    const record = image as Readonly<Record<string, unknown>>;
+    for (const key of Object.keys(record)) {
+      if (!IMAGE_KEYS.has(key)) throw unknownOption(`${at}.${key}`, record[key], IMAGE_KEYS);
+    }
+    const { url, data, mediaType } = record;
+    if (url !== undefined) {
+      if (data !== undefined || mediaType !== undefined)
+        throw invalidArgument(at, image, 'give url, or data with mediaType, not both');
+      if (typeof url !== 'string') throw invalidArgument(`${at}.url`, url, 'must be a string');
+      if (!HTTP_URL.test(url) && !DATA_URL.test(url))
+        throw invalidArgument(
+          `${at}.url`,
+          url,
+          'must be an http(s) URL or a base64 data: URI (data:image/png;base64,...)',
+        );
+      return;
+    }
+    if (!(data instanceof Uint8Array))
+      throw invalidArgument(`${at}.data`, data, 'must be a Uint8Array of the image file (or give url)');
+    if (data.byteLength === 0) throw invalidArgument(`${at}.data`, '0 bytes', 'must not be empty');
+    if (typeof mediaType !== 'string' || !MEDIA_TYPE.test(mediaType))
+      throw invalidArgument(
+        `${at}.mediaType`,
+        mediaType,
+        'must be an image media type (image/png, image/jpeg...)',
+      );
+  });
 }
 
 function integer(field: string, value: unknown, min: number, max: number): void {
