@@ -27,6 +27,17 @@ export interface HttpTransportOptions {
    * the memory is spent.
    */
   readonly maxResponseBytes?: number;
+  /**
+   * Liveness of a stream, in milliseconds: a `generate_stream` answer that has begun (its head
+   * arrived) and then receives no byte for this long fails with `unavailable` (retryable) and its
+   * connection is closed, so a frozen server (SIGSTOP, a hung host) or a peer lost without a word
+   * does not hold the stream for ever. HTTP/1.1 has no PING; Triton writes every response as it
+   * comes, so only a server that stopped answering is silent that long. Default 345 000 (5.75 min),
+   * when the gRPC transport gives up on a frozen server (keepalive 330 s plus its 15 s timeout);
+   * `0` turns it off. Before the head the deadline applies (`timeoutMs`): that wait is the
+   * server's queue and the prompt.
+   */
+  readonly silenceTimeoutMs?: number;
 }
 
 /**
@@ -36,6 +47,13 @@ export interface HttpTransportOptions {
  * never ends grew the client by its whole size (issue 55).
  */
 export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * `silenceTimeoutMs` when none is given: as long as the gRPC transport holds a stream on a frozen
+ * server (keepaliveMs 330 000 plus keepaliveTimeoutMs 15 000), so a frozen server costs the same
+ * over either protocol. Without it an HTTP stream on a frozen server waited for ever (issue 55).
+ */
+export const DEFAULT_SILENCE_TIMEOUT_MS = 345_000;
 
 /**
  * Options of {@link httpTransport} over several Triton replicas: one transport per URL, requests
@@ -55,6 +73,7 @@ const OPTION_NAMES: Readonly<Record<keyof HttpTransportOptions | keyof HttpRepli
   headers: true,
   timeoutMs: true,
   maxResponseBytes: true,
+  silenceTimeoutMs: true,
   baseUrls: true,
   healthIntervalMs: true,
   healthTimeoutMs: true,

@@ -3,7 +3,12 @@ import { type CallOptions, invalidArgument } from '@trtllm/sdk/transport';
 import type { EngineRequest, HttpEngine } from '../engine/index.js';
 import { type ErrorContext, errorFromHttp } from '../errors.js';
 import { fetchEngine } from '../fetch/index.js';
-import { DEFAULT_MAX_RESPONSE_BYTES, type FetchFunction, type HttpTransportOptions } from '../options.js';
+import {
+  DEFAULT_MAX_RESPONSE_BYTES,
+  DEFAULT_SILENCE_TIMEOUT_MS,
+  type FetchFunction,
+  type HttpTransportOptions,
+} from '../options.js';
 import { normalizeBaseUrl } from './base-url.js';
 import { jsonOf, textOf } from './body.js';
 import { Call } from './call.js';
@@ -34,6 +39,8 @@ const NO_HEADERS: ReadonlyArray<readonly [string, string]> = [];
 export class HttpClient {
   /** The largest answer, event or announced chunk read (`maxResponseBytes`). */
   readonly maxResponseBytes: number;
+  /** How long a stream that has begun may go without a byte (`silenceTimeoutMs`); 0: for ever. */
+  readonly silenceTimeoutMs: number;
   /** Carries streams: the entry point's engine (Node's sockets), unless the caller brought a `fetch`. */
   readonly streams: HttpEngine;
   /** Carries unary calls: fetch, on every runtime. */
@@ -63,14 +70,22 @@ export class HttpClient {
     // Looked up per call and called as a plain function: browsers refuse `fetch` detached from window.
     const fetch: FetchFunction = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
     this.staticHeaders = checkHeaders(options.headers, 'headers');
-    const { timeoutMs, maxResponseBytes } = options;
+    const { timeoutMs, maxResponseBytes, silenceTimeoutMs } = options;
     if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
       throw invalidArgument('timeoutMs', timeoutMs, 'must be a positive number of milliseconds');
     }
     if (maxResponseBytes !== undefined && !(Number.isSafeInteger(maxResponseBytes) && maxResponseBytes > 0)) {
       throw invalidArgument('maxResponseBytes', maxResponseBytes, 'must be a positive integer');
     }
+    if (silenceTimeoutMs !== undefined && !(Number.isFinite(silenceTimeoutMs) && silenceTimeoutMs >= 0)) {
+      throw invalidArgument(
+        'silenceTimeoutMs',
+        silenceTimeoutMs,
+        'must be a number of milliseconds, 0 or more',
+      );
+    }
     this.timeoutMs = timeoutMs;
+    this.silenceTimeoutMs = silenceTimeoutMs ?? DEFAULT_SILENCE_TIMEOUT_MS;
     this.maxResponseBytes = maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     // A fetch of the caller's own (tracing, a proxy agent, custom TLS) carries every call.
     this.unary = fetchEngine(baseUrl, fetch);

@@ -6,6 +6,7 @@ import { tooLarge } from './body.js';
 import type { Call } from './call.js';
 import { ERROR_BODY_LIMIT, type HttpClient, withoutRetryPlan } from './client.js';
 import { type DataLineSink, takeDataLines } from './data-lines.js';
+import { SilenceWatch, silentError } from './silence.js';
 import { SseDecoder } from './sse-decoder.js';
 import { errorField, isEventStream, notEventStream, type StreamMessages } from './stream-messages.js';
 
@@ -61,6 +62,8 @@ export class EventStream implements InferStream, ResponseHandler, DataLineSink {
   private iterated = false;
   private cancelled = false;
   private readonly engine: HttpEngine;
+  /** The liveness rule once the answer began (`silenceTimeoutMs`). */
+  private readonly silence: SilenceWatch;
   /** What a stop request needs of the call: its signal, deadline and headers. */
   private readonly options: CallOptions | undefined;
 
@@ -73,6 +76,9 @@ export class EventStream implements InferStream, ResponseHandler, DataLineSink {
     this.engine = client.streams;
     const { model, id } = messages.identity;
     this.context = { what: 'POST /generate_stream', requestId: id, model };
+    this.silence = new SilenceWatch(client.silenceTimeoutMs, (ms) =>
+      this.fail(silentError(this.context, ms)),
+    );
   }
 
   [Symbol.asyncIterator](): AsyncIterator<InferResponse> {
@@ -113,6 +119,7 @@ export class EventStream implements InferStream, ResponseHandler, DataLineSink {
 
   onHead(head: ResponseHead): void {
     if (this.state !== 'open') return;
+    this.silence.start();
     const ok = head.status >= 200 && head.status < 300;
     const type = head.headers.get('content-type');
     this.mode = !ok ? 'error' : isEventStream(type) ? 'events' : 'not-events';
@@ -124,6 +131,7 @@ export class EventStream implements InferStream, ResponseHandler, DataLineSink {
 
   onBody(bytes: Uint8Array, from: number, to: number): void {
     if (this.state !== 'open') return;
+    this.silence.received();
     if (this.mode === 'events') {
       // Triton writes each event as `data: <json>\n\n`, usually whole in one read: where the
       // engine decodes natively, those are taken from the bytes directly; anything else (comments,
@@ -141,6 +149,8 @@ export class EventStream implements InferStream, ResponseHandler, DataLineSink {
       else if (this.sink !== undefined) this.deliver();
       if (!this.paused && this.events.length >= HIGH_WATER) {
         this.paused = true;
+        // The silence while paused is the consumer's, not the server's.
+        this.silence.stop();
         this.exchange?.pause();
       }
       return;
@@ -151,6 +161,7 @@ export class EventStream implements InferStream, ResponseHandler, DataLineSink {
 
   onEnd(): void {
     if (this.state !== 'open') return;
+    this.silence.stop();
     if (this.mode === 'events') {
       try {
         this.sse?.end();
@@ -272,6 +283,7 @@ export class EventStream implements InferStream, ResponseHandler, DataLineSink {
       this.lastId = response.id;
       if (this.paused && queue.length === 0) {
         this.paused = false;
+        if (this.state === 'open') this.silence.start();
         this.exchange?.resume();
       }
       sink.onResponse(response);
@@ -332,6 +344,7 @@ export class EventStream implements InferStream, ResponseHandler, DataLineSink {
     if (this.state !== 'new' && this.state !== 'open') return;
     this.state = 'failed';
     this.error = error;
+    this.silence.stop();
     this.exchange?.abort();
     this.exchange = undefined;
     if (this.call?.aborted === true) this.events.length = 0;
