@@ -116,6 +116,7 @@ describe('gRPC errors, as the real Triton 2.51 answers', () => {
         'ensemble',
         'ensemble_unary',
         'llmapi',
+        'multimodal',
         'postprocessing',
         'preprocessing',
         'tensorrt_llm',

@@ -1,11 +1,13 @@
 /**
  * The test hooks a generator request can carry (GENERATOR.md "Scripted output", "Guided decoding"):
- * a script from the `fake_script` parameter or the prompt's marker, else the text a JSON guide asks
- * for. Every model reads them the same way; only where the prompt comes from differs.
+ * a script from the `fake_script` parameter or the prompt's marker, else the text naming the
+ * request's images (`images.ts`), else the text a JSON guide asks for. Every model reads them the
+ * same way; only where the prompt comes from differs.
  */
 import { TritonError } from '../errors.js';
 import { jsonSchemaInstance } from '../guided.js';
 import { parseFakeScript } from '../script.js';
+import { imagesScript } from './images.js';
 import { type Inputs, textsInput } from './inputs.js';
 import type { ParameterValue } from './request.js';
 
@@ -49,6 +51,7 @@ export function testHooks(prompt: string, inputs: Inputs, fromParameter: string 
   const script =
     fromParameter ??
     parseFakeScript(prompt) ??
+    imagesScript(inputs) ??
     (guide === undefined ? undefined : guidedText(guide, textsInput(inputs, 'guided_decoding_guide')?.[0]));
   return { script, guide };
 }

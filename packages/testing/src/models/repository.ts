@@ -7,6 +7,8 @@ import {
   ENSEMBLE_INPUTS,
   LLMAPI_INPUTS,
   LLMAPI_OUTPUTS,
+  MULTIMODAL_INPUTS,
+  MULTIMODAL_OUTPUTS,
   POSTPROCESSING_INPUTS,
   POSTPROCESSING_OUTPUTS,
   PREPROCESSING_INPUTS,
@@ -206,6 +208,19 @@ function drafts(options: RepositoryOptions): Draft[] {
     bls('tensorrt_llm_bls_per_token', false),
     // Shaped like the official BLS: a fresh inner request id, every response decoded, a flags-only final.
     bls('tensorrt_llm_bls_official', true, 'fresh'),
+    // The multimodal ensemble of the newest repository; older backends had another shape.
+    ...(v === 'latest'
+      ? [
+          draft('multimodal', 'ensemble', true, {
+            platform: 'ensemble',
+            backend: '',
+            inputs: tensorsFor(MULTIMODAL_INPUTS, v),
+            outputs: tensorsFor(MULTIMODAL_OUTPUTS, v),
+            generator: 'tensorrt_llm',
+            ensembleSteps: ensembleSteps('tensorrt_llm'),
+          }),
+        ]
+      : []),
     draft('llmapi', 'llmapi', true, {
       inputs: tensorsFor(LLMAPI_INPUTS, 'latest'),
       outputs: tensorsFor(LLMAPI_OUTPUTS, 'latest'),

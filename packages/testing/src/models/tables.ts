@@ -86,6 +86,55 @@ export const BLS_INPUTS: readonly TableRow[] = [
   row('return_num_output_tokens', 'BOOL', [1], N26),
 ];
 
+/**
+ * The multimodal ensemble (NVIDIA/TensorRT-LLM `triton_backend/all_models/multimodal/ensemble`,
+ * 1c748b9), in its config order: the text ensemble's core plus image and video inputs; no
+ * `exclude_input_in_output`, `num_return_sequences`, perf metrics, LoRA or guided decoding. The
+ * fake serves it with the newest tables only (`image_url_input` was [1] before 2026, when
+ * `image_sizes_input` came).
+ */
+export const MULTIMODAL_INPUTS: readonly TableRow[] = [
+  row('text_input', 'BYTES', [1], { opt: false }),
+  row('decoder_text_input', 'BYTES', [1]),
+  row('image_input', 'FP16', [-1, -1, -1, -1]),
+  row('image_bytes_input', 'UINT8', [-1, -1, -1, -1]),
+  row('image_url_input', 'BYTES', [-1]),
+  row('image_sizes_input', 'INT64', [-1, 2]),
+  row('video_bytes_input', 'UINT8', [-1, -1, -1, -1]),
+  row('max_tokens', 'INT32', [1], { opt: false }),
+  row('bad_words', 'BYTES', [-1]),
+  row('stop_words', 'BYTES', [-1]),
+  row('end_id', 'INT32', [1]),
+  row('pad_id', 'INT32', [1]),
+  row('top_k', 'INT32', [1]),
+  row('top_p', 'FP32', [1]),
+  row('temperature', 'FP32', [1]),
+  row('length_penalty', 'FP32', [1]),
+  row('repetition_penalty', 'FP32', [1]),
+  row('min_tokens', 'INT32', [1]),
+  row('presence_penalty', 'FP32', [1]),
+  row('frequency_penalty', 'FP32', [1]),
+  row('seed', 'UINT64', [1]),
+  row('return_log_probs', 'BOOL', [1]),
+  row('return_context_logits', 'BOOL', [1]),
+  row('return_generation_logits', 'BOOL', [1]),
+  row('beam_width', 'INT32', [1]),
+  row('stream', 'BOOL', [1]),
+  row('prompt_table_extra_id', 'UINT64', [1]),
+  row('embedding_bias_words', 'BYTES', [-1]),
+  row('embedding_bias_weights', 'FP32', [-1]),
+];
+
+export const MULTIMODAL_OUTPUTS: readonly TableRow[] = [
+  row('text_output', 'BYTES', [-1]),
+  row('cum_log_probs', 'FP32', [-1]),
+  row('output_log_probs', 'FP32', [-1, -1]),
+  row('context_logits', 'FP32', [-1, -1]),
+  row('generation_logits', 'FP32', [-1, -1, -1]),
+  row('batch_index', 'INT32', [1]),
+  row('sequence_index', 'INT32', [1]),
+];
+
 /** Outputs after the model-specific ones, shared by `tensorrt_llm`, the ensemble and BLS. */
 const METRIC_OUTPUTS: readonly TableRow[] = [
   row('kv_cache_alloc_new_blocks', 'INT32', [1], N25),
