@@ -25,16 +25,34 @@ export interface EarlyStopReport {
   readonly serverStopsGenerating: boolean;
 }
 
+/** A token at one position of the output with its log prob: the sampled one, or one of the most likely (vLLM's `logprobs`). */
+export interface TokenLogProb {
+  readonly tokenId: number;
+  /** The token's text, decoded alone by the server. */
+  readonly token: string;
+  readonly logProb: number;
+  /** 1 for the most likely token at its position. */
+  readonly rank: number;
+}
+
 /** Logits as a float array with its shape (FP16/BF16 outputs are widened to float32). */
 export interface Logits {
   readonly data: Float32Array;
   readonly shape: readonly number[];
 }
 
-/** The backend's own metrics (`return_perf_metrics`), where the model returns them. */
+/**
+ * The backend's own metrics (`return_perf_metrics`), where the model returns them. The LLM-API
+ * model sends every one as a string (`"1"`) under its own kv-cache names (`kv_cache_reused_block`,
+ * `kv_cache_missed_block`, `kv_cache_hit_rate`); they are read into the same fields.
+ */
 export interface PerfMetrics {
   readonly kvCacheAllocNewBlocks?: number;
   readonly kvCacheReusedBlocks?: number;
+  /** LLM-API only: `kv_cache_missed_block`. */
+  readonly kvCacheMissedBlocks?: number;
+  /** LLM-API only: `kv_cache_hit_rate`, reused over reused plus missed blocks. */
+  readonly kvCacheHitRate?: number;
   readonly kvCacheAllocTotalBlocks?: number;
   // Nanosecond timestamps (INT64 on the wire) pass 2^53 within days of their epoch: kept as bigints.
   readonly arrivalTimeNs?: bigint;
@@ -82,6 +100,10 @@ export interface SequenceResult {
   readonly stopReason?: string;
   readonly cumLogProb?: number;
   readonly logProbs?: readonly number[];
+  /** vLLM: the sampled token of each position, with its text and rank (when log probs were asked for). */
+  readonly logProbTokens?: readonly TokenLogProb[];
+  /** vLLM: the `topLogProbs` most likely tokens of each position, by rank. */
+  readonly topLogProbs?: readonly (readonly TokenLogProb[])[];
   readonly generationLogits?: Logits;
   /** True when streamed text contained U+FFFD that the server produced by decoding a token alone (ensemble streaming); see the README. */
   readonly lossy: boolean;
@@ -113,6 +135,10 @@ export interface DeltaChunk {
   /** New token ids (raw model), else empty. */
   readonly tokenIds: readonly number[];
   readonly logProbs?: readonly number[];
+  /** vLLM: the sampled token of each new position, with its text and rank. */
+  readonly logProbTokens?: readonly TokenLogProb[];
+  /** vLLM: the `topLogProbs` most likely tokens of each new position, by rank. */
+  readonly topLogProbs?: readonly (readonly TokenLogProb[])[];
   /** The running count of tokens of this sequence. */
   readonly totalTokens: number;
   /** True when this text came from a server that decoded a token alone and produced U+FFFD. */

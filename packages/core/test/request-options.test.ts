@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type GenerateRequest, type ModelFlavor, TritonLlmError } from '../src/index.js';
 import { BINDINGS } from '../src/models/bindings.js';
+import { VLLM_OPTIONS } from '../src/models/vllm/encode.js';
 import {
   type OptionType,
   REQUEST_OPTIONS,
@@ -37,6 +38,7 @@ const EVERY_OPTION: Required<GenerateRequest> = {
   numReturnSequences: 1,
   bestOf: 1,
   returnLogProbs: true,
+  topLogProbs: 2,
   returnContextLogits: false,
   returnGenerationLogits: false,
   returnPerfMetrics: true,
@@ -164,6 +166,8 @@ describe('REQUEST_OPTIONS', () => {
       for (const flavor of Object.keys(binding.names) as ModelFlavor[]) flavors.add(flavor);
       mapped.set(binding.option, flavors);
     }
+    // The vLLM backend takes its options as keys of one JSON input, not by the table.
+    for (const path of VLLM_OPTIONS) mapped.get(path)?.add('vllm');
     const inTable = described().filter(([path]) => mapped.has(path));
     expect(inTable.length).toBe(mapped.size);
     for (const [path, option] of inTable) {

@@ -2,7 +2,7 @@ import type { DecodedResponse } from '../models/decode-response.js';
 import type { EncodedRequest } from '../models/encode-request.js';
 import type { ModelSchema } from '../models/schema.js';
 import type { GenerateRequest } from '../request/request.js';
-import type { DeltaChunk, FinishReason, Logits, SequenceResult } from '../result.js';
+import type { DeltaChunk, FinishReason, Logits, SequenceResult, TokenLogProb } from '../result.js';
 import { IncrementalDetokenizer } from '../text/detokenizer.js';
 import { StopSequenceMatcher } from '../text/stop-sequences.js';
 import { TextDeltaDecoder, withoutIncompleteEnd } from '../text/text-delta.js';
@@ -19,6 +19,8 @@ class SequenceState {
   countKnown = false;
   lossy = false;
   logProbs: number[] | undefined;
+  logProbTokens: TokenLogProb[] | undefined;
+  topLogProbs: (readonly TokenLogProb[])[] | undefined;
   cumLogProb: number | undefined;
   serverFinish: string | undefined;
   stopReason: string | undefined;
@@ -144,7 +146,11 @@ export class SequenceTracker {
         lossy = streaming && !schema.cumulativeText && raw.includes('\uFFFD');
         // An ensemble or BLS stream sends one response per token. The LLM-API model does not (a
         // response may hold no new whole character, its last may repeat the whole text): no count.
-        if (streaming && raw.length > 0 && schema.flavor !== 'llmapi') {
+        // vLLM's responses say how many tokens each brought.
+        if (seq.tokenCount !== undefined) {
+          s.tokenCount += seq.tokenCount;
+          s.countKnown = true;
+        } else if (streaming && raw.length > 0 && schema.flavor !== 'llmapi' && schema.flavor !== 'vllm') {
           s.tokenCount += 1;
           s.countKnown = true;
         }
@@ -155,6 +161,14 @@ export class SequenceTracker {
       if (seq.logProbs !== undefined) {
         s.logProbs ??= [];
         for (let i = 0; i < seq.logProbs.length; i++) s.logProbs.push(seq.logProbs[i]!);
+      }
+      let top = seq.topLogProbs;
+      if (seq.logProbTokens !== undefined && top !== undefined) {
+        // vLLM adds the sampled token to the alternatives when it is not among the most likely.
+        const k = request.topLogProbs ?? 0;
+        top = top.map((alternatives) => alternatives.filter((t) => t.rank <= k));
+        (s.logProbTokens ??= []).push(...seq.logProbTokens);
+        (s.topLogProbs ??= []).push(...top);
       }
       if (s.stops !== undefined && text.length > 0) {
         const step = s.stops.push(text);
@@ -172,6 +186,8 @@ export class SequenceTracker {
                 text,
                 tokenIds: ids,
                 logProbs: seq.logProbs,
+                ...(seq.logProbTokens !== undefined ? { logProbTokens: seq.logProbTokens } : {}),
+                ...(top !== undefined ? { topLogProbs: top } : {}),
                 totalTokens: s.tokenCount,
                 lossy,
               }
@@ -241,6 +257,8 @@ export class SequenceTracker {
         if (s.stopReason !== undefined) result.stopReason = s.stopReason;
         if (s.cumLogProb !== undefined) result.cumLogProb = s.cumLogProb;
         if (s.logProbs !== undefined) result.logProbs = s.logProbs;
+        if (s.logProbTokens !== undefined) result.logProbTokens = s.logProbTokens;
+        if (s.topLogProbs !== undefined) result.topLogProbs = s.topLogProbs;
         if (s.generationLogits !== undefined) result.generationLogits = s.generationLogits;
         return result;
       });

@@ -335,7 +335,12 @@ export class GenerationWire {
     if (this.earlyEnd === undefined) return undefined;
     const { via, trigger } = this.earlyEnd;
     const flavor = this.ctx.schema.flavor;
-    const stopsOnCancel = flavor === 'tensorrt_llm' || flavor === 'llmapi';
+    // vLLM aborts a request whose cancellation it sees; Triton flags an HTTP disconnect only at the
+    // next response it writes, and a vLLM request that does not stream writes only its last one.
+    const stopsOnCancel =
+      flavor === 'tensorrt_llm' ||
+      flavor === 'llmapi' ||
+      (flavor === 'vllm' && (this.ctx.streaming || this.ctx.transport.protocol === 'grpc'));
     const told = via.filter((m) => m !== 'none');
     return {
       trigger,

@@ -1,6 +1,6 @@
 import { TritonLlmError } from '../errors.js';
 import type { GenerateRequest } from '../request/request.js';
-import type { Logits, PerfMetrics } from '../result.js';
+import type { Logits, PerfMetrics, TokenLogProb } from '../result.js';
 import { elementCount } from '../tensors/data-types.js';
 import {
   firstTensorNumber,
@@ -12,6 +12,7 @@ import {
 import type { Tensor } from '../tensors/tensor.js';
 import type { InferResponse } from '../transport.js';
 import type { ModelSchema } from './schema.js';
+import { decodeVllmResponse } from './vllm/decode.js';
 
 /** What one response says about one sequence. */
 export interface SequenceOutput {
@@ -25,6 +26,12 @@ export interface SequenceOutput {
   readonly finishReason?: string;
   readonly stopReason?: string;
   readonly generationLogits?: Logits;
+  /** Tokens this response brought (vLLM's `num_output_tokens`, a count per response). */
+  readonly tokenCount?: number;
+  /** The sampled token of each position this response brought, with its log prob (vLLM). */
+  readonly logProbTokens?: readonly TokenLogProb[];
+  /** The most likely tokens of each position this response brought, by rank (vLLM). */
+  readonly topLogProbs?: readonly (readonly TokenLogProb[])[];
 }
 
 /** One response, split per sequence, plus request-level outputs. */
@@ -36,10 +43,13 @@ export interface DecodedResponse {
   readonly perfMetrics?: PerfMetrics;
 }
 
-/** Perf-metric outputs by wire name and result key. */
+/** Perf-metric outputs by wire name and result key (the LLM-API model's kv-cache names among them). */
 export const PERF_OUTPUTS: readonly [string, keyof PerfMetrics][] = [
   ['kv_cache_alloc_new_blocks', 'kvCacheAllocNewBlocks'],
   ['kv_cache_reused_blocks', 'kvCacheReusedBlocks'],
+  ['kv_cache_reused_block', 'kvCacheReusedBlocks'],
+  ['kv_cache_missed_block', 'kvCacheMissedBlocks'],
+  ['kv_cache_hit_rate', 'kvCacheHitRate'],
   ['kv_cache_alloc_total_blocks', 'kvCacheAllocTotalBlocks'],
   ['arrival_time_ns', 'arrivalTimeNs'],
   ['first_scheduled_time_ns', 'firstScheduledTimeNs'],
@@ -62,6 +72,7 @@ export function decodeResponse(
 ): DecodedResponse {
   const outputs = response.outputs;
   if (outputs.length === 0) return NOTHING;
+  if (schema.flavor === 'vllm') return decodeVllmResponse(response, schema);
   // One pass over the outputs instead of one scan per name: this runs for every streamed token.
   const found = FOUND;
   for (let i = 0; i < outputs.length; i++) {
@@ -164,8 +175,7 @@ export function decodeResponse(
     const metrics: Record<string, number | bigint> = {};
     let any = false;
     for (const [name, key] of PERF_OUTPUTS) {
-      const t = find(outputs, name);
-      const v = name.endsWith('_time_ns') ? firstBigInt(t) : firstNumber(t);
+      const v = metricOf(find(outputs, name), name.endsWith('_time_ns'));
       if (v !== undefined) {
         metrics[key] = v;
         any = true;
@@ -266,6 +276,20 @@ function firstBigInt(t: Tensor | undefined): bigint | undefined {
 function firstNumber(t: Tensor | undefined): number | undefined {
   if (t === undefined || elementCount(t.shape) === 0) return undefined;
   return firstTensorNumber(t);
+}
+
+/**
+ * One perf metric. The LLM-API model builds every metric tensor with `text_output`'s data type, so
+ * they arrive as BYTES strings (`"1"`, `"76735247746000"`) whatever its config declares; the other
+ * models send numbers.
+ */
+function metricOf(t: Tensor | undefined, nanoseconds: boolean): number | bigint | undefined {
+  if (t === undefined || elementCount(t.shape) === 0) return undefined;
+  if (t.datatype !== 'BYTES') return nanoseconds ? firstBigInt(t) : firstNumber(t);
+  const text = tensorStrings(t)[0]?.trim() ?? '';
+  if (nanoseconds) return /^-?\d+$/.test(text) ? BigInt(text) : undefined;
+  const value = text === '' ? Number.NaN : Number(text);
+  return Number.isFinite(value) ? value : undefined;
 }
 
 function logitsOf(t: Tensor | undefined): Logits | undefined {

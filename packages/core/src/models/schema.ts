@@ -11,9 +11,10 @@ export interface ModelSchema {
   readonly flavor: ModelFlavor;
   /**
    * The newest backend generation whose input names the model shows: `v0.8`, `v0.11`, `2025-03`, or
-   * `2026` (`seed`, `min_tokens`, token-count inputs). The LLM-API flavor reports `llmapi`.
+   * `2026` (`seed`, `min_tokens`, token-count inputs). The LLM-API flavor reports `llmapi`, Triton's
+   * vLLM backend `vllm`.
    */
-  readonly backendVersion: 'v0.8' | 'v0.11' | '2025-03' | '2026' | 'llmapi';
+  readonly backendVersion: 'v0.8' | 'v0.11' | '2025-03' | '2026' | 'llmapi' | 'vllm';
   readonly decoupled: boolean;
   readonly maxBatchSize: number;
   /** The model takes the in-band `stop` input (raw and LLM-API models), so a request can be ended gracefully. */
@@ -48,7 +49,7 @@ export function detectSchema(config: ModelConfig): ModelSchema {
   return {
     model: config.name,
     flavor,
-    backendVersion: flavor === 'llmapi' ? 'llmapi' : detectVersion(inputs),
+    backendVersion: flavor === 'llmapi' || flavor === 'vllm' ? flavor : detectVersion(inputs),
     decoupled: config.decoupled,
     maxBatchSize: config.maxBatchSize,
     supportsStop: inputs.has('stop'),
@@ -62,6 +63,8 @@ export function detectSchema(config: ModelConfig): ModelSchema {
 
 function detectFlavor(config: ModelConfig, inputs: ReadonlyMap<string, TensorSpec>): ModelFlavor | undefined {
   if (inputs.has('input_ids') && inputs.has('request_output_len')) return 'tensorrt_llm';
+  // Triton's vLLM backend: every sampling option in one JSON input (its auto-completed config).
+  if (inputs.has('text_input') && inputs.has('sampling_parameters')) return 'vllm';
   if (inputs.has('text_input') && [...inputs.keys()].some((n) => n.startsWith('sampling_param_')))
     return 'llmapi';
   if (inputs.has('text_input') && inputs.has('max_tokens')) {

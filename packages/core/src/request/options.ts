@@ -77,47 +77,52 @@ const TRTLLM = ['ensemble', 'bls', 'tensorrt_llm'] as const;
 const RAW = ['tensorrt_llm'] as const;
 const BLS = ['bls'] as const;
 const LLMAPI = ['llmapi'] as const;
+const VLLM = ['vllm'] as const;
+// Options Triton's vLLM backend takes too, in its `sampling_parameters` JSON or an input of its own.
+const ANY = [...ALL, 'vllm'] as const;
+const TRTLLM_VLLM = [...TRTLLM, 'vllm'] as const;
 // The flavors with an image input in NVIDIA's model repository (the multimodal ensemble is an ensemble).
-const IMAGES = ['ensemble', 'bls', 'llmapi'] as const;
+const IMAGES = ['ensemble', 'bls', 'llmapi', 'vllm'] as const;
 const INT32 = { min: -2147483648, max: 2147483647 } as const;
 const COUNT = { min: 0, max: 2147483647 } as const;
 const POSITIVE = { min: 1, max: 2147483647 } as const;
 
 // Kept with literal types, so the per-flavor request types below are computed from it.
 const TABLE = {
-  prompt: { type: 'string', flavors: ALL, nonEmpty: true, tokenizer: true },
+  prompt: { type: 'string', flavors: ANY, nonEmpty: true, tokenizer: true },
   inputIds: { type: 'tokenIds', flavors: RAW, nonEmpty: true },
   images: { type: 'images', flavors: IMAGES },
-  maxTokens: { type: 'integer', flavors: ALL, required: true, ...POSITIVE },
-  stopWords: { type: 'strings', flavors: ALL, tokenizer: true },
+  maxTokens: { type: 'integer', flavors: ANY, required: true, ...POSITIVE },
+  stopWords: { type: 'strings', flavors: ANY, tokenizer: true },
   stopWordIds: { type: 'tokenIdLists', flavors: RAW, notOverHttpGenerate: RAW },
   badWords: { type: 'strings', flavors: TRTLLM, tokenizer: true, notOverHttpGenerate: RAW },
   badWordIds: { type: 'tokenIdLists', flavors: RAW, notOverHttpGenerate: RAW },
   endId: { type: 'integer', flavors: TRTLLM, ...INT32 },
   padId: { type: 'integer', flavors: TRTLLM, ...INT32 },
-  topK: { type: 'integer', flavors: ALL, ...COUNT },
-  topP: { type: 'number', flavors: ALL, min: 0, minExclusive: true, max: 1 },
+  topK: { type: 'integer', flavors: ANY, ...COUNT },
+  topP: { type: 'number', flavors: ANY, min: 0, minExclusive: true, max: 1 },
   topPMin: { type: 'number', flavors: RAW, min: 0 },
   topPDecay: { type: 'number', flavors: RAW, min: 0 },
   topPResetIds: { type: 'integer', flavors: RAW, ...INT32 },
-  temperature: { type: 'number', flavors: ALL, min: 0 },
+  temperature: { type: 'number', flavors: ANY, min: 0 },
   lengthPenalty: { type: 'number', flavors: TRTLLM },
   earlyStopping: { type: 'boolean', flavors: RAW },
-  repetitionPenalty: { type: 'number', flavors: TRTLLM, min: 0 },
-  presencePenalty: { type: 'number', flavors: ALL },
-  frequencyPenalty: { type: 'number', flavors: ALL },
-  minTokens: { type: 'integer', flavors: TRTLLM, ...COUNT },
-  seed: { type: 'uint64', flavors: ALL },
+  repetitionPenalty: { type: 'number', flavors: TRTLLM_VLLM, min: 0 },
+  presencePenalty: { type: 'number', flavors: ANY },
+  frequencyPenalty: { type: 'number', flavors: ANY },
+  minTokens: { type: 'integer', flavors: TRTLLM_VLLM, ...COUNT },
+  seed: { type: 'uint64', flavors: ANY },
   beamWidth: { type: 'integer', flavors: TRTLLM, ...POSITIVE },
   beamSearchDiversityRate: { type: 'number', flavors: RAW, min: 0 },
   numReturnSequences: { type: 'integer', flavors: TRTLLM, ...POSITIVE },
   bestOf: { type: 'integer', flavors: LLMAPI, ...POSITIVE },
-  returnLogProbs: { type: 'boolean', flavors: ALL },
+  returnLogProbs: { type: 'boolean', flavors: ANY },
+  topLogProbs: { type: 'integer', flavors: VLLM, ...COUNT },
   returnContextLogits: { type: 'boolean', flavors: TRTLLM },
   returnGenerationLogits: { type: 'boolean', flavors: TRTLLM },
   returnPerfMetrics: { type: 'boolean', flavors: ALL },
-  returnNumTokens: { type: 'boolean', flavors: TRTLLM },
-  excludeInputInOutput: { type: 'boolean', flavors: ALL },
+  returnNumTokens: { type: 'boolean', flavors: TRTLLM_VLLM },
+  excludeInputInOutput: { type: 'boolean', flavors: ANY },
   embeddingBias: {
     type: 'object',
     flavors: TEXT,
@@ -132,7 +137,7 @@ const TABLE = {
   promptTableExtraId: { type: 'uint64', flavors: TRTLLM },
   lora: {
     type: 'object',
-    flavors: ALL,
+    flavors: ANY,
     fields: {
       taskId: { type: 'uint64', flavors: ALL },
       weights: { type: 'matrix', flavors: TRTLLM, notOverHttpGenerate: TRTLLM },
@@ -142,16 +147,16 @@ const TABLE = {
         columns: ['module_id', 'layer_idx', 'adapter_size'],
         notOverHttpGenerate: TRTLLM,
       },
-      name: { type: 'string', flavors: LLMAPI },
+      name: { type: 'string', flavors: [...LLMAPI, 'vllm'] },
       path: { type: 'string', flavors: LLMAPI },
     },
   },
   guidedDecoding: {
     type: 'object',
-    flavors: TRTLLM,
+    flavors: TRTLLM_VLLM,
     fields: {
-      type: { type: 'string', flavors: TRTLLM, required: true, nonEmpty: true },
-      guide: { type: 'string', flavors: TRTLLM },
+      type: { type: 'string', flavors: TRTLLM_VLLM, required: true, nonEmpty: true },
+      guide: { type: 'string', flavors: TRTLLM_VLLM },
     },
   },
   decoderTextInput: { type: 'string', flavors: TEXT },
@@ -166,11 +171,11 @@ const TABLE = {
   // Request ids travel in logs and the gRPC stop path too: printable and short.
   requestId: {
     type: 'string',
-    flavors: ALL,
+    flavors: ANY,
     pattern: /^[\x21-\x7e]{1,128}$/,
     patternRule: '1-128 printable ASCII characters without spaces',
   },
-  parameters: { type: 'parameters', flavors: ALL, reservedPrefix: 'triton_' },
+  parameters: { type: 'parameters', flavors: ANY, reservedPrefix: 'triton_' },
 } as const satisfies RequestOptions;
 
 /**
@@ -214,3 +219,10 @@ export type TensorrtLlmRequest = Pick<GenerateRequest, FlavorKeys<'tensorrt_llm'
  * @interface
  */
 export type LlmApiRequest = Pick<GenerateRequest, FlavorKeys<'llmapi'>>;
+
+/**
+ * What a model of Triton's vLLM backend takes. Computed from {@link REQUEST_OPTIONS}.
+ *
+ * @interface
+ */
+export type VllmRequest = Pick<GenerateRequest, FlavorKeys<'vllm'>>;

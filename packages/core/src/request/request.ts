@@ -3,9 +3,10 @@
  * - `ensemble`: platform ensemble preprocessing -> tensorrt_llm -> postprocessing (text in, text out);
  * - `bls`: `tensorrt_llm_bls`, the same through Python business logic (may accumulate streamed text);
  * - `tensorrt_llm`: the raw model, token ids in and out (text with a {@link Tokenizer});
- * - `llmapi`: the LLM-API (PyTorch) `tensorrt_llm` model with `sampling_param_*` inputs.
+ * - `llmapi`: the LLM-API (PyTorch) `tensorrt_llm` model with `sampling_param_*` inputs;
+ * - `vllm`: Triton's vLLM backend (`text_input` and one `sampling_parameters` JSON, no batch dimension).
  */
-export type ModelFlavor = 'ensemble' | 'bls' | 'tensorrt_llm' | 'llmapi';
+export type ModelFlavor = 'ensemble' | 'bls' | 'tensorrt_llm' | 'llmapi' | 'vllm';
 
 /** A 2-D tensor given by its row-major values and its shape `[rows, columns]`. */
 export interface Matrix {
@@ -93,6 +94,11 @@ export interface GenerateRequest {
   readonly bestOf?: number;
 
   readonly returnLogProbs?: boolean;
+  /**
+   * vLLM: the number of most likely alternatives (`logprobs`) returned with each generated token's log
+   * prob, as `topLogProbs` of the sequence and of each chunk; log probs are returned with them.
+   */
+  readonly topLogProbs?: number;
   readonly returnContextLogits?: boolean;
   readonly returnGenerationLogits?: boolean;
   readonly returnPerfMetrics?: boolean;
