@@ -10,6 +10,7 @@ import { executeLlmApi } from './llmapi-model.js';
 import type { InferenceRequest, ResponseSink } from './request.js';
 import { executeTextModel } from './text-model.js';
 import { executeTokenizerModel } from './tokenizer-models.js';
+import { executeVllm } from './vllm-model.js';
 
 /** The model `name` at `version` ('' = latest), or Triton's unknown-model error. */
 export function findModel(ctx: EngineContext, name: string, version = ''): ModelDef {
@@ -20,7 +21,7 @@ export function findModel(ctx: EngineContext, name: string, version = ''): Model
 
 function run(req: InferenceRequest, sink: ResponseSink, ctx: EngineContext): Promise<void> {
   // A decoupled model answers each request on a response stream of its own: one item per request.
-  const n = batchSize(req.inputs);
+  const n = req.model.maxBatchSize > 0 ? batchSize(req.inputs) : 1;
   if (n > 1 && req.model.decoupled) {
     refuse(req, sink, ctx, batchNeedsNonDecoupled(n));
     return Promise.resolve();
@@ -33,6 +34,8 @@ function run(req: InferenceRequest, sink: ResponseSink, ctx: EngineContext): Pro
       return executeTextModel(req, sink, ctx);
     case 'llmapi':
       return executeLlmApi(req, sink, ctx);
+    case 'vllm':
+      return executeVllm(req, sink, ctx);
     case 'preprocessing':
     case 'postprocessing':
       return executeTokenizerModel(req, sink, ctx);

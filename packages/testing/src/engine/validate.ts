@@ -48,11 +48,14 @@ export function validateInputs(model: ModelDef, id: string, inputs: readonly Inp
         `${prefix}inference input '${input.name}' data-type is '${input.datatype}', but model '${model.name}' expects '${spec.datatype}'`,
       );
     }
-    const batch = input.shape[0];
-    const expected = [-1, ...spec.dims];
+    // A model with max_batch_size 0 has no batch dimension: its inputs are shaped as declared.
+    const batched = model.maxBatchSize > 0;
+    const batch = batched ? input.shape[0] : 1;
+    const expected = batched ? [-1, ...spec.dims] : spec.dims;
+    const offset = batched ? 1 : 0;
     const fits =
       input.shape.length === expected.length &&
-      spec.dims.every((d, i) => d === -1 || d === input.shape[i + 1]) &&
+      spec.dims.every((d, i) => d === -1 || d === input.shape[i + offset]) &&
       input.shape.every((d) => d >= 0);
     if (!fits || batch === undefined || batch < 1) {
       throw new TritonError(
@@ -77,7 +80,7 @@ function validateBatch(model: ModelDef, prefix: string, inputs: readonly InputHe
       );
     }
     // A shape without a batch dimension is reported by the shape check.
-    const own = input.shape[0];
+    const own = model.maxBatchSize > 0 ? input.shape[0] : undefined;
     if (own === undefined) continue;
     if (batch === undefined) batch = own;
     else if (own !== batch) {

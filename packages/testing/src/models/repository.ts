@@ -16,6 +16,8 @@ import {
   TEXT_MODEL_OUTPUTS,
   TRTLLM_INPUTS,
   TRTLLM_OUTPUTS,
+  VLLM_INPUTS,
+  VLLM_OUTPUTS,
 } from './tables.js';
 import { type BackendVersion, type TensorSpec, tensorsFor } from './tensor-spec.js';
 
@@ -27,6 +29,7 @@ export type ModelKind =
   | 'ensemble'
   | 'bls'
   | 'llmapi'
+  | 'vllm'
   | 'echo';
 
 export interface EnsembleStep {
@@ -224,6 +227,13 @@ function drafts(options: RepositoryOptions): Draft[] {
     draft('llmapi', 'llmapi', true, {
       inputs: tensorsFor(LLMAPI_INPUTS, 'latest'),
       outputs: tensorsFor(LLMAPI_OUTPUTS, 'latest'),
+      parameters: { ...timing },
+    }),
+    // Triton's vLLM backend, as its auto-completed config reads: decoupled, no batch dimension.
+    draft('vllm', 'vllm', true, {
+      maxBatchSize: 0,
+      inputs: tensorsFor(VLLM_INPUTS, 'latest'),
+      outputs: tensorsFor(VLLM_OUTPUTS, 'latest'),
       parameters: { ...timing },
     }),
     // No flavor the SDK knows: streamed by its tensors (TritonLlm.streamInfer), one response per INPUT0 element.

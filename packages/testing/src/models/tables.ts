@@ -317,3 +317,30 @@ export const POSTPROCESSING_INPUTS: readonly TableRow[] = [
 ];
 
 export const POSTPROCESSING_OUTPUTS: readonly TableRow[] = [row('OUTPUT', 'BYTES', [-1])];
+
+/**
+ * Triton's vLLM backend (triton-inference-server/vllm_backend `src/model.py`), as its
+ * `auto_complete_config` declares it: decoupled, `max_batch_size` 0, so no batch dimension.
+ */
+export const VLLM_INPUTS: readonly TableRow[] = [
+  row('text_input', 'BYTES', [1], { opt: false }),
+  row('image', 'BYTES', [-1]),
+  row('stream', 'BOOL', [1]),
+  row('sampling_parameters', 'BYTES', [1]),
+  row('exclude_input_in_output', 'BOOL', [1]),
+  row('return_finish_reason', 'BOOL', [1]),
+  row('return_cumulative_logprob', 'BOOL', [1]),
+  row('return_logprobs', 'BOOL', [1]),
+  row('return_num_input_tokens', 'BOOL', [1]),
+  row('return_num_output_tokens', 'BOOL', [1]),
+  row('embedding_request', 'BYTES', [1]),
+];
+
+export const VLLM_OUTPUTS: readonly TableRow[] = [
+  row('text_output', 'BYTES', [-1]),
+  row('finish_reason', 'BYTES', [-1]),
+  row('cumulative_logprob', 'FP32', [-1]),
+  row('logprobs', 'BYTES', [-1]),
+  row('num_input_tokens', 'UINT32', [1]),
+  row('num_output_tokens', 'UINT32', [-1]),
+];
