@@ -10,6 +10,7 @@ import {
   planJobs,
 } from './choices.js';
 import { sendJson } from './http-io.js';
+import type { RequestMeter } from './metrics/gateway-metrics.js';
 import type { CommonParams } from './params.js';
 import { SseWriter } from './sse.js';
 import type { OpenAiFinishReason, OpenAiUsage } from './wire.js';
@@ -24,6 +25,20 @@ export interface EndpointContext {
   readonly signal: AbortSignal;
   /** The request as its sender wrote it (`POST /v1/chat/completions`), which error messages lead with. */
   readonly request: string;
+  /** Told of streamed text and usage, for `/metrics`. */
+  readonly meter?: RequestMeter;
+  /** Aborted when the server's drain timeout passes: the reason is the error the response ends with. */
+  readonly shutdown?: AbortSignal;
+}
+
+/** Ends the request with the shutdown's error once the server's drain timeout cut it short. */
+function throwIfShutDown(ctx: EndpointContext): void {
+  if (ctx.shutdown?.aborted === true) throw ctx.shutdown.reason;
+}
+
+/** The error a request ends with: the server's shutdown, once it cut the request short. */
+function endingError(err: unknown, ctx: EndpointContext): unknown {
+  return ctx.shutdown?.aborted === true ? ctx.shutdown.reason : inRequestTerms(err, ctx.request);
 }
 
 /**
@@ -68,7 +83,9 @@ export async function respond(
   const choiceCtx = { llm: ctx.llm, tokenizer: ctx.tokenizer, signal: ctx.signal };
   if (!params.stream) {
     const { choices, usage } = await generateChoices(choiceCtx, jobs);
+    throwIfShutDown(ctx);
     if (ctx.signal.aborted) return;
+    ctx.meter?.usage(usage);
     sendJson(res, 200, format.complete(choices, usage), headers);
     return;
   }
@@ -79,6 +96,7 @@ export async function respond(
   const events = streamChoices(choiceCtx, jobs);
   try {
     let next = await events.next();
+    throwIfShutDown(ctx);
     if (ctx.signal.aborted) return;
     const sse = new SseWriter(res, headers);
     try {
@@ -86,17 +104,26 @@ export async function respond(
       while (!next.done && !sse.closed) {
         const event = next.value;
         let full: Promise<void> | undefined;
-        if (event.type === 'delta') full = sse.send(format.delta(event));
-        else if (event.type === 'finish') full = sse.send(format.finish(event.choice, event.finishReason));
-        else if (params.includeUsage) full = sse.send(format.usage(event.usage));
+        if (event.type === 'delta') {
+          ctx.meter?.delta(event.choice);
+          full = sse.send(format.delta(event));
+        } else if (event.type === 'finish') full = sse.send(format.finish(event.choice, event.finishReason));
+        else {
+          ctx.meter?.usage(event.usage);
+          if (params.includeUsage) full = sse.send(format.usage(event.usage));
+        }
         // Most writes fit the socket: awaiting only a full one saves a microtask per chunk.
         if (full !== undefined) await full;
         next = await events.next();
       }
+      // A stream the shutdown cut short may end quietly upstream: it still ends with the error.
+      throwIfShutDown(ctx);
       if (!sse.closed) await sse.done();
     } catch (err) {
       if (sse.closed) return;
-      await sse.fail(inRequestTerms(err, ctx.request));
+      const ending = endingError(err, ctx);
+      ctx.meter?.error(ending);
+      await sse.fail(ending);
     }
   } finally {
     // Cancels whatever is still running upstream when the client left or an error ended the stream.
@@ -115,7 +142,9 @@ async function streamWhole(
   result: { choices: readonly ChoiceOutcome[]; usage: OpenAiUsage },
   headers: Readonly<Record<string, string>>,
 ): Promise<void> {
+  throwIfShutDown(ctx);
   if (ctx.signal.aborted) return;
+  ctx.meter?.usage(result.usage);
   const sse = new SseWriter(res, headers);
   let events = format.opening();
   for (const c of result.choices) {

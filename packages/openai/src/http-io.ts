@@ -84,12 +84,16 @@ export function sendJson(
   res.end(text);
 }
 
-/** Writes an error as OpenAI's error JSON with its HTTP status. */
-export function sendError(res: ServerResponse, err: unknown): void {
+/** Writes an error as OpenAI's error JSON with its HTTP status (and `headers`, such as a 429's `Retry-After`). */
+export function sendError(
+  res: ServerResponse,
+  err: unknown,
+  headers: Readonly<Record<string, string>> = {},
+): void {
   const { status, body } = toOpenAiError(err);
   if (res.headersSent) {
     res.destroy();
     return;
   }
-  sendJson(res, status, body);
+  sendJson(res, status, body, headers);
 }

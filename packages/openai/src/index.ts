@@ -11,3 +11,4 @@ export type {
 export { CHAT_TEMPLATE_CHOICES, ChatTemplate, loadChatTemplate, TOOL_CALL_PARSERS } from '@trtllm/tokenizers';
 export type { OpenAiServer, OpenAiServerBackend, OpenAiServerOptions } from './server.js';
 export { createOpenAiServer } from './server.js';
+export type { LoraAdapterOptions, ServedModelOptions } from './served-models.js';
