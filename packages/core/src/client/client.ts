@@ -9,7 +9,7 @@ import { detectSchema, type ModelSchema } from '../models/schema.js';
 import type { GenerateRequest } from '../request/request.js';
 import { requestId as checkRequestId, validateRequest } from '../request/validate.js';
 import type { GenerateResult } from '../result.js';
-import { type RetryPolicy, retryPolicy, withRetry } from '../retry.js';
+import { backoff, exhausted, RetryPlan, type RetryPolicy, retryPolicy, withRetry } from '../retry.js';
 import type { RequestTelemetry } from '../telemetry/request.js';
 import { observer, Telemetry } from '../telemetry/telemetry.js';
 import type {
@@ -228,6 +228,80 @@ export class TritonLlm {
     return this.call(options, false, (o) => this.transport.infer({ ...request, id }, o))
       .catch((err: unknown) => this.notFound(err, request.model, options))
       .catch(failedCall('infer', request.model));
+  }
+
+  /**
+   * {@link TritonLlm.infer}'s streaming counterpart, for any model, decoupled ones included (which
+   * refuse unary calls): sends the tensors given (gRPC `ModelStreamInfer`, HTTP
+   * `/generate_stream`) and yields each response as it arrives, the last one with `final: true`
+   * (over HTTP, where an event stream ends without saying so, that is one more response with no
+   * outputs; over gRPC too when the model ends with a flags-only final).
+   * Breaking out of `for await`, or aborting `options.signal`, cancels the request on the server
+   * (a reading loop then fails with `cancelled`). Over HTTP each input travels as JSON by name, so
+   * a tensor JSON cannot carry (more than one dimension besides the batch, bytes that are not
+   * UTF-8) fails naming the input before anything is sent; use the gRPC transport for those. Like
+   * `infer()`, a failure before the first response is retried only with `retryNonIdempotent`.
+   */
+  streamInfer(
+    request: Omit<InferRequest, 'id'> & { readonly id?: string },
+    options?: ClientCallOptions,
+  ): AsyncIterable<InferResponse> {
+    const id = request.id ?? generateRequestId();
+    checkRequestId(id);
+    checkCallOptionNames(options, 'call');
+    const { retry, signal, retryPlan: _, ...rest } = options ?? {};
+    const defaults = this.options.defaults;
+    const merged: CallOptions = {
+      ...(defaults?.timeoutMs !== undefined ? { timeoutMs: defaults.timeoutMs } : {}),
+      ...(defaults?.headers !== undefined ? { headers: defaults.headers } : {}),
+      ...rest,
+    };
+    checkCallOptions(merged, '');
+    const policy = retry === undefined ? this.retry : retryPolicy(this.options.retry, retry);
+    return this.inferStream({ ...request, id }, merged, policy, signal);
+  }
+
+  /** The responses of {@link TritonLlm.streamInfer}: attempts until one answers, the signal as cancel. */
+  private async *inferStream(
+    request: InferRequest,
+    options: CallOptions,
+    policy: RetryPolicy,
+    signal: AbortSignal | undefined,
+  ): AsyncGenerator<InferResponse, void, undefined> {
+    const ended = (): boolean => signal?.aborted === true;
+    const plan = new RetryPlan(policy, { idempotent: false, timeoutMs: options.timeoutMs, ended });
+    let delivered = false;
+    for (;;) {
+      const left = plan.remainingMs();
+      // Transports take no signal for a stream: the abort reaches the wire as the stream's cancel().
+      const stream = this.transport.stream(request, {
+        ...options,
+        ...(left !== undefined ? { timeoutMs: Math.max(1, left) } : {}),
+        retryPlan: plan,
+      });
+      const cancel = (): void => stream.cancel();
+      if (ended()) cancel();
+      else signal?.addEventListener('abort', cancel, { once: true });
+      try {
+        for await (const response of stream) {
+          delivered = true;
+          yield response;
+        }
+        return;
+      } catch (err) {
+        const decision = plan.decide(err, { delivered, ended: ended() });
+        if (decision.action === 'fail') {
+          const last = err instanceof TritonLlmError ? exhausted(err, plan.attempts) : err;
+          const lookup = signal === undefined ? options : { ...options, signal };
+          return await this.notFound(last, request.model, lookup).catch(
+            failedCall('streamInfer', request.model),
+          );
+        }
+        if (decision.action === 'wait') await backoff(decision.delayMs, signal);
+      } finally {
+        signal?.removeEventListener('abort', cancel);
+      }
+    }
   }
 
   /** True when the server is live. */
