@@ -96,9 +96,37 @@ describe.each(PROTOCOLS)("Triton's vLLM backend (the fake's vllm model) over %s"
     expect(seen.tokens).toBeLessThan(5000);
   });
 
+  it('an aborted generate() stops vLLM over gRPC; over HTTP the report and the warning say it runs on', async () => {
+    const warnings: string[] = [];
+    const client = new TritonLlm({
+      transport: fake.transport(protocol),
+      model: 'vllm',
+      logger: { warn: (m) => warnings.push(m) },
+    });
+    const controller = new AbortController();
+    const pending = client.generate(
+      { prompt: PROMPT, maxTokens: 100, requestId: `abort-${protocol}` },
+      { signal: controller.signal },
+    );
+    await fake.triton().waitForEvent((e) => e.id === `abort-${protocol}` && e.event === 'received', 5000);
+    controller.abort();
+    const result = await pending;
+    expect(result.finishReason).toBe('cancelled');
+    expect(result.earlyStop?.serverStopsGenerating).toBe(protocol === 'grpc');
+    if (protocol === 'grpc') expect(warnings).toEqual([]);
+    else expect(warnings).toEqual([expect.stringContaining('Use stream() or the gRPC transport')]);
+    // The fake, like Triton, sees a closed HTTP connection only at its next write: the request's last.
+    const end = await fake
+      .triton()
+      .waitForEvent((e) => e.id === `abort-${protocol}` && e.event !== 'received', 5000);
+    expect([end.event, end.tokens < 100]).toEqual(
+      protocol === 'grpc' ? ['cancelled', true] : ['completed', false],
+    );
+  });
+
   it('refuses an option the backend cannot honour before anything is sent', async () => {
     const err = await llm()
-      .generate({ prompt: PROMPT, maxTokens: 4, beamWidth: 2 })
+      .generate({ prompt: PROMPT, maxTokens: 4, beamWidth: 2, requestId: `refused-${protocol}` })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TritonLlmError);
     expect((err as TritonLlmError).field).toBe('beamWidth');
@@ -106,7 +134,7 @@ describe.each(PROTOCOLS)("Triton's vLLM backend (the fake's vllm model) over %s"
       fake
         .triton()
         .events()
-        .filter((e) => e.model === 'vllm'),
+        .filter((e) => e.id === `refused-${protocol}`),
     ).toEqual([]);
   });
 });

@@ -51,8 +51,8 @@ export class TritonLlm {
   private readonly warned = new Set<string>();
   private readonly retry: RetryPolicy;
   // One function for every generation of this client, rather than a closure per request.
-  private readonly warnKeepsGenerating = (model: string): void =>
-    this.warnOnce(`keeps-generating:${model}`, keepsGeneratingWarning(model));
+  private readonly warnKeepsGenerating = (model: string, flavor?: string): void =>
+    this.warnOnce(`keeps-generating:${model}`, keepsGeneratingWarning(model, flavor));
   private readonly telemetry: Telemetry | undefined;
 
   constructor(private readonly options: TritonLlmOptions) {

@@ -2,7 +2,14 @@ import type { ModelSchema } from '../models/schema.js';
 import type { GenerateRequest } from '../request/request.js';
 
 /** Why an early end of a request to `model` may leave the server generating, and what to use instead. */
-export function keepsGeneratingWarning(model: string): string {
+export function keepsGeneratingWarning(model: string, flavor?: string): string {
+  if (flavor === 'vllm') {
+    return (
+      `[@trtllm/sdk] a request to '${model}' was ended early, but the vLLM model may keep generating to max_tokens: ` +
+      'Triton notices a closed HTTP connection only when it next writes a response, and a request that does not ' +
+      'stream writes only its last. Use stream() or the gRPC transport, whose cancel vLLM sees at once.'
+    );
+  }
   return (
     `[@trtllm/sdk] a request to '${model}' was ended early, but this model cannot stop its generation on the server: ` +
     'Triton ensembles and the BLS model keep generating to max_tokens after a cancel. To free the GPU, call the raw ' +

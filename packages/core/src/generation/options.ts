@@ -36,7 +36,7 @@ export interface GenerationContext {
   /** The resolved retry policy of this request. */
   readonly retry: RetryPolicy;
   /** Called once per client when an early end cannot stop the server's generation. */
-  readonly warnServerKeepsGenerating: (model: string) => void;
+  readonly warnServerKeepsGenerating: (model: string, flavor: string) => void;
   readonly observe?: (event: GenerationEvent) => void;
   /**
    * Where a non-decoupled request gets its one response, instead of its own `infer` call: a
@@ -59,7 +59,7 @@ export interface WireContext {
   readonly tokenizer: Tokenizer | undefined;
   readonly options: GenerateOptions;
   readonly retry: RetryPolicy;
-  readonly warnServerKeepsGenerating: (model: string) => void;
+  readonly warnServerKeepsGenerating: (model: string, flavor: string) => void;
   readonly observe: ((event: GenerationEvent) => void) | undefined;
   readonly unary: ((options: CallOptions) => Promise<InferResponse>) | undefined;
 }
