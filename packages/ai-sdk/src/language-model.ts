@@ -64,8 +64,11 @@ export interface Prepared {
  */
 export class TritonLanguageModel implements LanguageModelV4 {
   readonly specificationVersion = 'v4';
-  /** No URL is passed through to Triton: the AI SDK downloads files, and the prompt is text. */
-  readonly supportedUrls: Record<string, RegExp[]> = {};
+  /**
+   * Image URLs (http, https) go to Triton as they are, for the model to fetch (the LLM API's
+   * `image_url`, the multimodal preprocessing's `image_url_input`); the AI SDK downloads any other.
+   */
+  readonly supportedUrls: Record<string, RegExp[]> = { 'image/*': [/^https?:\/\/.+$/i] };
 
   constructor(
     readonly modelId: string,
@@ -267,7 +270,7 @@ export class TritonLanguageModel implements LanguageModelV4 {
     });
     const headers = { ...config.headers, ...definedHeaders(options.headers) };
     const signal = options.abortSignal;
-    const { messages, warnings: promptWarnings } = chatMessages(options.prompt);
+    const { messages, images, warnings: promptWarnings } = chatMessages(options.prompt);
     // One after the other, so a bad tokenizerDir always fails with the directory check's message
     // (what is missing), never with whichever of the two reads lost a race; both load once.
     const { llm, tokenizer } = await config.client();
@@ -280,7 +283,11 @@ export class TritonLanguageModel implements LanguageModelV4 {
     const tools = toolUse(options, schema, template, config.toolCallParser);
     const prompt = template.render(messages, tools.plan !== undefined ? { tools: tools.plan.tools } : {});
     const prepared = prepareCall(options, schema, trtllm, config.defaultMaxTokens, tools.plan?.guided);
-    const request: GenerateRequest = { ...prepared.request, prompt };
+    const request: GenerateRequest = {
+      ...prepared.request,
+      prompt,
+      ...(images.length > 0 ? { images } : {}),
+    };
     checkRequest(request);
     const { timeoutMs, idleTimeoutMs } = prepared.call;
     return {

@@ -4,18 +4,30 @@ import type {
   LanguageModelV4ToolResultOutput,
   SharedV4Warning,
 } from '@ai-sdk/provider';
-import type { ChatMessage, ChatToolCall } from '@trtllm/tokenizers';
+import {
+  convertBase64ToUint8Array,
+  detectMediaType,
+  getTopLevelMediaType,
+  isFullMediaType,
+} from '@ai-sdk/provider-utils';
+import type { ImageInput } from '@trtllm/sdk';
+import { invalidArgument } from '@trtllm/sdk/transport';
+import type { ChatContentPart, ChatMessage, ChatToolCall } from '@trtllm/tokenizers';
 
 /**
  * The AI SDK's message list as the chat template takes it: text parts joined, tool calls and tool
- * results carried over, and everything the model cannot read (images, audio, reasoning files)
- * left out with one warning per kind, so that nothing is dropped silently.
+ * results carried over, the images of user messages collected in order for the request's `images`
+ * (each message keeping where its images stood, for templates with image markers), and everything
+ * else the model cannot read (audio, documents, reasoning files) left out with one warning per
+ * kind, so that nothing is dropped silently.
  */
 export function chatMessages(prompt: LanguageModelV4Prompt): {
   readonly messages: ChatMessage[];
+  readonly images: ImageInput[];
   readonly warnings: SharedV4Warning[];
 } {
   const messages: ChatMessage[] = [];
+  const images: ImageInput[] = [];
   const dropped = new Map<string, string>();
   const drop = (feature: string, details: string): void => {
     if (!dropped.has(feature)) dropped.set(feature, details);
@@ -25,18 +37,25 @@ export function chatMessages(prompt: LanguageModelV4Prompt): {
     drop(`file parts (${part.mediaType})`, 'the model reads text only; the file was left out of the prompt');
     return undefined;
   };
-  for (const message of prompt) {
+  for (const [i, message] of prompt.entries()) {
     switch (message.role) {
       case 'system':
         messages.push({ role: 'system', content: message.content });
         break;
       case 'user': {
-        const texts: string[] = [];
-        for (const part of message.content) {
+        const parts: ChatContentPart[] = [];
+        for (const [j, part] of message.content.entries()) {
+          if (part.type === 'file' && getTopLevelMediaType(part.mediaType) === 'image') {
+            images.push(imageOf(part, `messages[${i}].content[${j}]`));
+            parts.push({ type: 'image' });
+            continue;
+          }
           const text = part.type === 'text' ? part.text : fileText(part);
-          if (text !== undefined) texts.push(text);
+          if (text !== undefined) parts.push({ type: 'text', text });
         }
-        messages.push({ role: 'user', content: texts.join('') });
+        const content = parts.map((p) => (p.type === 'text' ? p.text : '')).join('');
+        const withImages = parts.some((p) => p.type === 'image');
+        messages.push({ role: 'user', content, ...(withImages ? { parts } : {}) });
         break;
       }
       case 'assistant': {
@@ -83,7 +102,41 @@ export function chatMessages(prompt: LanguageModelV4Prompt): {
     feature,
     details,
   }));
-  return { messages, warnings };
+  return { messages, images, warnings };
+}
+
+/**
+ * An image part as the SDK sends it: an http(s) URL as is (Triton's model fetches it; the provider
+ * declares such URLs supported, so the AI SDK does not download them), a `data:` URL as is, and
+ * bytes or base64 as bytes with a full media type (sniffed from the bytes when the AI SDK only
+ * knows `image`).
+ */
+function imageOf(part: LanguageModelV4FilePart, field: string): ImageInput {
+  const { data } = part;
+  switch (data.type) {
+    case 'url':
+      return { url: data.originalUrl ?? data.url.href };
+    case 'data': {
+      const bytes = typeof data.data === 'string' ? convertBase64ToUint8Array(data.data) : data.data;
+      const mediaType = isFullMediaType(part.mediaType)
+        ? part.mediaType
+        : detectMediaType({ data: bytes, topLevelType: 'image' });
+      if (mediaType === undefined) {
+        throw invalidArgument(
+          `${field}.mediaType`,
+          part.mediaType,
+          'must name the image format (image/png, image/jpeg...): it was not given and the bytes are not a known image format',
+        );
+      }
+      return { data: bytes, mediaType };
+    }
+    default:
+      throw invalidArgument(
+        `${field}.data`,
+        data.type,
+        'must be an image URL, bytes or base64: Triton takes no provider file references or text as images',
+      );
+  }
 }
 
 function toolMessage(id: string, name: string, output: LanguageModelV4ToolResultOutput): ChatMessage {

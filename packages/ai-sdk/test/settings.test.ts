@@ -49,16 +49,17 @@ describe('AI SDK provider settings and warnings', () => {
         {
           role: 'user',
           content: [
-            { type: 'text', text: 'What is in this picture?' },
-            { type: 'image', image: new Uint8Array([137, 80, 78, 71]), mediaType: 'image/png' },
+            { type: 'text', text: 'What is in this recording?' },
+            // Images go to the model (images.test.ts); audio has nowhere to go.
+            { type: 'file', data: new Uint8Array([82, 73, 70, 70]), mediaType: 'audio/wav' },
           ],
         },
       ],
     });
     const features = (r.warnings ?? []).map((w) => ('feature' in w ? w.feature : w.type));
-    expect(features).toEqual(expect.arrayContaining(['reasoning', 'file parts (image/png)']));
+    expect(features).toEqual(expect.arrayContaining(['reasoning', 'file parts (audio/wav)']));
     // The text part still reached the model: the prompt is the text alone.
-    const prompt = '<|im_start|>user\nWhat is in this picture?<|im_end|>\n<|im_start|>assistant\n';
+    const prompt = '<|im_start|>user\nWhat is in this recording?<|im_end|>\n<|im_start|>assistant\n';
     expect(r.text).toBe(decode(generateTokens(encode(prompt), { maxTokens: 5 })[0]!.tokens));
   });
 
