@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
 import { parseTritonUrl, transportFromUrl } from '@trtllm/connect';
-import { TritonLlm } from '@trtllm/sdk';
+import { type Tokenizer, type Transport, TritonLlm, TritonLlmError } from '@trtllm/sdk';
 import {
   CHAT_TEMPLATE_CHOICES,
   type ChatTemplateChoice,
@@ -10,7 +10,16 @@ import {
   type ToolCallParserChoice,
 } from '@trtllm/tokenizers';
 import { waitForBackend } from './backend-check.js';
+import {
+  type CliModel,
+  type CliModels,
+  modelsFromConfig,
+  modelsFromFlags,
+  UsageError,
+} from './cli-models.js';
 import { cliTokenizerSetting } from './raw-model.js';
+import { listServableModels } from './repository-models.js';
+import type { ServedModelOptions } from './served-models.js';
 import { createOpenAiServer } from './server.js';
 
 const USAGE = `Usage: trtllm-openai [options]
@@ -20,21 +29,39 @@ An OpenAI-compatible API (/v1/models, /v1/completions, /v1/chat/completions) in 
 Options:
   --triton <url>           Triton address: grpc://host:port (grpcs:// for TLS, or dns:host:port),
                            or http(s)://host:port[/prefix] (default grpc://localhost:8001)
-  --model <name>           Triton model to call (default ensemble); checked at start
+  --model <spec>           Triton model to serve (default ensemble), checked at start; repeat it to
+                           serve several. <spec> is <triton-model>[,name=<served name>]
+                           [,tokenizer-dir=<dir>][,chat-template=<t>]; --model all serves every
+                           ready model of the repository that the SDK can drive
+  --lora <spec>            A LoRA adapter served as a model name: <name>,base=<served model>
+                           [,task-id=<n>][,lora-name=<s>][,path=<p>] (C++ model: task-id; LLM API:
+                           task-id, lora-name and path; vLLM: lora-name); repeatable
+  --config <file.json>     The models as JSON instead of --model/--lora:
+                           {"models": [{"model", "name", "tokenizerDir", "chatTemplate",
+                           "adapters": [{"name", "taskId", "loraName", "path"}]}]} or {"models": "all"}
   --triton-wait <seconds>  How long to wait at start for Triton to answer and the model to be
                            ready, trying again with a line per attempt (default 30)
-  --served-model-name <n>  Model name clients use (default: --model)
+  --served-model-name <n>  Model name clients use, with one --model (default: --model)
   --port <port>            Port to listen on (default 3000)
   --host <host>            Address to listen on (default 127.0.0.1)
   --api-key <key>          Require "Authorization: Bearer <key>" (or set TRTLLM_OPENAI_API_KEY)
-  --chat-template <name>   auto | chatml | llama2 | llama3 (default auto: the model's own, else chatml)
+  --chat-template <name>   auto | chatml | llama2 | llama3 (default auto: the model's own, else chatml);
+                           the default of every model that sets none
   --tokenizer-dir <dir>    Hugging Face tokenizer directory: its chat template, and its tokenizer.json when
                            it has one (needed for the raw tensorrt_llm model; counts prompt tokens for older
-                           ensembles); a path without either fails at start
+                           ensembles); a path without either fails at start; the default of every model
   --default-max-tokens <n> max_tokens of chat requests that give none (default 1024)
   --tool-call-parser <p>   auto | hermes | llama3_json: how tool calls are read from the model's text
                            (default auto: the format the chat template teaches)
+  --max-concurrency <n>    Most generation requests running at once (default: no limit)
+  --max-queue <n>          Requests that may wait for a slot past --max-concurrency (default 0);
+                           past both, 429 with Retry-After
+  --retry-after <seconds>  Retry-After of those 429s (default 1)
+  --drain-timeout <s>      On SIGTERM: stop accepting, /health 503, let requests in flight finish for
+                           up to this long, then end them and exit 0 (default 30)
   -h, --help               Show this help
+
+GET /metrics is Prometheus text; GET /health is 200 when every model is ready and not draining.
 `;
 
 /**
@@ -107,58 +134,139 @@ async function main(): Promise<void> {
     fail(
       `--triton-wait must be a non-negative number of seconds (got ${JSON.stringify(values['triton-wait'])})`,
     );
+  const drainSeconds = Number(values['drain-timeout'] ?? '30');
+  if (!Number.isFinite(drainSeconds) || drainSeconds < 0)
+    fail(
+      `--drain-timeout must be a non-negative number of seconds (got ${JSON.stringify(values['drain-timeout'])})`,
+    );
+  let wanted: CliModels;
+  try {
+    if (values.config !== undefined) {
+      if (values.model !== undefined || values.lora !== undefined)
+        throw new UsageError('--config gives the models: leave out --model and --lora');
+      wanted = await modelsFromConfig(values.config);
+    } else wanted = modelsFromFlags(values.model ?? [], values.lora ?? []);
+  } catch (err) {
+    if (err instanceof UsageError) fail(err.message);
+    throw err;
+  }
+  const servedName = values['served-model-name'];
+  if (servedName !== undefined && (wanted.all || wanted.models.length > 1))
+    fail('--served-model-name names the one model; with several, give each name=<served name> in --model');
   const transport = transportFromUrl(triton, { field: '--triton' });
-  const tokenizerDir = values['tokenizer-dir'];
-  const tokenizer =
-    tokenizerDir !== undefined
-      ? await loadTokenizerDir(tokenizerDir, { field: '--tokenizer-dir' })
-      : undefined;
-  const llm = new TritonLlm({
-    transport,
-    model: values.model ?? 'ensemble',
-    ...(tokenizer !== undefined ? { tokenizer } : {}),
-  });
-  await waitForBackend({
-    llm,
-    transport,
-    waitMs: waitSeconds * 1000,
-    log: (m) => process.stderr.write(`trtllm-openai: ${m}\n`),
-    settings: {
-      triton: `Triton at ${triton}`,
-      model: '--model',
-      wait: '--triton-wait',
-      hints: cliHints(triton),
-    },
-    tokenizer: { present: tokenizer !== undefined, setting: cliTokenizerSetting(tokenizerDir) },
-  });
+  const log = (m: string) => process.stderr.write(`trtllm-openai: ${m}\n`);
+  const tokenizers = new Map<string, Promise<Tokenizer | undefined>>();
+  const tokenizerOf = (dir: string | undefined): Promise<Tokenizer | undefined> => {
+    if (dir === undefined) return Promise.resolve(undefined);
+    let loaded = tokenizers.get(dir);
+    if (loaded === undefined) {
+      loaded = loadTokenizerDir(dir, { field: '--tokenizer-dir' });
+      tokenizers.set(dir, loaded);
+    }
+    return loaded;
+  };
+  const defaultDir = values['tokenizer-dir'];
+  const models: CliModel[] = wanted.all
+    ? (await servableModels(transport, await tokenizerOf(defaultDir), waitSeconds * 1000, log, triton)).map(
+        (model) => ({ model }),
+      )
+    : wanted.models.map((m, i) => (i === 0 && servedName !== undefined ? { ...m, name: servedName } : m));
+  const served: ServedModelOptions[] = [];
+  for (const m of models) {
+    const dir = m.tokenizerDir ?? defaultDir;
+    const tokenizer = await tokenizerOf(dir);
+    // A client of its own for the check: closing it would close the shared transport, so it is left.
+    await waitForBackend({
+      llm: new TritonLlm({ transport, model: m.model, ...(tokenizer !== undefined ? { tokenizer } : {}) }),
+      transport,
+      waitMs: waitSeconds * 1000,
+      log,
+      settings: {
+        triton: `Triton at ${triton}`,
+        model: '--model',
+        wait: '--triton-wait',
+        hints: cliHints(triton),
+      },
+      tokenizer: { present: tokenizer !== undefined, setting: cliTokenizerSetting(dir) },
+    });
+    served.push({
+      ...m,
+      chatTemplate: m.chatTemplate ?? (template as ChatTemplateChoice),
+      ...(dir !== undefined ? { tokenizerDir: dir } : {}),
+      ...(tokenizer !== undefined ? { tokenizer } : {}),
+    });
+  }
   const apiKey = values['api-key'] ?? process.env.TRTLLM_OPENAI_API_KEY;
+  const maxConcurrency = values['max-concurrency'];
   const server = createOpenAiServer({
-    llm,
-    chatTemplate: template as ChatTemplateChoice,
+    transport,
+    models: served,
     toolCallParser: toolCallParser as ToolCallParserChoice,
     defaultMaxTokens: integerFlag('default-max-tokens', values['default-max-tokens'], 1024),
-    ...(values['served-model-name'] !== undefined ? { modelName: values['served-model-name'] } : {}),
     ...(apiKey !== undefined && apiKey.length > 0 ? { apiKey } : {}),
-    ...(values['tokenizer-dir'] !== undefined ? { tokenizerDir: values['tokenizer-dir'] } : {}),
-    ...(tokenizer !== undefined ? { tokenizer } : {}),
+    ...(maxConcurrency !== undefined
+      ? { maxConcurrency: Math.max(1, integerFlag('max-concurrency', maxConcurrency, 1)) }
+      : {}),
+    maxQueue: integerFlag('max-queue', values['max-queue'], 0),
+    retryAfterSeconds: integerFlag('retry-after', values['retry-after'], 1),
   });
   const url = await server.listen(integerFlag('port', values.port, 3000), values.host ?? '127.0.0.1');
-  process.stdout.write(`trtllm-openai: serving '${values['served-model-name'] ?? llm.model}' at ${url}\n`);
-  const shutdown = (): void => {
+  const names = served.flatMap((m) => [m.name ?? m.model, ...(m.adapters ?? []).map((a) => a.name)]);
+  process.stdout.write(`trtllm-openai: serving ${names.map((n) => `'${n}'`).join(', ')} at ${url}\n`);
+  let stopping = false;
+  const shutdown = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    log(`${signal}: draining (up to ${drainSeconds} s for requests in flight)`);
     void server
-      .close()
-      .then(() => llm.close())
+      .drain({ timeoutMs: drainSeconds * 1000 })
+      .then(() => transport.close())
       .finally(() => process.exit(0));
   };
-  process.once('SIGINT', shutdown);
-  process.once('SIGTERM', shutdown);
+  process.once('SIGINT', () => shutdown('SIGINT'));
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+}
+
+/**
+ * `--model all`: the repository's servable models, waiting (with a line per attempt) up to
+ * `waitMs` for Triton to answer; none at all is an error naming why each was skipped.
+ */
+async function servableModels(
+  transport: Transport,
+  tokenizer: Tokenizer | undefined,
+  waitMs: number,
+  log: (m: string) => void,
+  triton: string,
+): Promise<string[]> {
+  const started = performance.now();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const found = await listServableModels(transport, tokenizer !== undefined ? { tokenizer } : {});
+      for (const s of found.skipped) log(`--model all: skipping '${s.model}': ${s.reason}`);
+      if (found.models.length === 0)
+        throw new TritonLlmError('not_found', `--model all: Triton at ${triton} has no model to serve`);
+      return [...found.models];
+    } catch (err) {
+      const e = TritonLlmError.from(err, 'internal');
+      const left = waitMs - (performance.now() - started);
+      if ((e.code !== 'unavailable' && e.code !== 'deadline_exceeded') || left <= 0) throw e;
+      log(`attempt ${attempt}: Triton at ${triton} did not answer (${e.message}); trying again`);
+      await new Promise((resolve) => setTimeout(resolve, Math.min(1000, left)));
+    }
+  }
 }
 
 function parse() {
   return parseArgs({
     options: {
       triton: { type: 'string' },
-      model: { type: 'string' },
+      model: { type: 'string', multiple: true },
+      lora: { type: 'string', multiple: true },
+      config: { type: 'string' },
+      'max-concurrency': { type: 'string' },
+      'max-queue': { type: 'string' },
+      'retry-after': { type: 'string' },
+      'drain-timeout': { type: 'string' },
       'served-model-name': { type: 'string' },
       port: { type: 'string' },
       host: { type: 'string' },

@@ -9,6 +9,8 @@ export type {
   ToolCallParserChoice,
 } from '@trtllm/tokenizers';
 export { CHAT_TEMPLATE_CHOICES, ChatTemplate, loadChatTemplate, TOOL_CALL_PARSERS } from '@trtllm/tokenizers';
+export type { ServableModels } from './repository-models.js';
+export { listServableModels } from './repository-models.js';
+export type { LoraAdapterOptions, ServedModelOptions } from './served-models.js';
 export type { OpenAiServer, OpenAiServerBackend, OpenAiServerOptions } from './server.js';
 export { createOpenAiServer } from './server.js';
-export type { LoraAdapterOptions, ServedModelOptions } from './served-models.js';

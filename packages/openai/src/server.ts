@@ -129,10 +129,10 @@ export interface OpenAiServer {
   /** Listens on `port` (0 picks a free one) and `host` (default 127.0.0.1); resolves to the base URL, e.g. `http://127.0.0.1:3000/v1`. */
   listen(port: number, host?: string): Promise<string>;
   /**
-   * Graceful shutdown (a rolling update's SIGTERM): stops accepting connections, answers new
-   * requests and `/health` with 503, lets requests in flight finish for up to `timeoutMs`
-   * (default 30 000), then ends the rest (a stream with a last SSE error event, code
-   * `unavailable`) and closes. The backend stays open: its owner closes it.
+   * Graceful shutdown (a rolling update's SIGTERM): from now on new requests and `/health` are
+   * answered 503 (`unavailable`, `Connection: close`), requests in flight finish for up to
+   * `timeoutMs` (default 30 000), then the rest end (a stream with a last SSE error event, code
+   * `unavailable`) and the server closes. The backend stays open: its owner closes it.
    */
   drain(options?: { readonly timeoutMs?: number }): Promise<void>;
   /** Stops accepting connections and ends open ones (streams in flight are cancelled upstream). The backend stays open: its owner closes it. */
@@ -432,13 +432,11 @@ export function createOpenAiServer(options: OpenAiServerOptions): OpenAiServer {
       const timeoutMs = drainOptions?.timeoutMs ?? 30_000;
       if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs < 0)
         throw invalidArgument('timeoutMs', timeoutMs, 'must be a non-negative number of milliseconds');
-      // No new connections from here; idle kept-alive ones close, busy ones after their response.
-      const closed = server.listening
-        ? new Promise<void>((resolve) => server.close(() => resolve()))
-        : Promise.resolve();
+      // The listener stays open while draining: a readiness probe reads 503 rather than a refused
+      // connection, and a request that still arrives is told to go elsewhere, not reset.
+      server.closeIdleConnections();
       await drain.drain(timeoutMs);
-      server.closeAllConnections();
-      await closed;
+      await close();
     },
     close,
   };
