@@ -27,9 +27,11 @@ export interface EarlyStopReport {
 
 /** A token at one position of the output with its log prob: the sampled one, or one of the most likely (vLLM's `logprobs`). */
 export interface TokenLogProb {
+  /** The token's id in the model's vocabulary. */
   readonly tokenId: number;
   /** The token's text, decoded alone by the server. */
   readonly token: string;
+  /** Its log probability (natural log) at this position. */
   readonly logProb: number;
   /** 1 for the most likely token at its position. */
   readonly rank: number;
