@@ -124,6 +124,7 @@ describe('gRPC errors, as the real Triton 2.51 answers', () => {
         'tensorrt_llm_bls_official',
         'tensorrt_llm_bls_per_token',
         'tensorrt_llm_unary',
+        'vllm',
       ].sort(),
     );
     await expect(h.grpc.unary('ModelConfig', { name: 'nope' })).rejects.toMatchObject({
