@@ -265,10 +265,11 @@ export class ChatTriton extends BaseChatModel<ChatTritonCallOptions, AIMessageCh
         'constrains the output to tool calls with guided decoding; it cannot be combined with guidedDecoding (withStructuredOutput)',
       );
     }
-    const prompt = template.render(chat, tools !== undefined ? { tools: tools.tools } : {});
+    const prompt = template.render(chat.messages, tools !== undefined ? { tools: tools.tools } : {});
     const requestId = options.requestId;
     const request = {
       ...requestFor(prompt, settings),
+      ...(chat.images.length > 0 ? { images: chat.images } : {}),
       ...(tools?.guided !== undefined ? { guidedDecoding: tools.guided } : {}),
       ...(requestId !== undefined ? { requestId } : {}),
     };

@@ -1,6 +1,7 @@
 import type { BaseMessage } from '@langchain/core/messages';
+import type { ImageInput } from '@trtllm/sdk';
 import { invalidArgument } from '@trtllm/sdk/transport';
-import type { ChatMessage, ChatToolCall } from '@trtllm/tokenizers';
+import type { ChatContentPart, ChatMessage, ChatToolCall } from '@trtllm/tokenizers';
 
 /** LangChain's message types and the chat-template roles they become. */
 const ROLE_OF_TYPE: Readonly<Record<string, string>> = {
@@ -14,23 +15,86 @@ const ROLE_OF_TYPE: Readonly<Record<string, string>> = {
 
 const GENERIC_ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
 
-/** Text of a message's content: a string, or content blocks of which only text blocks are supported. */
-function contentText(content: unknown, field: string): string {
-  if (typeof content === 'string') return content;
+/**
+ * An image content block as the SDK sends it. OpenAI-style `image_url` blocks (a URL or data URL,
+ * as a string or `{ url, detail }`; `detail` is ignored: the model's preprocessing picks the
+ * resolution) and LangChain's standard `image` blocks (`url`, or `data` as base64 or bytes with
+ * `mimeType`; the older `source_type` / `mime_type` spelling too). A provider file id cannot be
+ * resolved by Triton and is refused.
+ */
+function imageOf(block: Record<string, unknown>, field: string): ImageInput {
+  if (block.type === 'image_url') {
+    const value = block.image_url;
+    const url =
+      typeof value === 'string'
+        ? value
+        : value !== null && typeof value === 'object'
+          ? (value as { url?: unknown }).url
+          : undefined;
+    if (typeof url !== 'string') {
+      throw invalidArgument(`${field}.image_url`, value, 'must be a URL or { url, detail? }');
+    }
+    return { url };
+  }
+  const mimeType = block.mimeType ?? block.mime_type;
+  if (typeof block.url === 'string') return { url: block.url };
+  const data = block.data;
+  if (data instanceof Uint8Array || typeof data === 'string') {
+    if (typeof mimeType !== 'string') {
+      throw invalidArgument(
+        `${field}.mimeType`,
+        mimeType,
+        'must name the image format of data (image/png...)',
+      );
+    }
+    // Base64 text travels as the data URL it spells, so the bytes are never decoded and re-encoded.
+    return typeof data === 'string'
+      ? { url: `data:${mimeType};base64,${data}` }
+      : { data, mediaType: mimeType };
+  }
+  throw invalidArgument(
+    field,
+    block.fileId ?? block.id ?? block,
+    'must give the image as url or data (with mimeType): Triton cannot resolve a provider file id',
+  );
+}
+
+/**
+ * A message's content: a string, or content blocks of which text blocks and, in human messages,
+ * image blocks are supported; the images go to `images` in order and their places to `parts`.
+ */
+function contentOf(
+  content: unknown,
+  role: string,
+  field: string,
+  images: ImageInput[],
+): { readonly text: string; readonly parts?: ChatContentPart[] } {
+  if (typeof content === 'string') return { text: content };
   if (!Array.isArray(content)) throw invalidArgument(field, content, 'must be a string or content blocks');
-  return content
-    .map((block: unknown, j) => {
-      const b = block as { type?: unknown; text?: unknown } | null;
-      if (b === null || typeof b !== 'object' || b.type !== 'text' || typeof b.text !== 'string') {
-        throw invalidArgument(
-          `${field}[${j}]`,
-          typeof b === 'object' && b !== null ? (b.type ?? b) : b,
-          'only text content blocks are supported (the model takes text through its chat template)',
-        );
-      }
-      return b.text;
-    })
-    .join('');
+  const parts = content.map((block: unknown, j): ChatContentPart => {
+    const b = block as Record<string, unknown> | null;
+    if (b !== null && typeof b === 'object' && b.type === 'text' && typeof b.text === 'string') {
+      return { type: 'text', text: b.text };
+    }
+    if (
+      role === 'user' &&
+      b !== null &&
+      typeof b === 'object' &&
+      (b.type === 'image_url' || b.type === 'image')
+    ) {
+      images.push(imageOf(b, `${field}[${j}]`));
+      return { type: 'image' };
+    }
+    throw invalidArgument(
+      `${field}[${j}]`,
+      typeof b === 'object' && b !== null ? (b.type ?? b) : b,
+      role === 'user'
+        ? 'only text and image content blocks are supported (the model takes text through its chat template, images beside it)'
+        : 'only text content blocks are supported here (the model takes text through its chat template; images only in human messages)',
+    );
+  });
+  const text = parts.map((p) => (p.type === 'text' ? p.text : '')).join('');
+  return parts.some((p) => p.type === 'image') ? { text, parts } : { text };
 }
 
 /** An AI message's `tool_calls` as the template writes them back: arguments as JSON text. */
@@ -56,14 +120,19 @@ function toolCallsOf(value: unknown, field: string): ChatToolCall[] | undefined 
 
 /**
  * LangChain messages as the role-and-text list a chat template renders, with an AI message's
- * `tool_calls` and a ToolMessage's `tool_call_id`. Non-text content is refused by name rather
- * than dropped, since dropping it would change the prompt without telling anyone.
+ * `tool_calls`, a ToolMessage's `tool_call_id`, and the images of human messages (in order, for the
+ * request's `images`; each message keeps where they stood). Other content is refused by name
+ * rather than dropped, since dropping it would change the prompt without telling anyone.
  */
-export function chatMessagesOf(messages: readonly BaseMessage[]): ChatMessage[] {
+export function chatMessagesOf(messages: readonly BaseMessage[]): {
+  readonly messages: ChatMessage[];
+  readonly images: ImageInput[];
+} {
   if (!Array.isArray(messages) || messages.length === 0) {
     throw invalidArgument('messages', messages, 'must be a non-empty list of messages');
   }
-  return messages.map((message, i) => {
+  const images: ImageInput[] = [];
+  const chat = messages.map((message, i): ChatMessage => {
     const field = `messages[${i}]`;
     const type = message.getType();
     let role = ROLE_OF_TYPE[type];
@@ -83,12 +152,15 @@ export function chatMessagesOf(messages: readonly BaseMessage[]): ChatMessage[] 
         : undefined;
     const toolCallId = (message as unknown as { tool_call_id?: unknown }).tool_call_id;
     const name = message.name;
+    const content = contentOf(message.content, role, `${field}.content`, images);
     return {
       role,
-      content: contentText(message.content, `${field}.content`),
+      content: content.text,
+      ...(content.parts !== undefined ? { parts: content.parts } : {}),
       ...(typeof name === 'string' && name.length > 0 ? { name } : {}),
       ...(toolCalls !== undefined ? { toolCalls } : {}),
       ...(role === 'tool' && typeof toolCallId === 'string' ? { toolCallId } : {}),
     };
   });
+  return { messages: chat, images };
 }

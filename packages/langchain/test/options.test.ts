@@ -78,11 +78,11 @@ describe('ChatTriton refuses bad input before anything is sent', () => {
     expect(fake.events().length).toBe(before);
   });
 
-  it('non-text content is refused by name', async () => {
-    const image = new HumanMessage({
-      content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }],
+  it('content other than text and images is refused by name', async () => {
+    const audio = new HumanMessage({
+      content: [{ type: 'audio', mimeType: 'audio/wav', data: 'UklGRg==' }],
     });
-    await expect(model.invoke([image])).rejects.toMatchObject({
+    await expect(model.invoke([audio])).rejects.toMatchObject({
       code: 'invalid_argument',
       message: expect.stringContaining('messages[0].content[0]'),
     });
