@@ -21,8 +21,11 @@ import { sampleMemoryPeak } from '../../test/reliability/support/memory-peak.js'
 
 export interface HostileJob {
   readonly client: 'ours' | 'grpc-js';
-  /** `stream`: one ModelStreamInfer call; `unary-twice`: ServerLive, then again on the same client. */
-  readonly call: 'stream' | 'unary-twice';
+  /**
+   * `stream`: one ModelStreamInfer call; `stream-twice`: one, then a second on the same client
+   * (the outcome is the second's); `unary-twice`: ServerLive, then again on the same client.
+   */
+  readonly call: 'stream' | 'stream-twice' | 'unary-twice';
   readonly url: string;
   readonly ca: string | undefined;
   readonly slowReader: boolean;
@@ -117,7 +120,17 @@ async function ours(): Promise<string> {
       }
       return last;
     }
-    let n = 0;
+    let last = '';
+    for (let i = 0; i < (job.call === 'stream-twice' ? 2 : 1); i++) last = await oursStream(transport);
+    return last;
+  } finally {
+    await transport.close();
+  }
+}
+
+async function oursStream(transport: Transport): Promise<string> {
+  let n = 0;
+  try {
     for await (const _ of transport.stream(HOSTILE_REQUEST, { timeoutMs: job.deadlineMs })) {
       n += 1;
       if (job.slowReader && n === 1) await Promise.race([serverDone(round), delay(job.deadlineMs)]);
@@ -125,8 +138,6 @@ async function ours(): Promise<string> {
     return `ok (${n} responses)`;
   } catch (err) {
     return describe(err);
-  } finally {
-    await transport.close();
   }
 }
 
@@ -185,27 +196,33 @@ async function grpcJs(): Promise<string> {
       }
       return last;
     }
-    const call = client.ModelStreamInfer({ deadline: Date.now() + job.deadlineMs });
-    let n = 0;
-    const ended = new Promise<string>((resolve) => {
-      call.on('status', (s: { code: number; details: string }) =>
-        resolve(s.code === status.OK ? `ok (${n} responses)` : `${status[s.code]}: ${s.details}`),
-      );
-    });
-    call.on('error', () => undefined);
-    call.on('data', () => {
-      n += 1;
-      if (job.slowReader && n === 1) {
-        call.pause();
-        void Promise.race([serverDone(round), delay(job.deadlineMs)]).then(() => call.resume());
-      }
-    });
-    call.write(Buffer.from(hostileRequestBytes()));
-    call.end();
-    return await ended;
+    let last = '';
+    for (let i = 0; i < (job.call === 'stream-twice' ? 2 : 1); i++) last = await grpcJsStream(client);
+    return last;
   } finally {
     client.close();
   }
+}
+
+function grpcJsStream(client: GenericClient): Promise<string> {
+  const call = client.ModelStreamInfer({ deadline: Date.now() + job.deadlineMs });
+  let n = 0;
+  const ended = new Promise<string>((resolve) => {
+    call.on('status', (s: { code: number; details: string }) =>
+      resolve(s.code === status.OK ? `ok (${n} responses)` : `${status[s.code]}: ${s.details}`),
+    );
+  });
+  call.on('error', () => undefined);
+  call.on('data', () => {
+    n += 1;
+    if (job.slowReader && n === 1) {
+      call.pause();
+      void Promise.race([serverDone(round), delay(job.deadlineMs)]).then(() => call.resume());
+    }
+  });
+  call.write(Buffer.from(hostileRequestBytes()));
+  call.end();
+  return ended;
 }
 
 function delay(ms: number): Promise<void> {
