@@ -875,6 +875,88 @@ def guided_decoding_answers_the_schema_instance_and_logs_the_guide(s):
     eq(s.wait_event(r, {"received"}).get("guide"), "json_schema", "received event records the guide type")
 
 
+# ---- vLLM backend stand-in (fakegen/vllm_model.py) ------------------------------------------------------
+def vllm_text(ids, stop=()):
+    """What the vLLM stand-in shows of `ids`: a matched stop string cut off the end."""
+    text = decode(ids)
+    for word in stop:
+        if word and text.endswith(word):
+            return text[: -len(word)]
+    return text
+
+
+@check
+def vllm_has_the_backends_auto_completed_config(s):
+    status, _, cfg = s.request("GET", "/v2/models/vllm/config")
+    eq(status, 200, "vllm config")
+    eq((cfg["max_batch_size"], cfg["model_transaction_policy"]["decoupled"]), (0, True), "no batching, decoupled")
+    eq([(i["name"], i["data_type"], i["dims"]) for i in cfg["input"]][:4], [
+        ("text_input", "TYPE_STRING", [1]), ("image", "TYPE_STRING", [-1]), ("stream", "TYPE_BOOL", [1]),
+        ("sampling_parameters", "TYPE_STRING", [1])], "first inputs")
+    eq({o["name"]: o["data_type"] for o in cfg["output"]}, {
+        "text_output": "TYPE_STRING", "finish_reason": "TYPE_STRING", "cumulative_logprob": "TYPE_FP32",
+        "logprobs": "TYPE_STRING", "num_input_tokens": "TYPE_UINT32", "num_output_tokens": "TYPE_UINT32"}, "outputs")
+    status, _, body = s.post("/v2/models/vllm/infer", {"inputs": [infer_input("text_input", "BYTES", [1], ["Hi"])]})
+    eq(status >= 400 and "decoupled" in json.dumps(body), True, "unary infer refused")
+
+
+@check
+def vllm_streams_deltas_with_vllm_reasons_and_counts(s):
+    ids = encode("Hello")
+    want, _ = reference(ids, 6)
+    r = rid("vllm-stream")
+    _, _, events = s.stream("vllm", {
+        "id": r, "text_input": "Hello", "stream": True, "sampling_parameters": json.dumps({"max_tokens": 6}),
+        "return_finish_reason": True, "return_num_input_tokens": True, "return_num_output_tokens": True})
+    eq("".join(e["text_output"] for e in events), decode(want), "deltas add up to the text")
+    eq([e["finish_reason"] for e in events][-1], "length", "last reason")
+    eq(set(e["finish_reason"] for e in events[:-1]), {"None"}, "reasons until the end")
+    eq(sum(e["num_output_tokens"] for e in events), 6, "output tokens over the deltas")
+    eq(events[0]["num_input_tokens"], len(ids), "input tokens")
+    eq(s.wait_event(r, {"completed", "cancelled", "error"})["tokens"], 6, "event log")
+
+
+@check
+def vllm_answers_whole_text_with_the_prompt_unless_excluded(s):
+    ids = encode("Hello")
+    want, _ = reference(ids, 200, stop=[encode(" data")])
+    params = json.dumps({"max_tokens": 200, "stop": [" data"], "logprobs": 2})
+    _, _, body = s.post("/v2/models/vllm/generate", {
+        "text_input": "Hello", "sampling_parameters": params, "return_finish_reason": True,
+        "return_cumulative_logprob": True, "return_logprobs": True})
+    eq((body["text_output"], body["finish_reason"]), ("Hello" + vllm_text(want, [" data"]), "stop"), "whole text")
+    eq(abs(body["cumulative_logprob"] - sum(log_prob(t) for t in want)) < 1e-4, True, "cumulative_logprob")
+    maps = json.loads(body["logprobs"])
+    eq([int(next(iter(m))) for m in maps], want, "one log-prob map per token, the sampled token first")
+    eq(all(len(m) in (2, 3) for m in maps), True, "top 2 besides the sampled token")
+    _, _, body = s.post("/v2/models/vllm/generate", {
+        "text_input": "Hello", "exclude_input_in_output": True, "sampling_parameters": json.dumps({"max_tokens": 4})})
+    eq(body["text_output"], decode(reference(ids, 4)[0]), "prompt excluded")
+
+
+@check
+def vllm_refuses_as_the_backend_does(s):
+    status, _, events = s.stream("vllm", {"text_input": "Hi", "stream": True, "exclude_input_in_output": False})
+    eq(status >= 400 and "`exclude_input_in_output` = False is not allowed" in json.dumps(events), True,
+       "stream with the prompt")
+    status, _, events = s.stream("vllm", {"text_input": "Hi", "stream": True,
+                                          "sampling_parameters": json.dumps({"max_tokenz": 3})})
+    eq(status >= 400 and "'NoneType' object has no attribute 'lora_name'" in json.dumps(events), True,
+       "unknown sampling parameter")
+    status, _, events = s.stream("vllm", {"text_input": "Hi", "stream": True,
+                                          "sampling_parameters": json.dumps({"lora_name": "x"})})
+    eq(status >= 400 and "LoRA feature is not enabled." in json.dumps(events), True, "LoRA")
+
+
+@check
+def vllm_closing_the_stream_cancels_the_request(s):
+    r = rid("vllm-cancel")
+    s.stream("vllm", {"id": r, "text_input": "Hello", "stream": True,
+                      "sampling_parameters": json.dumps({"max_tokens": 400})}, max_events=5)
+    logged = s.wait_event(r, {"cancelled", "completed", "error"})
+    eq((logged["event"], logged["tokens"] < 400), ("cancelled", True), "cancelled early")
+
+
 def main() -> int:
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
