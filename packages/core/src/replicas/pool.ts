@@ -34,8 +34,11 @@ const NOTHING_YET = { delivered: false, stopSent: false } as const;
  * caller that uses this transport directly).
  */
 export class Attempts {
-  readonly tried = new Set<ReplicaEndpoint>();
   readonly plan: RetryPlan;
+  // The endpoints tried: the first in a field, any others (a request that moved) in a set made
+  // then, so that a request that never moves costs no set.
+  private firstTried: ReplicaEndpoint | undefined;
+  private othersTried: Set<ReplicaEndpoint> | undefined;
 
   constructor(
     readonly options: CallOptions | undefined,
@@ -56,10 +59,30 @@ export class Attempts {
       );
   }
 
+  /** How many endpoints the request was sent to. */
+  get count(): number {
+    if (this.firstTried === undefined) return 0;
+    return 1 + (this.othersTried?.size ?? 0);
+  }
+
+  tried(e: ReplicaEndpoint): boolean {
+    return e === this.firstTried || this.othersTried?.has(e) === true;
+  }
+
+  add(e: ReplicaEndpoint): void {
+    if (this.firstTried === undefined) {
+      this.firstTried = e;
+    } else if (e !== this.firstTried) {
+      this.othersTried ??= new Set();
+      this.othersTried.add(e);
+    }
+  }
+
   /** The first attempt gets the caller's options as given; a move gets what remains of the deadline. */
   callOptions(): CallOptions | undefined {
+    if (this.count <= 1) return this.options;
     const remaining = this.plan.remainingMs();
-    if (this.tried.size <= 1 || remaining === undefined) return this.options;
+    if (remaining === undefined) return this.options;
     return { ...this.options, timeoutMs: Math.max(1, remaining) };
   }
 }
@@ -110,7 +133,7 @@ export class ReplicaPool {
    */
   first(attempts: Attempts): ReplicaEndpoint | Promise<ReplicaEndpoint> {
     this.checkOpen();
-    if (this.endpoints.some((e) => e.state !== 'draining')) return this.pickFirst(attempts);
+    for (const e of this.endpoints) if (e.state !== 'draining') return this.pickFirst(attempts);
     return this.discover().then(() => this.pickFirst(attempts));
   }
 
@@ -133,7 +156,7 @@ export class ReplicaPool {
     err: TritonLlmError,
     situation: { readonly delivered: boolean; readonly stopSent: boolean },
   ): ReplicaEndpoint | undefined {
-    if (this.closed || attempts.tried.size > this.policy.failoverAttempts) return undefined;
+    if (this.closed || attempts.count > this.policy.failoverAttempts) return undefined;
     if (!this.endpoints.some((e) => untried(e, attempts))) return undefined;
     const decision = attempts.plan.decide(err, {
       ...situation,
@@ -205,32 +228,60 @@ export class ReplicaPool {
    * ones time out) is probed at once and skipped until the probe answers; a failed probe ejects it.
    */
   private pick(attempts: Attempts): ReplicaEndpoint | undefined {
-    const open = this.endpoints.filter((e) => untried(e, attempts));
+    // Loops, not filtered arrays: every request picks, and a pick allocates nothing.
+    const endpoints = this.endpoints;
     const at = now();
-    for (const e of open) if (e.state === 'healthy' && !e.probing && e.stalled(at)) this.probeSuspect(e);
-    const healthy = open.filter((e) => e.state === 'healthy' && !e.probing);
-    if (healthy.length === 0) {
+    let healthy = 0;
+    let open = 0;
+    for (const e of endpoints) {
+      if (!untried(e, attempts)) continue;
+      open += 1;
+      if (e.state !== 'healthy' || e.probing) continue;
+      if (e.stalled(at)) this.probeSuspect(e);
+      else healthy += 1;
+    }
+    if (healthy === 0) {
       // Every healthy endpoint is under a probe (a slow moment can make a live one look frozen):
       // the one heard from most recently is the best bet.
-      const suspects = open.filter((e) => e.state === 'healthy');
-      if (suspects.length > 0) {
-        const best = suspects.reduce((a, b) => (b.silentMs(at) < a.silentMs(at) ? b : a));
-        attempts.tried.add(best);
+      let best: ReplicaEndpoint | undefined;
+      for (const e of endpoints) {
+        if (
+          untried(e, attempts) &&
+          e.state === 'healthy' &&
+          (best === undefined || e.silentMs(at) < best.silentMs(at))
+        ) {
+          best = e;
+        }
+      }
+      if (best !== undefined) {
+        attempts.add(best);
         return best;
       }
     }
     // With every endpoint ejected the health view may be stale: trying one beats failing outright.
-    const candidates = healthy.length > 0 ? healthy : open;
-    const n = candidates.length;
+    const onlyHealthy = healthy > 0;
+    const n = onlyHealthy ? healthy : open;
     if (n === 0) return undefined;
     const start = this.turn % n;
     this.turn = (this.turn + 1) % 0x40000000;
+    // The candidates in turn from the `start`-th: the first with the fewest requests in flight.
     let best: ReplicaEndpoint | undefined;
-    for (let i = 0; i < n; i++) {
-      const e = candidates[(start + i) % n]!;
-      if (best === undefined || e.inFlight < best.inFlight) best = e;
+    let bestAt = 0;
+    let index = 0;
+    for (const e of endpoints) {
+      if (!untried(e, attempts) || (onlyHealthy && (e.state !== 'healthy' || e.probing))) continue;
+      const order = index < start ? index + n : index;
+      index += 1;
+      if (
+        best === undefined ||
+        e.inFlight < best.inFlight ||
+        (e.inFlight === best.inFlight && order < bestAt)
+      ) {
+        best = e;
+        bestAt = order;
+      }
     }
-    if (best !== undefined) attempts.tried.add(best);
+    if (best !== undefined) attempts.add(best);
     return best;
   }
 
@@ -338,5 +389,5 @@ function unref(timer: unknown): void {
 
 /** Whether `e` may take the request's next attempt: not draining, and not tried by it yet. */
 function untried(e: ReplicaEndpoint, attempts: Attempts): boolean {
-  return e.state !== 'draining' && !attempts.tried.has(e);
+  return e.state !== 'draining' && !attempts.tried(e);
 }

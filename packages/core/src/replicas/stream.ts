@@ -26,7 +26,7 @@ interface Leg {
  * stops is what that stream says. A balanced stream so costs a token what one endpoint's does,
  * plus one call.
  */
-export class ReplicaStream implements InferStream, InferSink {
+export class ReplicaStream implements InferStream, InferSink, AsyncIterator<InferResponse> {
   private readonly attempts: Attempts;
   /** The open leg; undefined before the first and while the next is being opened. */
   private active: Leg | undefined;
@@ -42,11 +42,19 @@ export class ReplicaStream implements InferStream, InferSink {
   private finished = false;
   private cancelled = false;
 
+  private readonly model: string;
+  private readonly requestId: string;
+  /** The request, kept while it may have to open on another endpoint (until its first response). */
+  private request: InferRequest | undefined;
+
   constructor(
     private readonly pool: ReplicaPool,
-    private readonly request: InferRequest,
+    request: InferRequest,
     private readonly options: CallOptions | undefined,
   ) {
+    this.request = request;
+    this.model = request.model;
+    this.requestId = request.id;
     this.attempts = new Attempts(options, pool.policy.failoverAttempts);
     // A caller using the transport directly may end the stream by its signal: that is cancel().
     if (options?.signal?.aborted === true) this.cancelled = true;
@@ -63,25 +71,49 @@ export class ReplicaStream implements InferStream, InferSink {
     this.cancel();
   }
 
+  /** The stream is its own iterator: the client reads by `pull`, so the iterator it asks for costs nothing. */
   [Symbol.asyncIterator](): AsyncIterator<InferResponse> {
     if (this.iterated) {
       throw new TritonLlmError('failed_precondition', 'an InferStream can be iterated only once', {
-        model: this.request.model,
-        requestId: this.request.id,
+        model: this.model,
+        requestId: this.requestId,
       });
     }
     this.iterated = true;
-    return {
-      next: () =>
-        new Promise<IteratorResult<InferResponse>>((resolve, reject) =>
-          this.pull({
-            onResponse: (value) => resolve({ done: false, value }),
-            onEnd: () => resolve(DONE),
-            onError: reject,
-          }),
-        ),
-      return: () => this.leave(),
-    };
+    return this;
+  }
+
+  /** @internal The iterator's read, for a caller that iterates instead of pulling. */
+  next(): Promise<IteratorResult<InferResponse>> {
+    return new Promise<IteratorResult<InferResponse>>((resolve, reject) =>
+      this.pull({
+        onResponse: (value) => resolve({ done: false, value }),
+        onEnd: () => resolve(DONE),
+        onError: reject,
+      }),
+    );
+  }
+
+  /** @internal The consumer left the loop: the endpoint stream's iterator ends the call as it does alone. */
+  async return(): Promise<IteratorResult<InferResponse>> {
+    this.finish();
+    let leg = this.active;
+    if (leg === undefined && this.opening !== undefined) {
+      try {
+        leg = await this.opening;
+      } catch {
+        // Opening failed and no read has seen it: there is nothing to cancel and the caller is leaving.
+        return DONE;
+      }
+    }
+    if (leg === undefined) return DONE;
+    try {
+      // The endpoint stream was only pulled, never iterated: its iterator's return is free to take.
+      await leg.stream[Symbol.asyncIterator]().return?.();
+    } finally {
+      this.end(leg);
+    }
+    return DONE;
   }
 
   pull(sink: InferSink): void {
@@ -96,7 +128,21 @@ export class ReplicaStream implements InferStream, InferSink {
       leg.stream.pull(this);
       return;
     }
-    this.currentLeg().then(
+    if (this.opening === undefined) {
+      // The first read opens the request, at once when the endpoints are known: no promise.
+      let first: Leg | Promise<Leg>;
+      try {
+        first = this.openFirst();
+      } catch (err) {
+        this.failWith(TritonLlmError.from(err));
+        return;
+      }
+      if (!(first instanceof Promise)) {
+        first.stream.pull(this);
+        return;
+      }
+    }
+    this.opening?.then(
       (opened) => opened.stream.pull(this),
       (err: unknown) => this.failWith(TritonLlmError.from(err)),
     );
@@ -125,6 +171,8 @@ export class ReplicaStream implements InferStream, InferSink {
     const leg = this.active!;
     if (!this.delivered) {
       this.delivered = true;
+      // It never moves from here: the request (its tensors) need not live as long as the stream.
+      this.request = undefined;
       leg.endpoint.recordLatency(now() - leg.started);
     }
     // The request is complete at its final response, even if the consumer never pulls again.
@@ -166,14 +214,31 @@ export class ReplicaStream implements InferStream, InferSink {
 
   private currentLeg(): Promise<Leg> {
     if (this.active !== undefined) return Promise.resolve(this.active);
-    this.opening ??= Promise.resolve()
-      .then(() => this.pool.first(this.attempts))
-      .then((endpoint) => this.open(endpoint));
-    return this.opening;
+    if (this.opening === undefined) {
+      try {
+        const first = this.openFirst();
+        if (!(first instanceof Promise)) return Promise.resolve(first);
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    }
+    return this.opening ?? Promise.reject(new TritonLlmError('internal', 'no endpoint stream is opening'));
+  }
+
+  /**
+   * Opens the first leg: at once on an endpoint picked now, or, before the first discovery, as
+   * the promise kept in `opening`.
+   */
+  private openFirst(): Leg | Promise<Leg> {
+    const picked = this.pool.first(this.attempts);
+    if (!(picked instanceof Promise)) return this.open(picked);
+    const opening = picked.then((endpoint) => this.open(endpoint));
+    this.opening = opening;
+    return opening;
   }
 
   private open(endpoint: ReplicaEndpoint): Leg {
-    const stream = endpoint.transport.stream(this.request, legOptions(this.attempts.callOptions()));
+    const stream = endpoint.transport.stream(this.request!, legOptions(this.attempts.callOptions()));
     endpoint.begin();
     const leg: Leg = { endpoint, stream, started: now(), ended: false };
     this.active = leg;
@@ -183,28 +248,6 @@ export class ReplicaStream implements InferStream, InferSink {
       this.end(leg);
     }
     return leg;
-  }
-
-  /** The consumer left the loop: the endpoint stream's iterator ends the call as it does alone. */
-  private async leave(): Promise<IteratorResult<InferResponse>> {
-    this.finish();
-    let leg = this.active;
-    if (leg === undefined && this.opening !== undefined) {
-      try {
-        leg = await this.opening;
-      } catch {
-        // Opening failed and no read has seen it: there is nothing to cancel and the caller is leaving.
-        return DONE;
-      }
-    }
-    if (leg === undefined) return DONE;
-    try {
-      // The endpoint stream was only pulled, never iterated: its iterator's return is free to take.
-      await leg.stream[Symbol.asyncIterator]().return?.();
-    } finally {
-      this.end(leg);
-    }
-    return DONE;
   }
 
   private failWith(error: TritonLlmError): void {
