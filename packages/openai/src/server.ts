@@ -201,6 +201,16 @@ function baseInputs(options: OpenAiServerOptions): BaseModelInput[] {
   ];
 }
 
+/** Resolves once the request's body has been read and dropped (or the client left). */
+function bodyRead(req: IncomingMessage): Promise<void> {
+  if (req.readableEnded) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    req.once('end', resolve);
+    req.once('close', resolve);
+    req.resume();
+  });
+}
+
 /** A format whose upstream requests carry an adapter's LoRA inputs. */
 function withLora(format: EndpointFormat, lora: LoraOptions | undefined): EndpointFormat {
   if (lora === undefined) return format;
@@ -214,7 +224,8 @@ const COUNTED = new Set(['/v1/models', '/v1/completions', '/v1/chat/completions'
  * An OpenAI-compatible HTTP server in front of Triton: `GET /v1/models`, `POST /v1/completions`
  * and `POST /v1/chat/completions`, streaming (SSE) or not, so that existing OpenAI clients work
  * unchanged; one model or several, and LoRA adapters as model names. `GET /metrics` is Prometheus
- * text, `GET /health` Triton's and the server's readiness. A client that disconnects cancels its
+ * text, `GET /health` Triton's and the server's readiness (503 while draining), `GET /health/live`
+ * the process's liveness. A client that disconnects cancels its
  * upstream request.
  */
 export function createOpenAiServer(options: OpenAiServerOptions): OpenAiServer {
@@ -318,7 +329,7 @@ export function createOpenAiServer(options: OpenAiServerOptions): OpenAiServer {
       );
       return;
     }
-    if (path !== '/health') {
+    if (path !== '/health' && path !== '/health/live') {
       const endpoint = COUNTED.has(path)
         ? path
         : path.startsWith('/v1/models/')
@@ -329,6 +340,11 @@ export function createOpenAiServer(options: OpenAiServerOptions): OpenAiServer {
       );
     }
     const route = async (): Promise<void> => {
+      // Liveness: the process answers, draining or not (a failing probe would restart it mid-drain).
+      if (req.method === 'GET' && path === '/health/live') {
+        sendJson(res, 200, { status: drain.draining ? 'draining' : 'ok' });
+        return;
+      }
       if (req.method === 'GET' && path === '/health') {
         const ready =
           !drain.draining &&
@@ -340,7 +356,12 @@ export function createOpenAiServer(options: OpenAiServerOptions): OpenAiServer {
         });
         return;
       }
-      if (drain.draining) throw drain.refusal();
+      if (drain.draining) {
+        // Read to its end first: the answer closes the connection, and a close while the client
+        // still sends would reach it as a reset instead of the 503.
+        await bodyRead(req);
+        throw drain.refusal();
+      }
       checkKey?.(req.headers);
       if (req.method === 'GET' && path === '/v1/models') {
         sendJson(res, 200, { object: 'list', data: table.models.map(entry) });
@@ -432,9 +453,9 @@ export function createOpenAiServer(options: OpenAiServerOptions): OpenAiServer {
       const timeoutMs = drainOptions?.timeoutMs ?? 30_000;
       if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs < 0)
         throw invalidArgument('timeoutMs', timeoutMs, 'must be a non-negative number of milliseconds');
-      // The listener stays open while draining: a readiness probe reads 503 rather than a refused
-      // connection, and a request that still arrives is told to go elsewhere, not reset.
-      server.closeIdleConnections();
+      // The listener and idle kept-alive connections stay open while draining: a readiness probe
+      // reads 503 rather than a refused connection, and a request that still arrives is told to
+      // go elsewhere (with `Connection: close`) instead of meeting a connection closed under it.
       await drain.drain(timeoutMs);
       await close();
     },
