@@ -16,6 +16,34 @@ export async function requireLogProbs(llm: TritonLlm, param: string, signal: Abo
 }
 
 /**
+ * The input each flavor takes image URLs in (NVIDIA/TensorRT-LLM `triton_backend/all_models/`), as
+ * the SDK maps `images`: the SDK refuses images on any other model too, but only this server
+ * knows which `image_url` part of which message to name.
+ */
+const IMAGE_INPUTS: Readonly<Partial<Record<string, string>>> = {
+  llmapi: 'image_url',
+  ensemble: 'image_url_input',
+  bls: 'image_url_input',
+};
+
+/**
+ * Refuses, naming the first `image_url` part and the model, images sent to a model without an
+ * image input (a text-only model would otherwise never see them).
+ */
+export async function requireImages(llm: TritonLlm, param: string, signal: AbortSignal): Promise<void> {
+  const schema = await llm.schema({ signal });
+  const input = IMAGE_INPUTS[schema.flavor];
+  if (input === undefined || !schema.inputs.has(input)) {
+    throw new TritonLlmError(
+      'invalid_argument',
+      `${param}: model '${schema.model}' (${schema.flavor}) takes no images (it declares no ${input ?? 'image input'}); ` +
+        'send text only, or serve a multimodal model (LLM API with image_url, the multimodal ensemble, a BLS with image_url_input)',
+      { model: schema.model },
+    );
+  }
+}
+
+/**
  * Refuses a request for a model this server does not serve, as OpenAI does (404, `model_not_found`),
  * naming the model it serves.
  */

@@ -1,7 +1,7 @@
 import type { GenerateRequest, ModelSchema } from '@trtllm/sdk';
 import { invalidArgument } from '@trtllm/sdk/transport';
 import type { ChatTemplate, ToolCallParserChoice, ToolCallPlan } from '@trtllm/tokenizers';
-import { requireGuidedDecoding, requireLogProbs, requireModel } from './capabilities.js';
+import { requireGuidedDecoding, requireImages, requireLogProbs, requireModel } from './capabilities.js';
 import { chatMessages } from './chat-messages.js';
 import { toolPlan } from './chat-tools.js';
 import type { ChoiceOutcome } from './choices.js';
@@ -85,7 +85,8 @@ export async function chatCompletionsFormat(body: Body, ctx: ChatContext): Promi
     ctx.defaultMaxTokens;
   const params = commonParams(body, maxTokens);
   requireModel(params.model, ctx.modelName);
-  const messages = chatMessages(body.messages);
+  const { messages, images, imageFields } = chatMessages(body.messages);
+  if (imageFields[0] !== undefined) await requireImages(ctx.llm, imageFields[0], ctx.signal);
   const tools = await toolPlan(body, {
     llm: ctx.llm,
     template: ctx.template,
@@ -150,7 +151,7 @@ export async function chatCompletionsFormat(body: Body, ctx: ChatContext): Promi
     };
   };
   return {
-    prompts: [{ prompt }],
+    prompts: [images.length > 0 ? { prompt, images } : { prompt }],
     params: { ...params, sampling },
     streamWhole,
     complete: (choices: readonly ChoiceOutcome[], usage: OpenAiUsage) => ({

@@ -1,27 +1,78 @@
+import type { ImageInput } from '@trtllm/sdk';
 import { invalidArgument } from '@trtllm/sdk/transport';
-import type { ChatMessage, ChatToolCall } from '@trtllm/tokenizers';
+import type { ChatContentPart, ChatMessage, ChatToolCall } from '@trtllm/tokenizers';
 
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
 
-/** Text of a message's content: a string, or a list of parts of which only text parts are supported. */
-function contentText(value: unknown, field: string): string {
-  if (value === null || value === undefined) return '';
-  if (typeof value === 'string') return value;
+/** The chat messages for the template, and the images of their `image_url` parts in order. */
+export interface ChatInput {
+  readonly messages: ChatMessage[];
+  readonly images: ImageInput[];
+  /** Where each image was sent (`messages[0].content[1]`), for errors about it. */
+  readonly imageFields: string[];
+}
+
+const DETAILS = new Set(['auto', 'low', 'high']);
+
+/**
+ * An `image_url` part's image, as OpenAI's vision API takes it: an http(s) URL, which Triton's
+ * model fetches, or a `data:` URL with the bytes inline. `detail` is accepted and ignored: the
+ * model's own preprocessing decides the resolution, and no Triton model takes such a setting.
+ */
+function imageOf(part: Record<string, unknown>, field: string): ImageInput {
+  const image = part.image_url;
+  if (image === null || typeof image !== 'object' || Array.isArray(image)) {
+    throw invalidArgument(`${field}.image_url`, image, 'must be { "url": ..., "detail"?: ... }');
+  }
+  const { url, detail } = image as { url?: unknown; detail?: unknown };
+  if (typeof url !== 'string' || !/^(?:https?:\/\/|data:)/i.test(url)) {
+    throw invalidArgument(
+      `${field}.image_url.url`,
+      typeof url === 'string' && url.length > 64 ? `${url.slice(0, 64)}...` : url,
+      'must be an http(s) URL or a data: URL (data:image/png;base64,...)',
+    );
+  }
+  if (detail !== undefined && (typeof detail !== 'string' || !DETAILS.has(detail))) {
+    throw invalidArgument(`${field}.image_url.detail`, detail, 'must be auto, low or high');
+  }
+  return { url };
+}
+
+/**
+ * A message's content: a string, or a list of text parts and, in user messages, `image_url` parts,
+ * whose images are collected into `images` in order.
+ */
+function contentOf(
+  value: unknown,
+  role: string,
+  field: string,
+  images: ImageInput[],
+  imageFields: string[],
+): { readonly text: string; readonly parts?: ChatContentPart[] } {
+  if (value === null || value === undefined) return { text: '' };
+  if (typeof value === 'string') return { text: value };
   if (!Array.isArray(value))
     throw invalidArgument(field, value, 'must be a string or an array of content parts');
-  return value
-    .map((part: unknown, j) => {
-      const p = part as { type?: unknown; text?: unknown } | null;
-      if (p === null || typeof p !== 'object' || p.type !== 'text' || typeof p.text !== 'string') {
-        throw invalidArgument(
-          `${field}[${j}]`,
-          part,
-          'only text parts ({ "type": "text", "text": ... }) are supported',
-        );
-      }
-      return p.text;
-    })
-    .join('');
+  const parts = value.map((part: unknown, j): ChatContentPart => {
+    const p = part as Record<string, unknown> | null;
+    if (p !== null && typeof p === 'object' && p.type === 'text' && typeof p.text === 'string') {
+      return { type: 'text', text: p.text };
+    }
+    if (role === 'user' && p !== null && typeof p === 'object' && p.type === 'image_url') {
+      images.push(imageOf(p, `${field}[${j}]`));
+      imageFields.push(`${field}[${j}]`);
+      return { type: 'image' };
+    }
+    throw invalidArgument(
+      `${field}[${j}]`,
+      part,
+      role === 'user'
+        ? 'must be a text part ({ "type": "text", "text": ... }) or an image_url part ({ "type": "image_url", "image_url": { "url": ... } })'
+        : `only text parts ({ "type": "text", "text": ... }) are supported in ${role} messages`,
+    );
+  });
+  const text = parts.map((p) => (p.type === 'text' ? p.text : '')).join('');
+  return parts.some((p) => p.type === 'image') ? { text, parts } : { text };
 }
 
 /** One entry of an assistant message's `tool_calls`: `{ id, type: "function", function: { name, arguments } }`. */
@@ -52,14 +103,17 @@ function toolCallsOf(value: unknown, role: string, field: string): ChatToolCall[
 
 /**
  * Checks `messages` and flattens each into role and text for the chat template, keeping an
- * assistant's `tool_calls` and a tool result's `tool_call_id`. `developer` is OpenAI's newer name
- * for `system`, and templates only know the older one.
+ * assistant's `tool_calls`, a tool result's `tool_call_id`, and where a user's images stood (their
+ * URLs go to `images`, in order). `developer` is OpenAI's newer name for `system`, and templates
+ * only know the older one.
  */
-export function chatMessages(value: unknown): ChatMessage[] {
+export function chatMessages(value: unknown): ChatInput {
   if (!Array.isArray(value) || value.length === 0) {
     throw invalidArgument('messages', value, 'must be a non-empty array of messages');
   }
-  return value.map((m: unknown, i) => {
+  const images: ImageInput[] = [];
+  const imageFields: string[] = [];
+  const messages = value.map((m: unknown, i): ChatMessage => {
     const field = `messages[${i}]`;
     if (m === null || typeof m !== 'object' || Array.isArray(m))
       throw invalidArgument(field, m, 'must be an object');
@@ -77,12 +131,15 @@ export function chatMessages(value: unknown): ChatMessage[] {
     if (name !== undefined && name !== null && typeof name !== 'string') {
       throw invalidArgument(`${field}.name`, name, 'must be a string');
     }
+    const content = contentOf(message.content, role, `${field}.content`, images, imageFields);
     return {
       role: role === 'developer' ? 'system' : role,
-      content: contentText(message.content, `${field}.content`),
+      content: content.text,
+      ...(content.parts !== undefined ? { parts: content.parts } : {}),
       ...(typeof name === 'string' ? { name } : {}),
       ...(toolCalls !== undefined ? { toolCalls } : {}),
       ...(typeof toolCallId === 'string' ? { toolCallId } : {}),
     };
   });
+  return { messages, images, imageFields };
 }

@@ -1,10 +1,19 @@
-import type { FinishReason, GenerateRequest, GenerateResult, Tokenizer, TritonLlm } from '@trtllm/sdk';
+import type {
+  FinishReason,
+  GenerateRequest,
+  GenerateResult,
+  ImageInput,
+  Tokenizer,
+  TritonLlm,
+} from '@trtllm/sdk';
 import { tritonRequestId } from './ids.js';
 import type { SamplingRequest } from './params.js';
 import type { OpenAiFinishReason, OpenAiUsage } from './wire.js';
 
-/** One prompt as the SDK takes it: text, or token ids for the raw model. */
-export type PromptInput = { readonly prompt: string } | { readonly inputIds: readonly number[] };
+/** One prompt as the SDK takes it: text (with the images of a chat's `image_url` parts), or token ids for the raw model. */
+export type PromptInput =
+  | { readonly prompt: string; readonly images?: readonly ImageInput[] }
+  | { readonly inputIds: readonly number[] };
 
 /**
  * One upstream request. With `num_return_sequences` it yields several choices (its sequence k is
