@@ -24,8 +24,9 @@ const face = exportsOf('index.ts');
 const kit = exportsOf('transport-kit.ts');
 
 // The application API (issue 54): what a user of TritonLlm names. Everything a transport or an
-// adapter needs besides goes to `@trtllm/sdk/transport`, which semver does not bind.
-const FACE_LIMIT = 60;
+// adapter needs besides goes to `@trtllm/sdk/transport`, which semver does not bind. Raised from 60
+// for the vLLM flavor's request and log-prob types (#57) and ImageInput (#56).
+const FACE_LIMIT = 62;
 
 describe('the public face of @trtllm/sdk', () => {
   it(`exports at most ${FACE_LIMIT} names from its main entry`, () => {

@@ -13,6 +13,7 @@ import {
 const EVERY_OPTION: Required<GenerateRequest> = {
   prompt: 'hi',
   inputIds: [1, 2],
+  images: [{ url: 'https://example.com/a.png' }, { data: new Uint8Array([1]), mediaType: 'image/png' }],
   maxTokens: 4,
   stopWords: ['stop'],
   stopWordIds: [[7]],
@@ -49,7 +50,14 @@ const EVERY_OPTION: Required<GenerateRequest> = {
   promptEmbeddingTable: { data: [1, 2], shape: [1, 2] },
   promptVocabSize: 1,
   promptTableExtraId: 1,
-  lora: { taskId: 1, weights: { data: [1], shape: [1, 1] }, config: [[1, 2, 3]], name: 'a', path: '/a' },
+  lora: {
+    taskId: 1,
+    weights: { data: [1], shape: [1, 1] },
+    config: [[1, 2, 3]],
+    name: 'a',
+    path: '/a',
+    ckptSource: 'nemo',
+  },
   guidedDecoding: { type: 'json' },
   decoderTextInput: 'd',
   decoderInputIds: [1],
@@ -60,6 +68,14 @@ const EVERY_OPTION: Required<GenerateRequest> = {
   draftInputIds: [1],
   draftLogits: { data: [0.1, 0.2], shape: [1, 2] },
   draftAcceptanceThreshold: 0.5,
+  lookahead: { windowSize: 4, ngramSize: 3, verificationSetSize: 2 },
+  kvCacheRetention: {
+    tokenRanges: [[0, 2, 50]],
+    tokenRangeDurationsMs: [100],
+    decodePriority: 10,
+    decodeDurationMs: 5,
+  },
+  promptIgnoreLength: 1,
   requestId: '42',
   parameters: { fake_script: 'ok' },
 };
@@ -79,6 +95,7 @@ const WRONG = {
   rows: [[[1, 2]], '[0]'],
   object: [[], ''],
   parameters: [{ x: null }, '.x'],
+  images: [[{ url: 'ftp://host/a.png' }], '[0].url'],
 } as const satisfies Record<OptionType, readonly [unknown, string]>;
 
 /** Every option and field of an object option, by its path (`lora.taskId`). */

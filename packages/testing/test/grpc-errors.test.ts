@@ -113,6 +113,7 @@ describe('gRPC errors, as the real Triton 2.51 answers', () => {
     const index = await h.grpc.unary<{ models: { name: string; state: string }[] }>('RepositoryIndex', {});
     expect(index.models.map((m) => m.name).sort()).toEqual(
       [
+        'disaggregated_serving_bls',
         'ensemble',
         'ensemble_unary',
         'llmapi',

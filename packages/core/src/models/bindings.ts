@@ -205,12 +205,6 @@ export const BINDINGS: readonly Binding[] = [
     value: scalar((r) => r.promptTableExtraId),
   },
   {
-    option: 'promptTableExtraId',
-    names: { tensorrt_llm: ['prompt_table_extra_ids'] },
-    value: (r) =>
-      r.promptTableExtraId === undefined ? undefined : { kind: 'list', values: [r.promptTableExtraId] },
-  },
-  {
     option: 'lora.taskId',
     names: { ...names(TRTLLM, ['lora_task_id']), llmapi: ['lora_id'] },
     value: scalar((r) => r.lora?.taskId),
@@ -224,6 +218,11 @@ export const BINDINGS: readonly Binding[] = [
   },
   { option: 'lora.name', names: { llmapi: ['lora_name'] }, value: scalar((r) => r.lora?.name) },
   { option: 'lora.path', names: { llmapi: ['lora_path'] }, value: scalar((r) => r.lora?.path) },
+  {
+    option: 'lora.ckptSource',
+    names: { llmapi: ['lora_ckpt_source'] },
+    value: scalar((r) => r.lora?.ckptSource),
+  },
   {
     option: 'guidedDecoding.type',
     names: names(TRTLLM, ['guided_decoding_guide_type']),
@@ -271,5 +270,55 @@ export const BINDINGS: readonly Binding[] = [
     option: 'draftAcceptanceThreshold',
     names: { tensorrt_llm: ['draft_acceptance_threshold'] },
     value: scalar((r) => r.draftAcceptanceThreshold),
+  },
+  {
+    option: 'lookahead.windowSize',
+    names: { tensorrt_llm: ['lookahead_window_size'] },
+    value: scalar((r) => r.lookahead?.windowSize),
+  },
+  {
+    option: 'lookahead.ngramSize',
+    names: { tensorrt_llm: ['lookahead_ngram_size'] },
+    value: scalar((r) => r.lookahead?.ngramSize),
+  },
+  {
+    option: 'lookahead.verificationSetSize',
+    names: { tensorrt_llm: ['lookahead_verification_set_size'] },
+    value: scalar((r) => r.lookahead?.verificationSetSize),
+  },
+  {
+    option: 'kvCacheRetention.tokenRanges',
+    names: { tensorrt_llm: ['retention_token_range_starts'] },
+    value: list((r) => r.kvCacheRetention?.tokenRanges?.map(([start]) => start)),
+  },
+  {
+    option: 'kvCacheRetention.tokenRanges',
+    names: { tensorrt_llm: ['retention_token_range_ends'] },
+    value: list((r) => r.kvCacheRetention?.tokenRanges?.map(([, end]) => end)),
+  },
+  {
+    option: 'kvCacheRetention.tokenRanges',
+    names: { tensorrt_llm: ['retention_token_range_priorities'] },
+    value: list((r) => r.kvCacheRetention?.tokenRanges?.map(([, , priority]) => priority)),
+  },
+  {
+    option: 'kvCacheRetention.tokenRangeDurationsMs',
+    names: { tensorrt_llm: ['retention_token_range_durations_ms'] },
+    value: list((r) => r.kvCacheRetention?.tokenRangeDurationsMs),
+  },
+  {
+    option: 'kvCacheRetention.decodePriority',
+    names: { tensorrt_llm: ['retention_decode_priority'] },
+    value: scalar((r) => r.kvCacheRetention?.decodePriority),
+  },
+  {
+    option: 'kvCacheRetention.decodeDurationMs',
+    names: { tensorrt_llm: ['retention_decode_duration_ms'] },
+    value: scalar((r) => r.kvCacheRetention?.decodeDurationMs),
+  },
+  {
+    option: 'promptIgnoreLength',
+    names: { tensorrt_llm: ['prompt_ignore_length'] },
+    value: scalar((r) => r.promptIgnoreLength),
   },
 ];

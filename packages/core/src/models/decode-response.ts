@@ -158,7 +158,8 @@ export function decodeResponse(
     if (f !== undefined && f !== '') seq.finishReason = f;
     const r = stop?.[b];
     if (r !== undefined && r !== '') seq.stopReason = r;
-    if (genLogits !== undefined && count === 1) seq.generationLogits = genLogits;
+    if (genLogits !== undefined)
+      seq.generationLogits = count === 1 ? genLogits : logitsPart(genLogits, count, b);
     sequences[b] = seq;
   }
 
@@ -276,6 +277,20 @@ function firstBigInt(t: Tensor | undefined): bigint | undefined {
 function firstNumber(t: Tensor | undefined): number | undefined {
   if (t === undefined || elementCount(t.shape) === 0) return undefined;
   return firstTensorNumber(t);
+}
+
+/**
+ * Sequence `index` of `count` in logits that hold all of them: gRPC's `[batch, beams, tokens, vocab]`
+ * is cut along the beams (each part `[1, 1, tokens, vocab]`, as a single sequence's), the flat
+ * tensor of HTTP `/generate` into equal parts.
+ */
+function logitsPart(logits: Logits, count: number, index: number): Logits {
+  const { data, shape } = logits;
+  const [start, end] = evenSlice(data.length, count, index);
+  const part = data.subarray(start, end);
+  const beamShape =
+    shape.length === 4 && shape[1] === count ? [shape[0] ?? 1, 1, ...shape.slice(2)] : [part.length];
+  return { data: part, shape: beamShape };
 }
 
 /**

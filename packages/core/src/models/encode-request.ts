@@ -91,6 +91,18 @@ export function encodeGenerateRequest(req: GenerateRequest, ctx: EncodeContext):
     const stopWords = wordIds(ctx, 'stopWords', stopStrings, req.stopWordIds);
     if (stopWords.length > 0) add('stop_words_list', { kind: 'words', words: stopWords }, 'stopWords');
     serverMatchesStops = stopStrings !== undefined && stopStrings.length > 0;
+    if (req.promptTableExtraId !== undefined) {
+      // prompt_table_extra_ids is one id per prompt token, set where the token is a prompt-table id
+      // (>= the vocabulary size, which the client does not know); a list of another length is
+      // dropped by the backend without an error.
+      throw new TritonLlmError(
+        'invalid_argument',
+        `promptTableExtraId: model '${schema.model}' (tensorrt_llm) takes prompt_table_extra_ids, one id per prompt ` +
+          'token (the id where the token is a prompt-table id, else 0), and ignores a list of another length; ' +
+          'send that list with infer(), or call the ensemble or BLS, whose preprocessing builds it',
+        { model: schema.model, field: 'promptTableExtraId' },
+      );
+    }
     const badWords = wordIds(ctx, 'badWords', req.badWords, req.badWordIds);
     if (badWords.length > 0) add('bad_words_list', { kind: 'words', words: badWords }, 'badWords');
   } else {
@@ -235,7 +247,10 @@ function buildTensor(schema: ModelSchema, name: string, value: BindingValue, opt
   switch (value.kind) {
     case 'scalar':
       shape = [...batch, 1];
-      values = [value.value];
+      // The disaggregated-serving BLS declares early_stopping INT32 where the raw model has BOOL.
+      values = [
+        typeof value.value === 'boolean' && spec.datatype !== 'BOOL' ? Number(value.value) : value.value,
+      ];
       break;
     case 'list':
       shape = [...batch, value.values.length];

@@ -134,7 +134,8 @@ const TABLE = {
   embeddingBiasVector: { type: 'numbers', flavors: RAW },
   promptEmbeddingTable: { type: 'matrix', flavors: TRTLLM, notOverHttpGenerate: TRTLLM },
   promptVocabSize: { type: 'integer', flavors: TRTLLM, ...COUNT },
-  promptTableExtraId: { type: 'uint64', flavors: TRTLLM },
+  // The raw model's per-token prompt_table_extra_ids cannot be built without the vocabulary size.
+  promptTableExtraId: { type: 'uint64', flavors: TEXT },
   lora: {
     type: 'object',
     flavors: ANY,
@@ -149,6 +150,12 @@ const TABLE = {
       },
       name: { type: 'string', flavors: [...LLMAPI, 'vllm'] },
       path: { type: 'string', flavors: LLMAPI },
+      ckptSource: {
+        type: 'string',
+        flavors: LLMAPI,
+        pattern: /^(hf|nemo)$/,
+        patternRule: "'hf' or 'nemo'",
+      },
     },
   },
   guidedDecoding: {
@@ -168,6 +175,26 @@ const TABLE = {
   draftInputIds: { type: 'tokenIds', flavors: RAW },
   draftLogits: { type: 'matrix', flavors: RAW, notOverHttpGenerate: RAW },
   draftAcceptanceThreshold: { type: 'number', flavors: RAW, min: 0 },
+  lookahead: {
+    type: 'object',
+    flavors: RAW,
+    fields: {
+      windowSize: { type: 'integer', flavors: RAW, required: true, ...POSITIVE },
+      ngramSize: { type: 'integer', flavors: RAW, required: true, ...POSITIVE },
+      verificationSetSize: { type: 'integer', flavors: RAW, required: true, ...POSITIVE },
+    },
+  },
+  kvCacheRetention: {
+    type: 'object',
+    flavors: RAW,
+    fields: {
+      tokenRanges: { type: 'rows', flavors: RAW, columns: ['start', 'end', 'priority'] },
+      tokenRangeDurationsMs: { type: 'tokenIds', flavors: RAW },
+      decodePriority: { type: 'integer', flavors: RAW, min: 0, max: 100 },
+      decodeDurationMs: { type: 'integer', flavors: RAW, ...COUNT },
+    },
+  },
+  promptIgnoreLength: { type: 'integer', flavors: RAW, ...COUNT },
   // Request ids travel in logs and the gRPC stop path too: printable and short.
   requestId: {
     type: 'string',

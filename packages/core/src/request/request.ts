@@ -26,6 +26,8 @@ export interface LoraOptions {
   readonly name?: string;
   /** LLM-API only: `lora_path`. */
   readonly path?: string;
+  /** LLM-API only: `lora_ckpt_source`, the adapter's checkpoint format: `hf` (the model's default) or `nemo`. */
+  readonly ckptSource?: 'hf' | 'nemo';
 }
 
 /**
@@ -77,7 +79,10 @@ export interface GenerateRequest {
   readonly topPResetIds?: number;
   readonly temperature?: number;
   readonly lengthPenalty?: number;
-  /** Raw model: `early_stopping`. */
+  /**
+   * Raw model: `early_stopping` (BOOL; the disaggregated-serving BLS declares it INT32 and gets 1
+   * or 0).
+   */
   readonly earlyStopping?: boolean;
   readonly repetitionPenalty?: number;
   readonly presencePenalty?: number;
@@ -114,7 +119,13 @@ export interface GenerateRequest {
   /** `prompt_embedding_table` (FP16 `[rows, hidden]`). */
   readonly promptEmbeddingTable?: Matrix;
   readonly promptVocabSize?: number;
-  /** `prompt_table_extra_id` (ensemble/BLS) / `prompt_table_extra_ids` (raw). */
+  /**
+   * Ensemble/BLS: `prompt_table_extra_id`, which their preprocessing spreads over the prompt tokens
+   * that are prompt-table ids. The raw model takes one id per prompt token
+   * (`prompt_table_extra_ids`) and drops a list of another length silently; the client cannot tell
+   * which ids are prompt-table ids there, so it refuses this option for the raw model (send
+   * `prompt_table_extra_ids` with `infer()`).
+   */
   readonly promptTableExtraId?: number | bigint;
   readonly lora?: LoraOptions;
   /** Guided decoding: `guided_decoding_guide_type` (e.g. "json", "json_schema", "regex", "ebnf_grammar") and guide. */
@@ -124,9 +135,15 @@ export interface GenerateRequest {
   /** Raw encoder-decoder models: `decoder_input_ids`. */
   readonly decoderInputIds?: readonly number[];
 
-  /** BLS: `tensorrt_llm_model_name`. */
+  /**
+   * Custom BLS models only: an input `tensorrt_llm_model_name`. NVIDIA's `tensorrt_llm_bls` has it
+   * as a config parameter (since 2024-03), not an input, so it refuses this option.
+   */
   readonly tensorrtLlmModelName?: string;
-  /** BLS: `tensorrt_llm_draft_model_name`. */
+  /**
+   * Custom BLS models only: an input `tensorrt_llm_draft_model_name`. NVIDIA's `tensorrt_llm_bls`
+   * has it as a config parameter, not an input, so it refuses this option.
+   */
   readonly draftModelName?: string;
   /** BLS: `num_draft_tokens`. */
   readonly numDraftTokens?: number;
@@ -138,6 +155,37 @@ export interface GenerateRequest {
   readonly draftLogits?: Matrix;
   /** Raw model: `draft_acceptance_threshold`. */
   readonly draftAcceptanceThreshold?: number;
+  /**
+   * Raw model: lookahead decoding for this request (`lookahead_window_size`,
+   * `lookahead_ngram_size`, `lookahead_verification_set_size`), on an engine built for it.
+   */
+  readonly lookahead?: {
+    readonly windowSize: number;
+    readonly ngramSize: number;
+    readonly verificationSetSize: number;
+  };
+  /**
+   * Raw model: KV-cache retention (the six `retention_*` inputs): how long, and at which priority
+   * (0-100), the blocks of prompt token ranges and of generated tokens stay cached.
+   */
+  readonly kvCacheRetention?: {
+    /**
+     * Rows of `[start, end, priority]`: prompt tokens `start` up to `end` (exclusive) are kept at
+     * `priority` (`retention_token_range_starts`, `_ends`, `_priorities`).
+     */
+    readonly tokenRanges?: readonly (readonly [number, number, number])[];
+    /** One duration per token range, in ms, after which its priority lapses (`retention_token_range_durations_ms`). */
+    readonly tokenRangeDurationsMs?: readonly number[];
+    /** Priority of the blocks that generated tokens fill (`retention_decode_priority`). */
+    readonly decodePriority?: number;
+    /** How long, in ms, the decode priority holds (`retention_decode_duration_ms`). */
+    readonly decodeDurationMs?: number;
+  };
+  /**
+   * Disaggregated-serving BLS: `prompt_ignore_length`, the prompt tokens at the start that
+   * presence and frequency penalties ignore.
+   */
+  readonly promptIgnoreLength?: number;
 
   /** The request id. Generated (numeric, as the TRT-LLM stop path needs) when absent. */
   readonly requestId?: string;

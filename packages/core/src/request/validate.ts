@@ -25,6 +25,25 @@ export function validateRequest(request: GenerateRequest): void {
   if (r.prompt !== undefined && r.inputIds !== undefined) {
     throw invalidArgument('inputIds', r.inputIds, 'give either prompt or inputIds, not both');
   }
+  const retention = r.kvCacheRetention;
+  if (
+    retention?.tokenRangeDurationsMs !== undefined &&
+    retention.tokenRangeDurationsMs.length !== (retention.tokenRanges?.length ?? 0)
+  ) {
+    throw invalidArgument(
+      'kvCacheRetention.tokenRangeDurationsMs',
+      retention.tokenRangeDurationsMs,
+      `needs one duration per token range (${retention.tokenRanges?.length ?? 0})`,
+    );
+  }
+  for (const [i, [start, end, priority]] of (retention?.tokenRanges ?? []).entries()) {
+    if (start < 0 || end <= start || priority < 0 || priority > 100)
+      throw invalidArgument(
+        `kvCacheRetention.tokenRanges[${i}]`,
+        [start, end, priority],
+        'must be [start, end, priority] with 0 <= start < end and priority in [0, 100]',
+      );
+  }
   if (r.embeddingBias !== undefined && r.embeddingBias.weights.length !== r.embeddingBias.words.length) {
     throw invalidArgument(
       'embeddingBias.weights',

@@ -16,6 +16,8 @@ import { scriptOption, scriptParameter, testHooks } from './test-hooks.js';
 
 /** SamplingParams' default `max_tokens`. */
 const DEFAULT_MAX_TOKENS = 32;
+/** Tokens per KV-cache block in the fake's perf metrics. */
+const BLOCK_TOKENS = 32;
 const utf8 = new TextDecoder('utf-8');
 
 function textSoFar(tokens: readonly number[]): string {
@@ -65,6 +67,7 @@ export async function executeLlmApi(
     finish: boolInput(inputs, 'return_finish_reason') ?? false,
     stop: boolInput(inputs, 'return_stop_reason') ?? false,
     logprob: boolInput(inputs, 'return_cumulative_logprob') ?? false,
+    metrics: boolInput(inputs, 'sampling_param_return_perf_metrics') ?? false,
   };
   const generation = new Generation(
     {
@@ -94,7 +97,35 @@ export async function executeLlmApi(
       outputs.push(textTensor('stop_reason', [1, 1], [stopReason]));
     }
     if (wants.logprob) outputs.push(fp32Tensor('cumulative_logprob', [1, 1], [seq.cumLogProb]));
+    if (wants.metrics && finished) outputs.push(...perfMetrics(inputIds.length + seq.tokens.length));
     return { outputs, tokens, final: finished };
+  };
+
+  /**
+   * As upstream's model.py builds them: every metric a BYTES string, whatever the config declares
+   * (its own sample response shows `"kv_cache_alloc_new_blocks": "1"`). Nothing is cached in the
+   * fake, so every block is new and missed.
+   */
+  const perfMetrics = (tokens: number): Tensor[] => {
+    const timing = generation.timing(0);
+    const blocks = String(Math.ceil(tokens / BLOCK_TOKENS));
+    const values: Record<string, string> = {
+      kv_cache_reused_block: '0',
+      kv_cache_missed_block: blocks,
+      kv_cache_alloc_new_blocks: blocks,
+      kv_cache_alloc_total_blocks: blocks,
+      kv_cache_hit_rate: '0.0',
+      arrival_time_ns: String(timing.arrivalNs),
+      first_scheduled_time_ns: String(timing.arrivalNs),
+      first_token_time_ns: String(timing.firstTokenNs),
+      last_token_time_ns: String(timing.lastTokenNs),
+      acceptance_rate: '0.0',
+      total_accepted_draft_tokens: '0',
+      total_draft_tokens: '0',
+    };
+    return model.outputs
+      .filter((spec) => values[spec.name] !== undefined)
+      .map((spec) => textTensor(spec.name, [1, 1], [values[spec.name]!]));
   };
 
   let sentFinal = false;

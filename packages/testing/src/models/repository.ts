@@ -4,6 +4,8 @@
  */
 import {
   BLS_INPUTS,
+  DISAGGREGATED_INPUTS,
+  DISAGGREGATED_OUTPUTS,
   ENSEMBLE_INPUTS,
   LLMAPI_INPUTS,
   LLMAPI_OUTPUTS,
@@ -221,6 +223,17 @@ function drafts(options: RepositoryOptions): Draft[] {
             outputs: tensorsFor(MULTIMODAL_OUTPUTS, v),
             generator: 'tensorrt_llm',
             ensembleSteps: ensembleSteps('tensorrt_llm'),
+          }),
+          // Driven like the raw model: the fake generates itself instead of calling a context and a
+          // generation model.
+          draft('disaggregated_serving_bls', 'generator', true, {
+            inputs: tensorsFor(DISAGGREGATED_INPUTS, v),
+            outputs: tensorsFor(DISAGGREGATED_OUTPUTS, v),
+            parameters: {
+              ...generatorParams,
+              context_model_name: 'tensorrt_llm',
+              generation_model_name: 'tensorrt_llm',
+            },
           }),
         ]
       : []),

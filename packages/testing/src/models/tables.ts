@@ -135,6 +135,62 @@ export const MULTIMODAL_OUTPUTS: readonly TableRow[] = [
   row('sequence_index', 'INT32', [1]),
 ];
 
+/**
+ * The disaggregated-serving BLS (NVIDIA/TensorRT-LLM `triton_backend/all_models/disaggregated_serving/
+ * disaggregated_serving_bls`, 37311ba), in its config order: driven like the raw model, with
+ * `early_stopping` declared INT32 (BOOL in the raw model) and `prompt_ignore_length`. The fake
+ * serves it with the newest tables only.
+ */
+export const DISAGGREGATED_INPUTS: readonly TableRow[] = [
+  row('input_ids', 'INT32', [-1], { opt: false }),
+  row('input_lengths', 'INT32', [1], { opt: false }),
+  row('request_output_len', 'INT32', [1], { opt: false }),
+  row('num_return_sequences', 'INT32', [1]),
+  row('draft_input_ids', 'INT32', [-1]),
+  row('decoder_input_ids', 'INT32', [-1]),
+  row('decoder_input_lengths', 'INT32', [1]),
+  row('draft_logits', 'FP32', [-1, -1]),
+  row('draft_acceptance_threshold', 'FP32', [1]),
+  row('end_id', 'INT32', [1]),
+  row('pad_id', 'INT32', [1]),
+  row('stop_words_list', 'INT32', [2, -1]),
+  row('bad_words_list', 'INT32', [2, -1]),
+  row('embedding_bias', 'FP32', [-1]),
+  row('beam_width', 'INT32', [1]),
+  row('temperature', 'FP32', [1]),
+  row('runtime_top_k', 'INT32', [1]),
+  row('runtime_top_p', 'FP32', [1]),
+  row('runtime_top_p_min', 'FP32', [1]),
+  row('runtime_top_p_decay', 'FP32', [1]),
+  row('runtime_top_p_reset_ids', 'INT32', [1]),
+  row('len_penalty', 'FP32', [1]),
+  row('early_stopping', 'INT32', [1]),
+  row('prompt_ignore_length', 'INT32', [1]),
+  row('repetition_penalty', 'FP32', [1]),
+  row('min_tokens', 'INT32', [1]),
+  row('beam_search_diversity_rate', 'FP32', [1]),
+  row('presence_penalty', 'FP32', [1]),
+  row('frequency_penalty', 'FP32', [1]),
+  row('seed', 'UINT64', [1]),
+  row('return_log_probs', 'BOOL', [1]),
+  row('return_context_logits', 'BOOL', [1]),
+  row('return_generation_logits', 'BOOL', [1]),
+  row('return_perf_metrics', 'BOOL', [1], { scalar: true }),
+  row('exclude_input_in_output', 'BOOL', [1]),
+  row('stop', 'BOOL', [1]),
+  row('streaming', 'BOOL', [1]),
+  row('prompt_embedding_table', 'FP16', [-1, -1]),
+  row('prompt_table_extra_ids', 'UINT64', [-1]),
+  row('prompt_vocab_size', 'INT32', [1]),
+  row('lora_task_id', 'UINT64', [1]),
+  row('lora_weights', 'FP16', [-1, -1]),
+  row('lora_config', 'INT32', [-1, 3]),
+  row('guided_decoding_guide_type', 'BYTES', [1]),
+  row('guided_decoding_guide', 'BYTES', [1]),
+  row('return_num_output_tokens', 'BOOL', [1]),
+  row('return_num_input_tokens', 'BOOL', [1]),
+];
+
 /** Outputs after the model-specific ones, shared by `tensorrt_llm`, the ensemble and BLS. */
 const METRIC_OUTPUTS: readonly TableRow[] = [
   row('kv_cache_alloc_new_blocks', 'INT32', [1], N25),
@@ -245,6 +301,11 @@ export const TRTLLM_OUTPUTS: readonly TableRow[] = [
   row('context_phase_params', 'UINT8', [-1], N25),
   ...METRIC_OUTPUTS,
 ];
+
+/** The disaggregated-serving BLS's outputs: the raw model's, without `context_phase_params`. */
+export const DISAGGREGATED_OUTPUTS: readonly TableRow[] = TRTLLM_OUTPUTS.filter(
+  (r) => r.name !== 'context_phase_params',
+);
 
 /** The LLM-API flavor (NVIDIA/TensorRT-LLM `triton_backend/all_models/llmapi/`, 2026); one version. */
 export const LLMAPI_INPUTS: readonly TableRow[] = [
