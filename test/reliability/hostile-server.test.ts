@@ -36,11 +36,22 @@ afterEach(async () => {
   for (const s of servers.splice(0)) await s.close();
 });
 
-async function hostile(scenario: ScenarioName): Promise<{ server: HostileServer; transport: Transport }> {
+/**
+ * A hostile server and a transport to it, on the engine the run chose (TRTLLM_GRPC_ENGINE) unless
+ * `engine` pins one: cases that name the violated rule or the bytes the server sent need the
+ * builtin engine, whose own frame reader sees them; node:http2 (nghttp2) reports a broken frame in
+ * a few words ("Protocol error"), and its table is published beside the builtin one in
+ * docs/RELIABILITY.md (`HOSTILE_ENGINE=node-http2 pnpm bench:hostile`).
+ */
+async function hostile(
+  scenario: ScenarioName,
+  engine?: 'builtin' | 'node-http2',
+): Promise<{ server: HostileServer; transport: Transport }> {
   const server = await startHostileServer(scenario, { capBytes: CAP_BYTES });
   servers.push(server);
   const transport = grpcTransport({
     baseUrl: server.url,
+    ...(engine !== undefined ? { engine } : {}),
     ...(server.ca !== undefined ? { tls: { ca: server.ca } } : {}),
   });
   transports.push(transport);
@@ -59,8 +70,12 @@ interface Outcome {
  * One streamed call of `HOSTILE_REQUEST` against `scenario`. A slow reader takes the first
  * response, then reads nothing more until the server has stopped sending.
  */
-async function streamAgainst(scenario: ScenarioName, slowReader = false): Promise<Outcome> {
-  const { server, transport } = await hostile(scenario);
+async function streamAgainst(
+  scenario: ScenarioName,
+  slowReader = false,
+  engine?: 'builtin' | 'node-http2',
+): Promise<Outcome> {
+  const { server, transport } = await hostile(scenario, engine);
   liveBytes();
   const peak = sampleMemoryPeak();
   const responses: InferResponse[] = [];
@@ -108,15 +123,18 @@ describe('frames that break HTTP/2: a protocol error naming the violation, GOAWA
     ['oversized-frame', /FRAME_SIZE_ERROR/, FRAME_SIZE_ERROR],
     ['padding-overflow', /padding/i, PROTOCOL_ERROR],
   ];
+  // Pinned to the builtin engine: the message names the frame (see `hostile`); node:http2's
+  // answers to the same frames are checked below.
   it.each(cases)('%s', async (scenario, message, h2Code) => {
-    const outcome = await streamAgainst(scenario);
+    const outcome = await streamAgainst(scenario, false, 'builtin');
     expectTyped(outcome, 'protocol', message);
     expect(outcome.error.retryable).toBe(false);
     expect(await goawayCode(outcome.peer)).toBe(h2Code);
   });
 
   it('window-overrun (DATA past the stream window while the reader is slow): FLOW_CONTROL_ERROR', async () => {
-    const outcome = await streamAgainst('window-overrun', true);
+    // Pinned to the builtin engine: the message names the GOAWAY code (see `hostile`).
+    const outcome = await streamAgainst('window-overrun', true, 'builtin');
     expectTyped(outcome, 'protocol', /FLOW_CONTROL_ERROR/);
     expect(outcome.error.retryable).toBe(false);
     expect(await goawayCode(outcome.peer)).toBe(FLOW_CONTROL_ERROR);
@@ -126,11 +144,47 @@ describe('frames that break HTTP/2: a protocol error naming the violation, GOAWA
   });
 
   it('random bytes instead of frames: a protocol error, and the client leaves', async () => {
-    const outcome = await streamAgainst('garbage');
+    // Pinned to the builtin engine: nghttp2 cannot tell random bytes before the server's SETTINGS
+    // from another protocol, and node:http2 answers them as a wrong port (unavailable).
+    const outcome = await streamAgainst('garbage', false, 'builtin');
     expectTyped(outcome, 'protocol', /./);
     expect(outcome.error.retryable).toBe(false);
     await outcome.peer.whenClosed;
     expect(outcome.peer.closed).toBe(true);
+  });
+});
+
+describe("the same frames on the node:http2 engine: a protocol error in nghttp2's words, naming its GOAWAY", () => {
+  // nghttp2 names no frame, and reports most violations as "Protocol error" whatever code its
+  // GOAWAY carried: these assert the error's code, that a GOAWAY went out, and that a GOAWAY the
+  // message names is the one the server received. first-frame-not-settings is a peer that does not
+  // speak HTTP/2 to nghttp2 (the wrong-port cases below).
+  const names: Record<number, string> = {
+    [PROTOCOL_ERROR]: 'PROTOCOL_ERROR',
+    [FLOW_CONTROL_ERROR]: 'FLOW_CONTROL_ERROR',
+    [FRAME_SIZE_ERROR]: 'FRAME_SIZE_ERROR',
+    [COMPRESSION_ERROR]: 'COMPRESSION_ERROR',
+  };
+  const cases: [ScenarioName, boolean][] = [
+    ['window-update-zero', false],
+    ['window-overflow', false],
+    ['settings-wrong-size', false],
+    ['ping-wrong-size', false],
+    ['stream-0-data', false],
+    ['hpack-table-update', false],
+    ['hpack-table-update-mid-block', false],
+    ['oversized-frame', false],
+    ['padding-overflow', false],
+    ['window-overrun', true],
+  ];
+  it.each(cases)('%s', async (scenario, slowReader) => {
+    const outcome = await streamAgainst(scenario, slowReader, 'node-http2');
+    expectTyped(outcome, 'protocol', /broke the HTTP\/2 protocol: .*\(node:http2\)/);
+    expect(outcome.error.retryable).toBe(false);
+    const code = await goawayCode(outcome.peer);
+    expect(names[code ?? -1], `GOAWAY ${code}`).toBeDefined();
+    const named = /GOAWAY (\w+)/.exec(outcome.error.message)?.[1];
+    expect(named ?? names[code ?? -1]).toBe(names[code ?? -1]);
   });
 });
 
@@ -210,24 +264,41 @@ describe('the unary path against the same servers: a typed error, not the deadli
 });
 
 describe('the wrong port, twice in one process, on the streamed and the unary path', () => {
-  const cases: [ScenarioName, ErrorCode, RegExp, boolean][] = [
-    ['http1', 'unavailable', /answered HTTP\/1\.1.*not a gRPC endpoint/s, false],
-    ['tls-no-h2', 'unavailable', /HTTP\/2|not a gRPC endpoint/, false],
-    ['garbage', 'protocol', /./, false],
-    ['close-at-once', 'unavailable', /./, true],
+  // http1 and garbage are pinned per engine: the builtin engine reads the bytes that came (an
+  // HTTP/1.1 status line, or no frames at all); nghttp2 sees a broken first frame either way, so
+  // node:http2 names both a peer that does not speak HTTP/2. The others run on the chosen engine.
+  const notH2 = /did not answer in HTTP\/2.*not a gRPC endpoint/s;
+  const cases: [string, ScenarioName, ErrorCode, RegExp, boolean, 'builtin' | 'node-http2' | undefined][] = [
+    [
+      'http1 (builtin engine)',
+      'http1',
+      'unavailable',
+      /answered HTTP\/1\.1.*not a gRPC endpoint/s,
+      false,
+      'builtin',
+    ],
+    ['http1 (node:http2 engine)', 'http1', 'unavailable', notH2, false, 'node-http2'],
+    ['tls-no-h2', 'tls-no-h2', 'unavailable', /HTTP\/2|not a gRPC endpoint/, false, undefined],
+    ['garbage (builtin engine)', 'garbage', 'protocol', /./, false, 'builtin'],
+    ['garbage (node:http2 engine)', 'garbage', 'unavailable', notH2, false, 'node-http2'],
+    ['close-at-once', 'close-at-once', 'unavailable', /./, true, undefined],
   ];
-  it.each(cases)('%s', { timeout: 4 * TIMEOUT_MS + 5_000 }, async (scenario, code, message, retryable) => {
-    const { transport } = await hostile(scenario);
-    const errors: TritonLlmError[] = [];
-    for (let round = 0; round < 2; round++) {
-      errors.push(await rejection(readAll(transport.stream(HOSTILE_REQUEST, { timeoutMs: TIMEOUT_MS }))));
-      errors.push(await rejection(transport.serverLive({ timeoutMs: TIMEOUT_MS })));
-    }
-    for (const err of errors) {
-      expect({ code: err.code, retryable: err.retryable }).toEqual({ code, retryable });
-      expect(err.message).toMatch(message);
-    }
-  });
+  it.each(cases)(
+    '%s',
+    { timeout: 4 * TIMEOUT_MS + 5_000 },
+    async (_, scenario, code, message, retryable, engine) => {
+      const { transport } = await hostile(scenario, engine);
+      const errors: TritonLlmError[] = [];
+      for (let round = 0; round < 2; round++) {
+        errors.push(await rejection(readAll(transport.stream(HOSTILE_REQUEST, { timeoutMs: TIMEOUT_MS }))));
+        errors.push(await rejection(transport.serverLive({ timeoutMs: TIMEOUT_MS })));
+      }
+      for (const err of errors) {
+        expect({ code: err.code, retryable: err.retryable }).toEqual({ code, retryable });
+        expect(err.message).toMatch(message);
+      }
+    },
+  );
 });
 
 async function readAll(stream: AsyncIterable<InferResponse>): Promise<InferResponse[]> {

@@ -84,9 +84,9 @@ export interface GrpcTransportOptions {
   /**
    * The HTTP/2 stack the calls run on: `'builtin'`, this package's own engine (the default: the
    * least CPU per token, and every frame of the server checked), or `'node-http2'`, Node's
-   * `node:http2`, for those who prefer Node's own stack. Both carry every call and option alike;
-   * `node-http2` keeps one connection per endpoint (Node queues streams past the server's limit)
-   * and answers some broken frames as Node does.
+   * `node:http2`, for those who prefer Node's own stack. Both carry every call and option alike
+   * (`maxConnections` too); `node-http2` answers a broken frame in nghttp2's words, without naming
+   * the frame.
    */
   readonly engine?: 'builtin' | 'node-http2';
 }
