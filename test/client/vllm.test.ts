@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { TritonLlm, TritonLlmError } from '@trtllm/sdk';
 import { encode, fakeTokenizer, generateTokens, tokenLogProb } from '@trtllm/testing';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -122,6 +123,22 @@ describe.each(PROTOCOLS)("Triton's vLLM backend (the fake's vllm model) over %s"
     expect([end.event, end.tokens < 100]).toEqual(
       protocol === 'grpc' ? ['cancelled', true] : ['completed', false],
     );
+  });
+
+  it('sends images as base64 bytes in the image input, which the model receives intact', async () => {
+    const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3]);
+    const jpeg = new Uint8Array([0xff, 0xd8, 0xff, 0xe0, 9, 8, 7, 6]);
+    const named = (bytes: Uint8Array, i: number) =>
+      `#${i + 1} data ${bytes.length} bytes ${createHash('sha256').update(bytes).digest('hex').slice(0, 8)}`;
+    const result = await llm().generate({
+      prompt: 'Describe these.',
+      maxTokens: 200,
+      images: [
+        { data: png, mediaType: 'image/png' },
+        { url: `data:image/jpeg;base64,${Buffer.from(jpeg).toString('base64')}` },
+      ],
+    });
+    expect(result.text).toBe(`2 images: ${[png, jpeg].map(named).join('; ')}.`);
   });
 
   it('refuses an option the backend cannot honour before anything is sent', async () => {

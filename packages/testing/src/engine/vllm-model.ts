@@ -4,6 +4,7 @@
  * response's new text, otherwise one response with the whole text; reasons are vLLM's ("stop",
  * "length", "None" until known); a cancelled request is aborted. The corpus is GENERATOR.md's.
  */
+import { createHash } from 'node:crypto';
 import { TritonError } from '../errors.js';
 import { jsonSchemaInstance } from '../guided.js';
 import { fp32Tensor, type Tensor, textTensor } from '../tensor.js';
@@ -12,7 +13,7 @@ import type { EngineContext } from './context.js';
 import { refuse } from './finish.js';
 import { Generation } from './generation.js';
 import { finishGeneration } from './generator-model.js';
-import { boolInput, textsInput } from './inputs.js';
+import { boolInput, type Inputs, textsInput } from './inputs.js';
 import type { InferenceRequest, ModelResponse, ResponseSink } from './request.js';
 import { scriptOption, scriptParameter, testHooks } from './test-hooks.js';
 
@@ -182,6 +183,20 @@ function logProbsJson(maps: readonly (readonly [string, unknown][])[]): string {
   return `[${items.join(', ')}]`;
 }
 
+/**
+ * The reply naming the request's images, as the other multimodal models of the fake name theirs
+ * (`images.ts`): the backend takes each as base64 bytes (it opens them with PIL), so each is `data`.
+ */
+function imagesScript(inputs: Inputs): string | undefined {
+  const images = textsInput(inputs, 'image');
+  if (images === undefined || images.length === 0) return undefined;
+  const each = images.map((b64, i) => {
+    const bytes = Buffer.from(b64, 'base64');
+    return `#${i + 1} data ${bytes.length} bytes ${createHash('sha256').update(bytes).digest('hex').slice(0, 8)}`;
+  });
+  return `${images.length} image${images.length === 1 ? '' : 's'}: ${each.join('; ')}.`;
+}
+
 export async function executeVllm(
   req: InferenceRequest,
   sink: ResponseSink,
@@ -219,7 +234,7 @@ export async function executeVllm(
     numInput: boolInput(inputs, 'return_num_input_tokens') ?? false,
     numOutput: boolInput(inputs, 'return_num_output_tokens') ?? false,
   };
-  const script = hooks.script ?? sampling.structured?.text;
+  const script = hooks.script ?? imagesScript(inputs) ?? sampling.structured?.text;
   const inputIds = encode(prompt);
   const options = {
     maxTokens: sampling.maxTokens,
