@@ -97,6 +97,21 @@ describe.each(PROTOCOLS)("Triton's vLLM backend (the fake's vllm model) over %s"
     expect(seen.tokens).toBeLessThan(5000);
   });
 
+  it('stop() has no in-band stop to send: the call is cancelled, finish stopped, and vLLM aborts the request', async () => {
+    const stream = llm().stream({ prompt: PROMPT, maxTokens: 5000 });
+    let final: { finishReason: string; result: { earlyStop?: { via: readonly string[] } } } | undefined;
+    for await (const chunk of stream) {
+      if (chunk.done) final = chunk;
+      else if (chunk.totalTokens >= 2) await stream.stop();
+    }
+    expect(final?.finishReason).toBe('stopped');
+    expect(final?.result.earlyStop?.via).toEqual([protocol === 'grpc' ? 'grpc_cancel' : 'http_disconnect']);
+    const seen = await fake
+      .triton()
+      .waitForEvent((e) => e.id === stream.requestId && e.event === 'cancelled', 5000);
+    expect(seen.tokens).toBeLessThan(5000);
+  });
+
   it('an aborted generate() stops vLLM over gRPC; over HTTP the report and the warning say it runs on', async () => {
     const warnings: string[] = [];
     const client = new TritonLlm({
