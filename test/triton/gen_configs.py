@@ -184,6 +184,55 @@ PRE_TO_LLM = [
     ("OUT_PAD_ID", "pad_id"),
 ]
 
+# --- multimodal ensemble ---------------------------------------------------------------------------
+# NVIDIA/TensorRT-LLM triton_backend/all_models/multimodal/ensemble/config.pbtxt (1c748b9): its 29 inputs and
+# 7 outputs in its order, types and dims. Its steps here: multimodal_preprocessing (upstream's preprocessing
+# takes the image inputs; `image_input` goes to upstream's multimodal_encoders, which a stand-in without
+# pictures does not need) -> tensorrt_llm_multimodal -> postprocessing.
+MULTIMODAL_INPUTS = [
+    ("text_input", "STRING", [1], REQ, "pre", "QUERY"),
+    ("decoder_text_input", "STRING", [1], OPT, "pre", "DECODER_QUERY"),
+    ("image_input", "FP16", [-1, -1, -1, -1], OPT, "pre", "IMAGE"),
+    ("image_bytes_input", "UINT8", [-1, -1, -1, -1], OPT, "pre", "IMAGE_BYTES"),
+    ("image_url_input", "STRING", [-1], OPT, "pre", "IMAGE_URL"),
+    ("image_sizes_input", "INT64", [-1, 2], OPT, "pre", "IMAGE_SIZES"),
+    ("video_bytes_input", "UINT8", [-1, -1, -1, -1], OPT, "pre", "VIDEO_BYTES"),
+    ("max_tokens", "INT32", [1], REQ, "pre", "REQUEST_OUTPUT_LEN"),
+    ("bad_words", "STRING", [-1], OPT, "pre", "BAD_WORDS_DICT"),
+    ("stop_words", "STRING", [-1], OPT, "pre", "STOP_WORDS_DICT"),
+    ("end_id", "INT32", [1], OPT, "pre", "END_ID"),
+    ("pad_id", "INT32", [1], OPT, "pre", "PAD_ID"),
+    ("top_k", "INT32", [1], OPT, "llm", "runtime_top_k"),
+    ("top_p", "FP32", [1], OPT, "llm", "runtime_top_p"),
+    ("temperature", "FP32", [1], OPT, "llm", "temperature"),
+    ("length_penalty", "FP32", [1], OPT, "llm", "len_penalty"),
+    ("repetition_penalty", "FP32", [1], OPT, "llm", "repetition_penalty"),
+    ("min_tokens", "INT32", [1], OPT, "llm", "min_tokens"),
+    ("presence_penalty", "FP32", [1], OPT, "llm", "presence_penalty"),
+    ("frequency_penalty", "FP32", [1], OPT, "llm", "frequency_penalty"),
+    ("seed", "UINT64", [1], OPT, "llm", "seed"),
+    ("return_log_probs", "BOOL", [1], OPT, "llm", "return_log_probs"),
+    ("return_context_logits", "BOOL", [1], OPT, "llm", "return_context_logits"),
+    ("return_generation_logits", "BOOL", [1], OPT, "llm", "return_generation_logits"),
+    ("beam_width", "INT32", [1], OPT, "llm", "beam_width"),
+    ("stream", "BOOL", [1], OPT, "llm", "streaming"),
+    ("prompt_table_extra_id", "UINT64", [1], OPT, "pre", "PROMPT_TABLE_EXTRA_ID"),
+    ("embedding_bias_words", "STRING", [-1], OPT, "pre", "EMBEDDING_BIAS_WORDS"),
+    ("embedding_bias_weights", "FP32", [-1], OPT, "pre", "EMBEDDING_BIAS_WEIGHTS"),
+]
+MULTIMODAL_OUTPUTS = [("text_output", "STRING", [-1]), *COMMON_OUTPUTS]
+MM_PRE_INPUTS = [
+    *PRE_INPUTS,
+    ("IMAGE", "FP16", [-1, -1, -1, -1], OPT),
+    ("IMAGE_BYTES", "UINT8", [-1, -1, -1, -1], OPT),
+    ("IMAGE_URL", "STRING", [-1], OPT),
+    ("IMAGE_SIZES", "INT64", [-1, 2], OPT),
+    ("VIDEO_BYTES", "UINT8", [-1, -1, -1, -1], OPT),
+]
+# IMAGES_SCRIPT (the text naming the images, images.py) -> the stand-in generator's test-only input.
+MM_PRE_OUTPUTS = [*PRE_OUTPUTS, ("IMAGES_SCRIPT", "STRING", [1])]
+MM_TRTLLM_INPUTS = [*TRTLLM_INPUTS, ("fake_images_script", "STRING", [1], OPT)]
+
 # --- tensorrt_llm_bls ----------------------------------------------------------------------------
 BLS_INPUTS = [
     ("text_input", "STRING", [1], REQ),
@@ -355,6 +404,25 @@ def ensemble_config(name, llm_model) -> str:
     return text + "ensemble_scheduling {\n  step [\n" + body + "\n  ]\n}\n"
 
 
+def multimodal_config(name, pre_model, llm_model) -> str:
+    text = HEADER + f'name: "{name}"\nplatform: "ensemble"\nmax_batch_size: {MAX_BATCH_SIZE}\n'
+    text += _tensors("input", [row[:4] for row in MULTIMODAL_INPUTS])
+    text += _tensors("output", MULTIMODAL_OUTPUTS)
+    pre = "".join(_map("input_map", step_in, n) for n, _, _, _, step, step_in in MULTIMODAL_INPUTS if step == "pre")
+    pre += "".join(_map("output_map", out, "_" + out) for out, _ in PRE_TO_LLM)
+    pre += _map("output_map", "IMAGES_SCRIPT", "_IMAGES_SCRIPT")
+    llm = "".join(_map("input_map", llm_in, "_" + out) for out, llm_in in PRE_TO_LLM)
+    llm += _map("input_map", "fake_images_script", "_IMAGES_SCRIPT")
+    llm += "".join(_map("input_map", step_in, n) for n, _, _, _, step, step_in in MULTIMODAL_INPUTS if step == "llm")
+    llm += _map("output_map", "output_ids", "_TOKENS_BATCH") + _map("output_map", "sequence_length", "_SEQUENCE_LENGTH")
+    llm += "".join(_map("output_map", out, out) for out, _, _ in MULTIMODAL_OUTPUTS if out != "text_output")
+    post = _map("input_map", "TOKENS_BATCH", "_TOKENS_BATCH") + _map("input_map", "SEQUENCE_LENGTH", "_SEQUENCE_LENGTH")
+    post += _map("output_map", "OUTPUT", "text_output")
+    steps = [(pre_model, pre), (llm_model, llm), ("postprocessing", post)]
+    body = ",\n".join(f'    {{\n      model_name: "{m}"\n      model_version: -1\n{maps}    }}' for m, maps in steps)
+    return text + "ensemble_scheduling {\n  step [\n" + body + "\n  ]\n}\n"
+
+
 def model_py(module: str, cls: str = "TritonPythonModel") -> str:
     alias = "" if cls == "TritonPythonModel" else f" as TritonPythonModel"
     return (
@@ -408,6 +476,15 @@ def main() -> None:
             python_config("llmapi", LLMAPI_INPUTS, LLMAPI_OUTPUTS, decoupled=True, params=timing),
             ("llmapi_model", "TritonPythonModel"),
         ),
+        # The steps of the multimodal ensemble.
+        "multimodal_preprocessing": (
+            python_config("multimodal_preprocessing", MM_PRE_INPUTS, MM_PRE_OUTPUTS),
+            ("multimodal_models", "MultimodalPreprocessing"),
+        ),
+        "tensorrt_llm_multimodal": (
+            python_config("tensorrt_llm_multimodal", MM_TRTLLM_INPUTS, TRTLLM_OUTPUTS, decoupled=True, params=timing),
+            ("raw_model", "TritonPythonModel"),
+        ),
         "vllm": (
             python_config("vllm", VLLM_INPUTS, VLLM_OUTPUTS, decoupled=True, params=timing, max_batch_size=0),
             ("vllm_model", "TritonPythonModel"),
@@ -422,7 +499,12 @@ def main() -> None:
         (MODELS / name / "config.pbtxt").write_text(ensemble_config(name, llm))
         # An ensemble needs an (empty) version directory; the file keeps it in git.
         (MODELS / name / "1" / ".gitkeep").write_text("")
-    print(f"wrote {len(python_models) + 2} models under {MODELS}")
+    (MODELS / "multimodal" / "1").mkdir(parents=True, exist_ok=True)
+    (MODELS / "multimodal" / "config.pbtxt").write_text(
+        multimodal_config("multimodal", "multimodal_preprocessing", "tensorrt_llm_multimodal")
+    )
+    (MODELS / "multimodal" / "1" / ".gitkeep").write_text("")
+    print(f"wrote {len(python_models) + 3} models under {MODELS}")
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ log, and the server's error answers.
 
 import argparse
 import base64
+import hashlib
 import http.client
 import json
 import os
@@ -338,7 +339,8 @@ def server_is_triton_2_51(s):
 def every_model_has_the_newest_tensors(s):
     decoupled = {"preprocessing": False, "postprocessing": False, "tensorrt_llm": True,
                  "tensorrt_llm_unary": False, "ensemble": True, "ensemble_unary": False,
-                 "tensorrt_llm_bls": True, "tensorrt_llm_bls_per_token": True, "llmapi": True}
+                 "tensorrt_llm_bls": True, "tensorrt_llm_bls_per_token": True, "llmapi": True,
+                 "multimodal": True, "multimodal_preprocessing": False, "tensorrt_llm_multimodal": True}
     for model, want in decoupled.items():
         status, _, cfg = s.request("GET", f"/v2/models/{model}/config")
         eq(status, 200, f"{model} config")
@@ -540,6 +542,41 @@ def llmapi_returns_text_and_reasons(s):
         "sampling_param_exclude_input_from_output": True, "return_finish_reason": True, "return_stop_reason": True})
     eq((body["text_output"], body["finish_reason"], body["stop_reason"]), (decode(stop_want), reason, " data"),
        "stop string")
+
+
+def _described(images):
+    """GENERATOR.md "Images": what a multimodal model answers for (kind, bytes) images."""
+    each = [f"#{i + 1} {kind} {len(data)} bytes {hashlib.sha256(data).hexdigest()[:8]}"
+            for i, (kind, data) in enumerate(images)]
+    return f"{len(images)} image{'' if len(images) == 1 else 's'}: {'; '.join(each)}."
+
+
+@check
+def multimodal_models_name_the_images_they_receive(s):
+    jpeg = bytes([0xFF, 0xD8, 0xFF, 0xE0, 0, 16, 0x4A, 0x46, 0x49, 0x46])
+    jpeg_url = "data:image/jpeg;base64," + base64.b64encode(jpeg).decode()
+    url = "https://example.com/cat.png"
+    want = _described([("data", jpeg), ("url", url.encode())])
+    r = rid("mm")
+    _, _, body = s.post("/v2/models/multimodal/generate", {"id": r, "text_input": "Hi", "max_tokens": 200,
+                                                           "image_url_input": [jpeg_url, url]})
+    eq(body.get("text_output"), "Hi" + want, "multimodal ensemble: the prompt, then the images named")
+    eq([(e["model"], e["event"]) for e in s.events(r)],
+       [("tensorrt_llm_multimodal", "received"), ("tensorrt_llm_multimodal", "completed")], "generator events")
+    _, _, events = s.stream("multimodal", {"text_input": "Hi", "max_tokens": 200, "stream": True,
+                                           "image_url_input": [jpeg_url]})
+    eq("".join(e["text_output"] for e in events), _described([("data", jpeg)]), "multimodal streamed")
+    status, _, body = s.post("/v2/models/multimodal/generate", {"text_input": "Hi", "max_tokens": 200,
+                                                                "image_url_input": ["data:image/png;base64,AAAA"]})
+    eq((status, "No connection adapters" in json.dumps(body)), (400, True),
+       "a data: URI that is not JPEG fails in preprocessing")
+    _, _, body = s.post("/v2/models/llmapi/generate", {"text_input": "Hi", "sampling_param_max_tokens": 200,
+                                                       "sampling_param_exclude_input_from_output": True,
+                                                       "image_url": [url, "data:image/png;base64,AAAA"]})
+    eq(body.get("text_output"), _described([("url", url.encode()), ("data", bytes(3))]), "llmapi image_url")
+    _, _, events = s.stream("tensorrt_llm_bls", {"text_input": "Hi", "max_tokens": 200, "stream": True,
+                                                 "image_url_input": [jpeg_url]})
+    eq([e.get("text_output") for e in events][-1:], [_described([("data", jpeg)])], "BLS image_url_input (accumulated)")
 
 
 def _stop_running(s, model, body, stop_body):

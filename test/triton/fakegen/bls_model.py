@@ -12,7 +12,9 @@ import numpy as np
 import triton_python_backend_utils as pb_utils
 
 from . import triton_io as io
+from .images import images_script
 from .jobs import Workers
+from .script import parse_fake_script
 
 FINAL = pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL
 
@@ -72,6 +74,19 @@ def _forwarded_parameters(request) -> dict:
     """The request parameters a BLS request can carry (the backend takes bool, int and str values)."""
     params = json.loads(request.parameters() or "{}")
     return {k: v for k, v in params.items() if isinstance(v, (bool, int, str))}
+
+
+def _with_images_script(request, params: dict) -> dict:
+    """`params`, with the text naming the `image_url_input` image as `fake_script` when neither the
+    parameter nor the prompt's marker scripts the reply (the order of hooks.script_of). The image goes
+    through preprocessing, whose `data:` rule applies (images.py)."""
+    if "fake_script" in params:
+        return params
+    prompt = b"".join(io.strings(request, "text_input")[:1]).decode("utf-8", errors="replace")
+    if parse_fake_script(prompt) is not None:
+        return params
+    script = images_script(io.strings(request, "image_url_input"), via_preprocessing=True)
+    return params if script is None else {**params, "fake_script": script}
 
 
 class InnerError(Exception):
@@ -146,7 +161,7 @@ class TritonPythonModel:
             requested_output_names=["output_ids", "sequence_length", *PASSTHROUGH],
             request_id=request_id,
             # As the ensemble does (Triton core forwards them): `fake_script` reaches the generator.
-            parameters=_forwarded_parameters(request),
+            parameters=_with_images_script(request, _forwarded_parameters(request)),
         )
 
     def _preprocess(self, request) -> dict:

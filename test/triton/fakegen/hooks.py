@@ -32,12 +32,18 @@ def guide_of(request):
 
 def script_of(prompt: str, row, script_param):
     """What batch item `row` (an io.Row, or anything with `tensor(name)`) generates instead of the
-    corpus: the parameter, else the prompt's marker, else the guided text; None for the corpus."""
+    corpus: the parameter, else the prompt's marker, else the text naming its images, else the guided
+    text; None for the corpus."""
     if script_param is not None:
         return script_param
     scripted = parse_fake_script(prompt)
     if scripted is not None:
         return scripted
+    # The multimodal ensemble's preprocessing step names the request's images here (images.py), since an
+    # ensemble step cannot add request parameters and the prompt must stay as sent.
+    images = _row_string(row, "fake_images_script")
+    if images:
+        return images
     guide_type = _row_string(row, "guided_decoding_guide_type")
     if not guide_type:
         return None

@@ -13,6 +13,7 @@ from . import triton_io as io
 from .events import log_event
 from .generator import GenerationError, GenParams, Sequence, log_prob
 from .hooks import parse_fake_script, script_parameter
+from .images import images_script
 from .jobs import Job, Registry, Workers, start_job
 from .vocab import END_ID, decode, encode
 
@@ -124,11 +125,16 @@ class TritonPythonModel:
 
 
 def _script(request, prompt: bytes):
-    """The `fake_script` parameter, else the prompt's marker (the LLM-API model has no guided decoding)."""
+    """The `fake_script` parameter, else the prompt's marker, else the text naming the `image_url` images
+    (the LLM-API model has no guided decoding)."""
     scripted = script_parameter(request)
     if scripted is not None:
         return scripted
-    return parse_fake_script(prompt.decode("utf-8", errors="replace"))
+    scripted = parse_fake_script(prompt.decode("utf-8", errors="replace"))
+    if scripted is not None:
+        return scripted
+    # The LLM API loads `data:` URIs of any image type itself (no preprocessing model in between).
+    return images_script(io.strings(request, "image_url"), via_preprocessing=False)
 
 
 def _string(value) -> np.ndarray:

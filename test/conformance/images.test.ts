@@ -1,0 +1,165 @@
+import { createHash } from 'node:crypto';
+import { createOpenAiServer } from '@trtllm/openai';
+import { TritonLlm } from '@trtllm/sdk';
+import { fakeTokenizer } from '@trtllm/testing';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describeEachServer, useServer } from './servers.js';
+
+// The start of a JPEG and of a PNG file: NVIDIA's preprocessing reads data: URIs only as JPEG.
+const JPEG = Uint8Array.from([0xff, 0xd8, 0xff, 0xe0, 0, 16, 0x4a, 0x46, 0x49, 0x46, 0, 1, 1, 0, 0, 1]);
+const PNG = Uint8Array.from([
+  0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52,
+]);
+const URL_TEXT = 'https://example.com/cat.png';
+
+/**
+ * The multimodal models' reply on both servers (GENERATOR.md "Images"): the count, then per image
+ * whether it came as bytes (a data: URI) or a URL (never fetched), its byte length and the first 8
+ * hex digits of its SHA-256.
+ */
+function described(images: readonly { kind: 'data' | 'url'; bytes: Uint8Array }[]): string {
+  const each = images.map(
+    (image, i) =>
+      `#${i + 1} ${image.kind} ${image.bytes.length} bytes ${createHash('sha256').update(image.bytes).digest('hex').slice(0, 8)}`,
+  );
+  return `${images.length} image${images.length === 1 ? '' : 's'}: ${each.join('; ')}.`;
+}
+const jpeg = { kind: 'data' as const, bytes: JPEG };
+const url = { kind: 'url' as const, bytes: new TextEncoder().encode(URL_TEXT) };
+
+// NVIDIA/TensorRT-LLM triton_backend/all_models/multimodal/ensemble/config.pbtxt (1c748b9), in its order.
+const MULTIMODAL_INPUTS = [
+  ['text_input', 'BYTES', [1], false],
+  ['decoder_text_input', 'BYTES', [1], true],
+  ['image_input', 'FP16', [-1, -1, -1, -1], true],
+  ['image_bytes_input', 'UINT8', [-1, -1, -1, -1], true],
+  ['image_url_input', 'BYTES', [-1], true],
+  ['image_sizes_input', 'INT64', [-1, 2], true],
+  ['video_bytes_input', 'UINT8', [-1, -1, -1, -1], true],
+  ['max_tokens', 'INT32', [1], false],
+  ['bad_words', 'BYTES', [-1], true],
+  ['stop_words', 'BYTES', [-1], true],
+  ['end_id', 'INT32', [1], true],
+  ['pad_id', 'INT32', [1], true],
+  ['top_k', 'INT32', [1], true],
+  ['top_p', 'FP32', [1], true],
+  ['temperature', 'FP32', [1], true],
+  ['length_penalty', 'FP32', [1], true],
+  ['repetition_penalty', 'FP32', [1], true],
+  ['min_tokens', 'INT32', [1], true],
+  ['presence_penalty', 'FP32', [1], true],
+  ['frequency_penalty', 'FP32', [1], true],
+  ['seed', 'UINT64', [1], true],
+  ['return_log_probs', 'BOOL', [1], true],
+  ['return_context_logits', 'BOOL', [1], true],
+  ['return_generation_logits', 'BOOL', [1], true],
+  ['beam_width', 'INT32', [1], true],
+  ['stream', 'BOOL', [1], true],
+  ['prompt_table_extra_id', 'UINT64', [1], true],
+  ['embedding_bias_words', 'BYTES', [-1], true],
+  ['embedding_bias_weights', 'FP32', [-1], true],
+] as const;
+
+describeEachServer('conformance: images on the %s Triton over %s', (kind, protocol) => {
+  const server = useServer(kind);
+  const llm = (model: string) => new TritonLlm({ transport: server().transport(protocol), model });
+
+  it('the multimodal ensemble has the inputs of NVIDIA’s newest config (names, types, dims, optional) and batches', async () => {
+    const schema = await llm('multimodal').schema();
+    expect(schema.flavor).toBe('ensemble');
+    expect(schema.config.maxBatchSize).toBeGreaterThan(0);
+    expect([...schema.inputs.values()].map((s) => [s.name, s.datatype, [...s.dims], s.optional])).toEqual(
+      MULTIMODAL_INPUTS.map(([name, type, dims, optional]) => [name, type, [...dims], optional]),
+    );
+  });
+
+  it('generate: JPEG bytes and a URL reach the multimodal ensemble intact, in order', async () => {
+    const r = await llm('multimodal').generate({
+      prompt: 'What is this?',
+      maxTokens: 200,
+      images: [{ data: JPEG, mediaType: 'image/jpeg' }, { url: URL_TEXT }],
+    });
+    expect(r.text).toBe(described([jpeg, url]));
+  });
+
+  it.each(['multimodal', 'llmapi', 'tensorrt_llm_bls'])(
+    'stream: an image reaches %s intact',
+    async (model) => {
+      let text = '';
+      for await (const chunk of llm(model).stream({
+        prompt: 'What is this?',
+        maxTokens: 200,
+        images: [{ data: JPEG, mediaType: 'image/jpeg' }],
+      })) {
+        if (!chunk.done && chunk.sequenceIndex === 0) text += chunk.text;
+      }
+      expect(text).toBe(described([jpeg]));
+    },
+  );
+
+  it('generate: a URL and PNG bytes reach the LLM-API model’s image_url intact', async () => {
+    const r = await llm('llmapi').generate({
+      prompt: 'Compare them.',
+      maxTokens: 200,
+      images: [{ url: URL_TEXT }, { data: PNG, mediaType: 'image/png' }],
+    });
+    expect(r.text).toBe(described([url, { kind: 'data', bytes: PNG }]));
+    expect(r.finishReason).toBe('stop');
+  });
+
+  it('a text-only model refuses images by name before anything is sent', async () => {
+    const before = server().events().length;
+    await expect(
+      llm('ensemble').generate({ prompt: 'Hi', maxTokens: 5, images: [{ url: URL_TEXT }] }),
+    ).rejects.toMatchObject({
+      code: 'invalid_argument',
+      message: expect.stringMatching(/images: model 'ensemble' \(ensemble\) has no image input/),
+    });
+    expect(server().events().length).toBe(before);
+  });
+
+  describe('through trtllm-openai', () => {
+    let close: () => Promise<void>;
+    let client: OpenAI;
+    beforeAll(async () => {
+      const api = createOpenAiServer({
+        transport: server().transport(protocol),
+        model: 'multimodal',
+        tokenizer: fakeTokenizer,
+        chatTemplate: 'chatml',
+        logger: { warn: () => undefined },
+      });
+      const baseURL = await api.listen(0, '127.0.0.1');
+      close = () => api.close();
+      client = new OpenAI({ baseURL, apiKey: 'unused', maxRetries: 0 });
+    });
+    afterAll(() => close?.());
+
+    it('a chat image_url part (a JPEG data: URL) reaches the multimodal ensemble, streamed and not', async () => {
+      const request = {
+        model: 'multimodal',
+        messages: [
+          {
+            role: 'user' as const,
+            content: [
+              { type: 'text' as const, text: 'What is this?' },
+              {
+                type: 'image_url' as const,
+                image_url: { url: `data:image/jpeg;base64,${Buffer.from(JPEG).toString('base64')}` },
+              },
+            ],
+          },
+        ],
+        max_tokens: 200,
+      };
+      const whole = await client.chat.completions.create(request);
+      expect(whole.choices[0]?.message.content).toBe(described([jpeg]));
+      let text = '';
+      for await (const chunk of await client.chat.completions.create({ ...request, stream: true })) {
+        text += chunk.choices[0]?.delta.content ?? '';
+      }
+      expect(text).toBe(described([jpeg]));
+    });
+  });
+});
