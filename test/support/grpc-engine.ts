@@ -1,8 +1,9 @@
 /**
  * `@trtllm/grpc` with every `grpcTransport` on the engine `TRTLLM_GRPC_ENGINE` names (unless the
  * test gives its own): vitest.config.ts and test/lifetime resolve the package here when that
- * variable is set, so the whole gRPC suite runs on `node:http2` with
- * `TRTLLM_GRPC_ENGINE=node-http2 pnpm vitest run --project unit packages/grpc/test test/client`.
+ * variable is set, so the whole gRPC suite runs on `node:http2` with `pnpm test:node-http2`
+ * (scripts/test-node-http2.sh; or `TRTLLM_GRPC_ENGINE=node-http2 pnpm vitest run --project unit`
+ * with the files of your choice). A test that passes its own `engine` keeps it.
  */
 import * as grpc from '../../packages/grpc/src/index.js';
 
