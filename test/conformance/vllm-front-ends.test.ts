@@ -1,0 +1,207 @@
+import { createTriton, type TritonProvider } from '@trtllm/ai-sdk';
+import { ChatTriton } from '@trtllm/langchain';
+import { createOpenAiServer } from '@trtllm/openai';
+import type { GenerationEvent } from '@trtllm/sdk';
+import { type FakeEvent, fakeTokenizer, generateTokens } from '@trtllm/testing';
+import { generateText, streamText } from 'ai';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { describeEachServer, type ServerKind, useServer } from './servers.js';
+
+(globalThis as { AI_SDK_LOG_WARNINGS?: unknown }).AI_SDK_LOG_WARNINGS = false;
+
+// trtllm-openai, the AI SDK provider and LangChain in front of Triton's vLLM backend: the fake's
+// `vllm` model and the real Triton's stand-in (test/triton/fakegen/vllm_model.py).
+const MODEL = 'vllm';
+const MAX = 2000;
+const quiet = { warn: () => undefined };
+
+/** The generator's text for `prompt` as vLLM shows it: no part of a character cut off at the end. */
+const expected = (prompt: string, maxTokens: number): string =>
+  fakeTokenizer
+    .decode(generateTokens(fakeTokenizer.encode(prompt), { maxTokens })[0]!.tokens)
+    .replace(/\uFFFD$/u, '');
+/** The front ends' default chat template (ChatML) around one user turn. */
+const chatml = (user: string): string => `<|im_start|>user\n${user}<|im_end|>\n<|im_start|>assistant\n`;
+
+/** The end of the vLLM request that started after `before` (the events seen then), once logged. */
+async function endOfNewRequest(
+  server: () => {
+    events(): FakeEvent[];
+    waitForEvent(m: (e: FakeEvent) => boolean, t?: number): Promise<FakeEvent>;
+  },
+  before: ReadonlySet<string>,
+): Promise<FakeEvent> {
+  const started = await server().waitForEvent(
+    (e) => e.model === MODEL && e.event === 'received' && !before.has(e.id),
+    10_000,
+  );
+  return server().waitForEvent((e) => e.id === started.id && e.event !== 'received', 10_000);
+}
+const idsSoFar = (server: () => { events(): FakeEvent[] }): Set<string> =>
+  new Set(
+    server()
+      .events()
+      .map((e) => e.id),
+  );
+
+describeEachServer('trtllm-openai on vLLM: %s Triton over %s', (kind: ServerKind, protocol) => {
+  const server = useServer(kind);
+  let close: () => Promise<void>;
+  let client: OpenAI;
+  beforeAll(async () => {
+    const api = createOpenAiServer({
+      transport: server().transport(protocol),
+      model: MODEL,
+      tokenizer: fakeTokenizer,
+      chatTemplate: 'chatml',
+      logger: quiet,
+    });
+    const url = await api.listen(0, '127.0.0.1');
+    close = () => api.close();
+    client = new OpenAI({ baseURL: url, apiKey: 'unused', maxRetries: 0 });
+  });
+  afterAll(() => close?.());
+
+  it('completes a prompt with usage and finish reason length', async () => {
+    const r = await client.completions.create({ model: MODEL, prompt: 'Hello world', max_tokens: 20 });
+    expect(r.choices[0]?.text).toBe(expected('Hello world', 20));
+    expect(r.choices[0]?.finish_reason).toBe('length');
+    expect(r.usage).toMatchObject({
+      prompt_tokens: fakeTokenizer.encode('Hello world').length,
+      completion_tokens: 20,
+    });
+  });
+
+  it('streams a chat completion to [DONE], equal to the whole answer', async () => {
+    const request = {
+      model: MODEL,
+      messages: [{ role: 'user' as const, content: 'What is ML?' }],
+      max_tokens: 30,
+    };
+    const whole = await client.chat.completions.create(request);
+    expect(whole.choices[0]?.message.content).toBe(expected(chatml('What is ML?'), 30));
+    const stream = await client.chat.completions.create({ ...request, stream: true });
+    let text = '';
+    let finish: string | null | undefined;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? '';
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+    }
+    expect(text).toBe(whole.choices[0]?.message.content);
+    expect(finish).toBe('length');
+  });
+
+  it('a client that leaves a stream cancels the request on the server', async () => {
+    const before = idsSoFar(server);
+    const stream = await client.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'What is ML?' }],
+      max_tokens: MAX,
+      stream: true,
+    });
+    let chunks = 0;
+    // Leaving the loop closes the response; trtllm-openai then cancels its Triton request.
+    for await (const _ of stream) if (++chunks === 3) break;
+    const end = await endOfNewRequest(server, before);
+    expect([end.event, end.tokens < MAX]).toEqual(['cancelled', true]);
+  });
+});
+
+describeEachServer('AI SDK provider on vLLM: %s Triton over %s', (kind, protocol) => {
+  const server = useServer(kind);
+  let triton: TritonProvider;
+  const events: GenerationEvent[] = [];
+  beforeAll(() => {
+    triton = createTriton({
+      transport: server().transport(protocol),
+      tokenizer: fakeTokenizer,
+      onEvent: (e) => events.push(e),
+      logger: quiet,
+    });
+  });
+
+  it('generateText returns the text with finish length and usage', async () => {
+    const r = await generateText({ model: triton(MODEL), prompt: 'What is ML?', maxOutputTokens: 16 });
+    expect(r.text).toBe(expected(chatml('What is ML?'), 16));
+    expect(r.finishReason).toBe('length');
+    expect(r.usage.outputTokens).toBe(16);
+    expect(r.usage.inputTokens).toBe(fakeTokenizer.encode(chatml('What is ML?')).length);
+  });
+
+  it('streamText streams the same text', async () => {
+    const result = streamText({ model: triton(MODEL), prompt: 'What is ML?', maxOutputTokens: 16 });
+    let text = '';
+    for await (const delta of result.textStream) text += delta;
+    expect(text).toBe(expected(chatml('What is ML?'), 16));
+    expect(await result.finishReason).toBe('length');
+  });
+
+  it('aborting streamText cancels the request on the server', async () => {
+    const requestId = `vllm-ai-sdk-abort-${kind}-${protocol}-${Date.now()}`;
+    const controller = new AbortController();
+    const result = streamText({
+      model: triton(MODEL),
+      prompt: 'What is ML?',
+      maxOutputTokens: MAX,
+      abortSignal: controller.signal,
+      providerOptions: { trtllm: { requestId } },
+    });
+    let deltas = 0;
+    for await (const _ of result.textStream) if (++deltas === 3) controller.abort();
+    const end = await server().waitForEvent((e) => e.id === requestId && e.event !== 'received', 10_000);
+    expect([end.event, end.tokens < MAX]).toEqual(['cancelled', true]);
+  });
+});
+
+describeEachServer('LangChain ChatTriton on vLLM: %s Triton over %s', (kind, protocol) => {
+  const server = useServer(kind);
+  const models: ChatTriton[] = [];
+  const chatModel = (maxTokens: number) => {
+    const m = new ChatTriton({
+      transport: server().transport(protocol),
+      model: MODEL,
+      tokenizer: fakeTokenizer,
+      chatTemplate: 'chatml',
+      maxTokens,
+      logger: quiet,
+    });
+    models.push(m);
+    return m;
+  };
+  afterAll(() => Promise.all(models.map((m) => m.close())));
+
+  it('invoke answers the text with usage and finish reason', async () => {
+    const message = await chatModel(12).invoke('What is ML?');
+    expect(message.text).toBe(expected(chatml('What is ML?'), 12));
+    expect((message.usage_metadata as { output_tokens?: number } | undefined)?.output_tokens).toBe(12);
+    expect(message.response_metadata.finish_reason).toBe('length');
+  });
+
+  it('stream yields chunks that add up to the same text', async () => {
+    let text = '';
+    let chunks = 0;
+    for await (const chunk of await chatModel(12).stream('What is ML?')) {
+      text += chunk.text;
+      chunks += 1;
+    }
+    expect(chunks).toBeGreaterThan(1);
+    expect(text).toBe(expected(chatml('What is ML?'), 12));
+  });
+
+  it('an abort cancels the request on the server', async () => {
+    const before = idsSoFar(server);
+    const controller = new AbortController();
+    await expect(
+      (async () => {
+        let text = '';
+        for await (const chunk of await chatModel(MAX).stream('What is ML?', { signal: controller.signal })) {
+          text += chunk.text;
+          if (text.length > 0) controller.abort();
+        }
+      })(),
+    ).rejects.toThrow(/abort/i);
+    const end = await endOfNewRequest(server, before);
+    expect([end.event, end.tokens < MAX]).toEqual(['cancelled', true]);
+  });
+});
