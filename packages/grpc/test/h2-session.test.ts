@@ -22,7 +22,7 @@ import {
   ModelInferRequestSchema,
   ModelStreamInferResponseSchema,
 } from '../src/gen/inference/grpc_service_pb.js';
-import { grpcTransport } from '../src/index.js';
+import { grpcTransport } from '@trtllm/grpc';
 import { rawRequest } from './fake-models.js';
 import { drain } from './support.js';
 

@@ -10,6 +10,9 @@ import type { NodeH2Sessions } from './node-http2.js';
 // What we advertise, as the package's own engine does (connection-options.ts): windows of 64 KiB
 // per stream, so a paused stream holds the server back, and header lists of 64 KiB at most.
 const SETTINGS = { enablePush: false, initialWindowSize: 65_535, maxHeaderListSize: 64 * 1024 };
+// The server's MAX_CONCURRENT_STREAMS assumed until its SETTINGS say (Node's default, and the own
+// engine's): a burst on a fresh session runs this many, nghttp2 queues the rest.
+const ASSUMED_MAX_STREAMS = 100;
 
 /**
  * nghttp2's errors for a peer that broke HTTP/2 (its `errno`, as node:http2's `NghttpError`
@@ -43,10 +46,10 @@ function brokeHttp2(url: URL, err: Error): TritonLlmError {
 export class NodeSession {
   readonly session: ClientHttp2Session;
   readonly keepalive: Keepalive;
-  /** Streams open on it; the session is referenced while any of them carries a call. */
+  /** Streams on it, running or queued; the session is referenced while any of them carries a call. */
   streams = 0;
   /** The server's MAX_CONCURRENT_STREAMS (Infinity: no limit); until its SETTINGS, the one assumed. */
-  maxStreams: number | undefined;
+  maxStreams: number;
   settingsSeen = false;
   private held = 0;
   private goaway = false;
@@ -59,11 +62,14 @@ export class NodeSession {
     keepaliveMs: number,
     assumedMaxStreams: number | undefined,
   ) {
-    this.maxStreams = assumedMaxStreams;
+    // A limit learned from an earlier session stands until this one's SETTINGS (0 would queue all).
+    this.maxStreams =
+      assumedMaxStreams !== undefined && assumedMaxStreams > 0 ? assumedMaxStreams : ASSUMED_MAX_STREAMS;
     const { url, tls, keepaliveTimeoutMs } = engine.options;
     const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
     const session = connect(url.origin, {
       settings: SETTINGS,
+      ...(Number.isFinite(this.maxStreams) ? { peerMaxConcurrentStreams: this.maxStreams } : {}),
       ...(url.protocol === 'https:' ? { ...(isIP(host) === 0 ? { servername: host } : {}), ...tls } : {}),
     });
     this.session = session;
@@ -121,12 +127,12 @@ export class NodeSession {
 
   /** Whether a new stream would run at once (nghttp2 queues those past the server's limit). */
   get hasRoom(): boolean {
-    return this.streams < (this.maxStreams ?? Number.POSITIVE_INFINITY);
+    return this.streams < this.maxStreams;
   }
 
   /** Streams nghttp2 holds back under the server's MAX_CONCURRENT_STREAMS. */
   get waiting(): number {
-    return this.settingsSeen ? Math.max(0, this.streams - (this.maxStreams ?? 0)) : 0;
+    return Math.max(0, this.streams - this.maxStreams);
   }
 
   /** Why the streams still open failed, or undefined when they hear a plain close (ours, clean). */

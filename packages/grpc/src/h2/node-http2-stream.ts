@@ -201,8 +201,10 @@ export class NodeStream implements H2StreamHandle {
     this.home.ended();
     this.restarts += 1;
     this.engine.refusedStreams += 1;
+    this.engine.restarting += 1;
     this.restartTimer = setTimeout(() => {
       this.restartTimer = undefined;
+      this.engine.restarting -= 1;
       if (this.done) return;
       if (this.engine.isClosed) {
         this.done = true;
@@ -234,7 +236,11 @@ export class NodeStream implements H2StreamHandle {
   private finish(): void {
     this.done = true;
     this.sent = undefined;
-    if (this.restartTimer !== undefined) clearTimeout(this.restartTimer);
+    if (this.restartTimer !== undefined) {
+      clearTimeout(this.restartTimer);
+      this.restartTimer = undefined;
+      this.engine.restarting -= 1;
+    }
     if (!this.attached) return;
     this.attached = false;
     this.release();

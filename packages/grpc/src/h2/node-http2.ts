@@ -32,6 +32,8 @@ export class NodeH2Sessions implements H2Engine {
   private learnedMaxStreams: number | undefined;
   /** Streams the server refused unprocessed, started again. */
   refusedStreams = 0;
+  /** Refused streams waiting to start again (on no session meanwhile). */
+  restarting = 0;
 
   constructor(readonly options: H2EngineOptions) {
     this.keepaliveMs = options.keepaliveMs;
@@ -100,12 +102,13 @@ export class NodeH2Sessions implements H2Engine {
 
   stats(): GrpcConnectionStats {
     let openStreams = 0;
-    let waitingStreams = 0;
+    let waitingStreams = this.restarting;
     for (const session of this.sessions) {
-      openStreams += session.streams;
+      openStreams += session.streams - session.waiting;
       waitingStreams += session.waiting;
     }
-    const max = this.sessions[this.sessions.length - 1]?.maxStreams ?? this.learnedMaxStreams;
+    const newest = this.sessions[this.sessions.length - 1];
+    const max = newest?.settingsSeen === true ? newest.maxStreams : this.learnedMaxStreams;
     return {
       connections: this.sessions.length,
       openStreams,
