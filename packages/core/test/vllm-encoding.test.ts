@@ -3,13 +3,12 @@ import {
   createTensor,
   type GenerateRequest,
   type ModelConfig,
-  type TensorSpec,
   TritonLlmError,
   tensorStrings,
 } from '../src/index.js';
 import { decodeResponse, decodeWants } from '../src/models/decode-response.js';
 import { encodeGenerateRequest } from '../src/models/encode-request.js';
-import { detectSchema, validateRequest } from '../src/transport-kit.js';
+import { detectSchema, type TensorSpec, validateRequest } from '../src/transport-kit.js';
 
 const spec = (
   name: string,
