@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_RETRY } from '../../packages/core/src/retry.js';
 import { DEFAULT_MAX_RECEIVE_BYTES } from '../../packages/grpc/src/transport/endpoint.js';
 import { DEFAULT_MULTIPLEX_CALLS } from '../../packages/grpc/src/transport/shared-calls.js';
-import { DEFAULT_MAX_RESPONSE_BYTES } from '../../packages/http/src/options.js';
+import { DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_SILENCE_TIMEOUT_MS } from '../../packages/http/src/options.js';
 import { type DefaultMark, defaultMarks, markdownFiles, quotedValue, root } from './markdown.js';
 
 // Defaults quoted in the docs are marked `<!-- default:NAME -->VALUE` and compared here with the
@@ -51,6 +51,7 @@ const DEFAULTS: Record<string, () => number | string> = {
   'grpc.maxReceiveMessageBytes': () => DEFAULT_MAX_RECEIVE_BYTES,
   'grpc.multiplexCalls': () => DEFAULT_MULTIPLEX_CALLS,
   'http.maxResponseBytes': () => DEFAULT_MAX_RESPONSE_BYTES,
+  'http.silenceTimeoutMs': () => DEFAULT_SILENCE_TIMEOUT_MS,
   'grpc.tls.rejectUnauthorized': () => {
     // The transport passes the option to node:tls only when it is given, so node:tls's own default
     // holds when it is left out: certificates are verified.
