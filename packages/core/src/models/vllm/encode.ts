@@ -125,11 +125,11 @@ export function encodeVllmRequest(req: GenerateRequest, ctx: EncodeContext): Enc
     add('exclude_input_in_output', [excluded], 'excludeInputInOutput');
   else optional('exclude_input_in_output', true);
   optional('return_finish_reason', true);
-  const counts = req.returnNumTokens ?? true;
+  // Counts by default where the model can give them; asked for explicitly, they must be there.
   if (req.returnNumTokens === true) {
     add('return_num_input_tokens', [true], 'returnNumTokens');
     add('return_num_output_tokens', [true], 'returnNumTokens');
-  } else if (counts) {
+  } else if (req.returnNumTokens === undefined) {
     optional('return_num_input_tokens', true);
     optional('return_num_output_tokens', true);
   }
@@ -214,8 +214,7 @@ const GUIDE_KEYS: Readonly<Record<string, string>> = {
  * URI gives its payload; an http(s) URL cannot be sent, as the backend fetches nothing.
  */
 function vllmImages(req: GenerateRequest, schema: ModelSchema): string[] {
-  const images = (req as { readonly images?: readonly ImageLike[] }).images ?? [];
-  return images.map((image, i) => {
+  return (req.images ?? []).map((image, i) => {
     if ('data' in image) return base64(image.data);
     const comma = image.url.indexOf(',');
     if (image.url.startsWith('data:') && image.url.slice(0, comma).endsWith(';base64'))
@@ -227,8 +226,6 @@ function vllmImages(req: GenerateRequest, schema: ModelSchema): string[] {
     );
   });
 }
-
-type ImageLike = { readonly url: string } | { readonly data: Uint8Array; readonly mediaType: string };
 
 function base64(bytes: Uint8Array): string {
   let binary = '';
