@@ -328,7 +328,8 @@ export class GenerationWire {
         this.cancelWire();
       }, STOP_GRACE_MS);
     }
-    if (byCaller && !this.report()?.serverStopsGenerating) this.ctx.warnServerKeepsGenerating(schema.model, schema.flavor);
+    if (byCaller && !this.report()?.serverStopsGenerating)
+      this.ctx.warnServerKeepsGenerating(schema.model, schema.flavor);
   }
 
   report(): EarlyStopReport | undefined {
