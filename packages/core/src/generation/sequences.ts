@@ -167,8 +167,10 @@ export class SequenceTracker {
         // vLLM adds the sampled token to the alternatives when it is not among the most likely.
         const k = request.topLogProbs ?? 0;
         top = top.map((alternatives) => alternatives.filter((t) => t.rank <= k));
-        (s.logProbTokens ??= []).push(...seq.logProbTokens);
-        (s.topLogProbs ??= []).push(...top);
+        s.logProbTokens ??= [];
+        s.logProbTokens.push(...seq.logProbTokens);
+        s.topLogProbs ??= [];
+        s.topLogProbs.push(...top);
       }
       if (s.stops !== undefined && text.length > 0) {
         const step = s.stops.push(text);
