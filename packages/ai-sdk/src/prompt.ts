@@ -73,7 +73,7 @@ export function chatMessages(prompt: LanguageModelV4Prompt): {
               arguments: JSON.stringify(part.input ?? {}),
             });
           } else if (part.type === 'tool-result') {
-            messages.push(toolMessage(part.toolCallId, part.toolName, part.output));
+            messages.push(toolMessage(part.toolCallId, part.toolName, part.output, drop));
           } else {
             drop(
               `${part.type} parts in assistant messages`,
@@ -91,7 +91,7 @@ export function chatMessages(prompt: LanguageModelV4Prompt): {
       case 'tool':
         for (const part of message.content) {
           if (part.type === 'tool-result')
-            messages.push(toolMessage(part.toolCallId, part.toolName, part.output));
+            messages.push(toolMessage(part.toolCallId, part.toolName, part.output, drop));
           else drop('tool approval responses', 'the model has no provider-executed tools to approve');
         }
         break;
@@ -139,11 +139,22 @@ function imageOf(part: LanguageModelV4FilePart, field: string): ImageInput {
   }
 }
 
-function toolMessage(id: string, name: string, output: LanguageModelV4ToolResultOutput): ChatMessage {
+function toolMessage(
+  id: string,
+  name: string,
+  output: LanguageModelV4ToolResultOutput,
+  drop: (feature: string, details: string) => void,
+): ChatMessage {
+  if (output.type === 'content' && output.value.some((part) => part.type !== 'text')) {
+    drop(
+      'non-text tool result parts',
+      'a tool result reaches the model as text; its images and files were left out',
+    );
+  }
   return { role: 'tool', content: toolOutputText(output), name, toolCallId: id };
 }
 
-/** A tool's result as the text the model reads. */
+/** A tool's result as the text the model reads (its other parts are warned about by toolMessage). */
 function toolOutputText(output: LanguageModelV4ToolResultOutput): string {
   switch (output.type) {
     case 'text':

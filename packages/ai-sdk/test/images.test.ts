@@ -97,6 +97,40 @@ describe.each(['grpc', 'http'] as const)('AI SDK images over %s', (protocol) => 
     expect(r.text).toBe(described([url, { kind: 'data', bytes: PNG }, { kind: 'data', bytes: JPEG }]));
   });
 
+  it('an image in a tool result is not sent, and a warning says so', async () => {
+    const r = await generateText({
+      model: triton('llmapi'),
+      messages: [
+        { role: 'user', content: 'Take a photo.' },
+        {
+          role: 'assistant',
+          content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 'camera', input: {} }],
+        },
+        {
+          role: 'tool',
+          content: [
+            {
+              type: 'tool-result',
+              toolCallId: 'c1',
+              toolName: 'camera',
+              output: {
+                type: 'content',
+                value: [
+                  { type: 'text', text: 'Here it is.' },
+                  { type: 'file', mediaType: 'image/jpeg', data: { type: 'data', data: JPEG } },
+                ],
+              },
+            },
+          ],
+        },
+      ],
+      maxOutputTokens: 5,
+    });
+    expect(r.warnings?.map((w) => ('feature' in w ? w.feature : w.type))).toContain(
+      'non-text tool result parts',
+    );
+  });
+
   it('a text-only model refuses an image by name before anything is sent', async () => {
     const before = fake.events().filter((e) => e.model === 'ensemble').length;
     const err = await generateText({
