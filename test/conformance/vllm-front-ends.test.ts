@@ -2,7 +2,7 @@ import { createTriton, type TritonProvider } from '@trtllm/ai-sdk';
 import { ChatTriton } from '@trtllm/langchain';
 import { createOpenAiServer } from '@trtllm/openai';
 import type { GenerationEvent } from '@trtllm/sdk';
-import { type FakeEvent, fakeTokenizer, generateTokens } from '@trtllm/testing';
+import { type FakeEvent, fakeTokenizer, generateTokens, tokenLogProb } from '@trtllm/testing';
 import { generateText, streamText } from 'ai';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -90,6 +90,37 @@ describeEachServer('trtllm-openai on vLLM: %s Triton over %s', (kind: ServerKind
     }
     expect(text).toBe(whole.choices[0]?.message.content);
     expect(finish).toBe('length');
+  });
+
+  it('returns log probs with the top alternatives vLLM ranks, chat and completions', async () => {
+    const prompt = chatml('What is ML?');
+    const tokens = generateTokens(fakeTokenizer.encode(prompt), { maxTokens: 5 })[0]!.tokens;
+    const chat = await client.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'What is ML?' }],
+      max_tokens: 5,
+      logprobs: true,
+      top_logprobs: 2,
+    });
+    const content = chat.choices[0]?.logprobs?.content ?? [];
+    expect(content.map((t) => t.logprob)).toEqual(tokens.map(tokenLogProb));
+    content.forEach((t, i) => {
+      expect(t.top_logprobs).toHaveLength(2);
+      expect(t.top_logprobs[0]!.logprob).toBeGreaterThanOrEqual(t.top_logprobs[1]!.logprob);
+      // GENERATOR.md's vLLM maps: the sampled token ranks 1 + (id mod 3), so it is among the top 2 or not.
+      const sampledRank = 1 + (tokens[i]! % 3);
+      expect(t.top_logprobs.some((a) => a.token === t.token && a.logprob === t.logprob)).toBe(
+        sampledRank <= 2,
+      );
+    });
+    const legacy = await client.completions.create({
+      model: MODEL,
+      prompt: 'Hello world',
+      max_tokens: 4,
+      logprobs: 3,
+    });
+    const top = legacy.choices[0]?.logprobs?.top_logprobs ?? [];
+    expect(top.map((entry) => Object.keys(entry ?? {}).length)).toEqual([3, 3, 3, 3]);
   });
 
   it('a client that leaves a stream cancels the request on the server', async () => {

@@ -2,10 +2,12 @@ import { type TritonLlm, TritonLlmError } from '@trtllm/sdk';
 
 /**
  * Refuses log probs up front, naming the OpenAI parameter, when the deployed model has no
- * `return_log_probs` input (the LLM-API model, older custom models).
+ * `return_log_probs` input (the LLM-API model, older custom models). Resolves to whether the model
+ * also returns the most likely alternatives of each token (`top_logprobs`): only vLLM's does.
  */
-export async function requireLogProbs(llm: TritonLlm, param: string, signal: AbortSignal): Promise<void> {
+export async function requireLogProbs(llm: TritonLlm, param: string, signal: AbortSignal): Promise<boolean> {
   const schema = await llm.schema({ signal });
+  if (schema.flavor === 'vllm') return true;
   if (!schema.inputs.has('return_log_probs')) {
     throw new TritonLlmError(
       'invalid_argument',
@@ -13,6 +15,7 @@ export async function requireLogProbs(llm: TritonLlm, param: string, signal: Abo
       { model: schema.model },
     );
   }
+  return false;
 }
 
 /**

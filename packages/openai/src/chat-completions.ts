@@ -97,7 +97,7 @@ export async function chatCompletionsFormat(body: Body, ctx: ChatContext): Promi
   const top = optionalInteger(body, 'top_logprobs', 0, 20);
   if (top !== undefined && !logprobs)
     throw invalidArgument('top_logprobs', top, 'needs logprobs set to true');
-  if (logprobs) await requireLogProbs(ctx.llm, 'logprobs', ctx.signal);
+  const alternatives = logprobs && (await requireLogProbs(ctx.llm, 'logprobs', ctx.signal));
   const guided = await requestGuide(body, tools, ctx);
   const streamWhole =
     params.stream &&
@@ -107,6 +107,7 @@ export async function chatCompletionsFormat(body: Body, ctx: ChatContext): Promi
   const sampling = {
     ...params.sampling,
     ...(logprobs ? { returnLogProbs: true } : {}),
+    ...(alternatives && top !== undefined && top > 0 ? { topLogProbs: top } : {}),
     ...(guided !== undefined ? { guidedDecoding: guided } : {}),
   };
   const id = responseId('chatcmpl');

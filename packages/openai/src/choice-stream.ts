@@ -1,5 +1,6 @@
 import type { StreamChunk } from '@trtllm/sdk';
 import {
+  alternativesOf,
   type ChoiceContext,
   type ChoiceEvent,
   type ChoiceJob,
@@ -7,6 +8,7 @@ import {
   linkedController,
   openAiFinishReason,
   promptTokens,
+  serverTexts,
   tokenTexts,
   usageOf,
 } from './choices.js';
@@ -108,8 +110,11 @@ export class ChoiceStream implements AsyncIterator<ChoiceEvent, void, undefined>
         };
       }
       const logProbs = {
-        tokens: tokenTexts(chunk.tokenIds, lp.length, this.ctx.tokenizer, chunk.text),
+        tokens:
+          serverTexts(chunk.logProbTokens, lp.length) ??
+          tokenTexts(chunk.tokenIds, lp.length, this.ctx.tokenizer, chunk.text),
         logProbs: lp,
+        ...alternativesOf(chunk.topLogProbs),
       };
       return {
         done: false,

@@ -40,6 +40,30 @@ export interface ChoiceOutcome {
 export interface TokenLogProbs {
   readonly tokens: readonly string[];
   readonly logProbs: readonly number[];
+  /** The most likely tokens of each position, by rank, where the model returns them (vLLM). */
+  readonly alternatives?: readonly (readonly TokenAlternative[])[];
+}
+
+/** One of the most likely tokens at a position. */
+export interface TokenAlternative {
+  readonly token: string;
+  readonly logProb: number;
+}
+
+/** The sampled tokens' texts as the server decoded them (vLLM, which returns no ids), when it did. */
+export function serverTexts(
+  tokens: readonly { readonly token: string }[] | undefined,
+  count: number,
+): string[] | undefined {
+  return tokens !== undefined && tokens.length === count ? tokens.map((t) => t.token) : undefined;
+}
+
+/** The alternatives of each position, from the SDK's `topLogProbs`. */
+export function alternativesOf(
+  top: readonly (readonly { readonly token: string; readonly logProb: number }[])[] | undefined,
+): { alternatives?: TokenAlternative[][] } {
+  if (top === undefined) return {};
+  return { alternatives: top.map((at) => at.map((t) => ({ token: t.token, logProb: t.logProb }))) };
 }
 
 /** What a streamed set of choices emits, in order, ending with `usage`. */
@@ -191,8 +215,11 @@ function choiceOf(
   const logProbs =
     seq.logProbs !== undefined
       ? {
-          tokens: tokenTexts(seq.tokenIds, seq.logProbs.length, tokenizer, undefined),
+          tokens:
+            serverTexts(seq.logProbTokens, seq.logProbs.length) ??
+            tokenTexts(seq.tokenIds, seq.logProbs.length, tokenizer, undefined),
           logProbs: seq.logProbs,
+          ...alternativesOf(seq.topLogProbs),
         }
       : undefined;
   return {

@@ -62,7 +62,7 @@ export async function completionsFormat(body: Body, ctx: EndpointContext): Promi
       'cannot be combined with logprobs (prompt log probs are not returned)',
     );
   }
-  if (logprobs !== undefined) await requireLogProbs(ctx.llm, 'logprobs', ctx.signal);
+  const alternatives = logprobs !== undefined && (await requireLogProbs(ctx.llm, 'logprobs', ctx.signal));
   const echoed = prompts.map((p) => {
     if (!echo) return '';
     if ('prompt' in p) return p.prompt;
@@ -70,7 +70,11 @@ export async function completionsFormat(body: Body, ctx: EndpointContext): Promi
       throw invalidArgument('echo', echo, 'with a token-id prompt needs the server to have a tokenizer');
     return ctx.tokenizer.decode(p.inputIds);
   });
-  const sampling = { ...params.sampling, ...(logprobs !== undefined ? { returnLogProbs: true } : {}) };
+  const sampling = {
+    ...params.sampling,
+    ...(logprobs !== undefined ? { returnLogProbs: true } : {}),
+    ...(alternatives && logprobs !== undefined && logprobs > 0 ? { topLogProbs: logprobs } : {}),
+  };
   const id = responseId('cmpl');
   const created = unixSeconds();
   const head = { id, object: 'text_completion', created, model: ctx.modelName };

@@ -5,8 +5,9 @@ const encoder = new TextEncoder();
 
 /**
  * Legacy completions log probs. TensorRT-LLM returns the log prob of the sampled token only, so
- * each `top_logprobs` entry holds that one token (when `top` > 0), never alternatives.
- * `offset` is where this piece starts in the choice's text.
+ * there each `top_logprobs` entry holds that one token (when `top` > 0); vLLM returns the `top`
+ * most likely tokens of each position, and those are the entry. `offset` is where this piece
+ * starts in the choice's text.
  */
 export function completionLogProbs(lp: TokenLogProbs, top: number, offset: number): CompletionLogProbs {
   const text_offset: number[] = [];
@@ -18,17 +19,26 @@ export function completionLogProbs(lp: TokenLogProbs, top: number, offset: numbe
   return {
     tokens: [...lp.tokens],
     token_logprobs: [...lp.logProbs],
-    top_logprobs: lp.tokens.map((token, i) => (top > 0 ? { [token]: lp.logProbs[i]! } : {})),
+    top_logprobs: lp.tokens.map((token, i) => {
+      if (top === 0) return {};
+      const alternatives = lp.alternatives?.[i];
+      if (alternatives === undefined) return { [token]: lp.logProbs[i]! };
+      return Object.fromEntries(alternatives.slice(0, top).map((a) => [a.token, a.logProb]));
+    }),
     text_offset,
   };
 }
 
-/** Chat log probs; as above, `top_logprobs` can only ever hold the sampled token. */
+/** Chat log probs; as above, `top_logprobs` holds vLLM's alternatives, else the sampled token. */
 export function chatLogProbs(lp: TokenLogProbs, top: number): ChatLogProbs {
+  const entryOf = (token: string, logprob: number) => ({ token, logprob, bytes: [...encoder.encode(token)] });
   return {
     content: lp.tokens.map((token, i) => {
-      const entry = { token, logprob: lp.logProbs[i]!, bytes: [...encoder.encode(token)] };
-      return { ...entry, top_logprobs: top > 0 ? [entry] : [] };
+      const entry = entryOf(token, lp.logProbs[i]!);
+      const alternatives = lp.alternatives?.[i];
+      if (top === 0) return { ...entry, top_logprobs: [] };
+      if (alternatives === undefined) return { ...entry, top_logprobs: [entry] };
+      return { ...entry, top_logprobs: alternatives.slice(0, top).map((a) => entryOf(a.token, a.logProb)) };
     }),
     refusal: null,
   };
