@@ -16,7 +16,7 @@ export { detectSchema } from './models/schema.js';
 export type { OptionType, RequestOption, RequestOptions } from './request/options.js';
 export { REQUEST_OPTIONS } from './request/options.js';
 export { checkOptionNames, unknownOption, validateRequest } from './request/validate.js';
-export type { AttemptSituation, RetryCall, RetryDecision, RetryPlan } from './retry.js';
+export type { AttemptSituation, RetryCall, RetryDecision, RetryPlan, RetryPolicy } from './retry.js';
 export { DEFAULT_RETRY, isConnectionFailure } from './retry.js';
 export type {
   TelemetryAttributes,

@@ -79,17 +79,10 @@ const BIG_INTS: Readonly<
 export const TEXT_ENCODER = new TextEncoder();
 
 /**
- * One plain element of any data type.
- *
- * @inline
+ * What `createTensor` packs: typed data as is, or plain elements of the tensor's data type. Its
+ * declaration spells the type out, so that the public API names no type the SDK does not export.
  */
-type Element = number | bigint | boolean | string | Uint8Array;
-/**
- * What `createTensor` packs: typed data as is, or plain elements of the tensor's data type.
- *
- * @inline
- */
-type Values = TensorData | readonly Element[];
+type Values = Parameters<typeof createTensor>[3];
 
 export function isArrayLike(values: unknown): values is ArrayLike<unknown> {
   return Array.isArray(values) || (ArrayBuffer.isView(values) && !(values instanceof DataView));
@@ -242,7 +235,7 @@ export function createTensor(
   name: string,
   datatype: DataType,
   shape: readonly number[],
-  values: Values,
+  values: TensorData | readonly (number | bigint | boolean | string | Uint8Array)[],
 ): Tensor {
   if (typeof name !== 'string' || name === '') throw invalidArgument('name', name, 'a tensor needs a name');
   if (typeof datatype !== 'string' || !isDataType(datatype)) {
