@@ -31,7 +31,10 @@ const NGHTTP2_LIMITS: ReadonlySet<number> = new Set([
 /** nghttp2 found the peer breaking HTTP/2 (or a limit of ours) after its SETTINGS: not retried. */
 function brokeHttp2(url: URL, err: Error): TritonLlmError {
   const errno = (err as { errno?: unknown }).errno;
-  const limit = typeof errno === 'number' && NGHTTP2_LIMITS.has(errno);
+  // Node's own count of frames nghttp2 rejected (maxSessionInvalidFrames): a flood of them.
+  const limit =
+    (err as { code?: unknown }).code === 'ERR_HTTP2_TOO_MANY_INVALID_FRAMES' ||
+    (typeof errno === 'number' && NGHTTP2_LIMITS.has(errno));
   const h2Code = typeof errno === 'number' ? NGHTTP2_GOAWAY.get(errno) : undefined;
   const what = limit ? 'went past a limit of this client' : 'broke the HTTP/2 protocol';
   const goaway = h2Code !== undefined ? ` (GOAWAY ${h2ErrorName(h2Code)})` : '';
@@ -162,7 +165,9 @@ export class NodeSession {
     if (!this.settingsSeen && (code === 'ERR_HTTP2_ERROR' || code === 'ERR_HTTP2_SESSION_ERROR')) {
       return notGrpcEndpoint(url, `did not answer in HTTP/2 (${(err as Error).message})`);
     }
-    if (code === 'ERR_HTTP2_ERROR') return brokeHttp2(url, err as Error);
+    if (code === 'ERR_HTTP2_ERROR' || code === 'ERR_HTTP2_TOO_MANY_INVALID_FRAMES') {
+      return brokeHttp2(url, err as Error);
+    }
     return err;
   }
 
