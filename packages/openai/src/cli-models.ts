@@ -2,13 +2,16 @@ import { readFile } from 'node:fs/promises';
 import { CHAT_TEMPLATE_CHOICES, type ChatTemplateChoice } from '@trtllm/tokenizers';
 import type { LoraAdapterOptions } from './served-models.js';
 
+/** An adapter as the CLI reads it: the library's options, with the C++ model's weights still a directory. */
+export type CliAdapter = LoraAdapterOptions & { readonly dir?: string };
+
 /** One model as the CLI serves it: the library's options, with the tokenizer still a directory. */
 export interface CliModel {
   readonly model: string;
   readonly name?: string;
   readonly tokenizerDir?: string;
   readonly chatTemplate?: ChatTemplateChoice;
-  readonly adapters?: readonly LoraAdapterOptions[];
+  readonly adapters?: readonly CliAdapter[];
 }
 
 /** What the model flags ask for: named models, or every servable model of the repository. */
@@ -20,7 +23,7 @@ export type CliModels =
 export class UsageError extends Error {}
 
 const MODEL_KEYS = ['model', 'name', 'tokenizer-dir', 'chat-template'] as const;
-const LORA_KEYS = ['name', 'base', 'task-id', 'lora-name', 'path'] as const;
+const LORA_KEYS = ['name', 'base', 'task-id', 'lora-name', 'path', 'dir'] as const;
 
 /** `first,key=value,...` as its keys; a first part without `=` is the value of `lead`. */
 function keyValues(flag: string, text: string, lead: string, keys: readonly string[]): Map<string, string> {
@@ -63,8 +66,8 @@ function modelSpec(text: string): CliModel {
   };
 }
 
-/** `--lora sql,base=llama,task-id=3` (the C++ model) or `--lora sql,base=qwen,task-id=3,lora-name=sql,path=/loras/sql`. */
-function loraSpec(text: string): { base: string | undefined; adapter: LoraAdapterOptions } {
+/** `--lora sql,base=llama,task-id=3[,dir=/loras/sql]` (the C++ model) or `--lora sql,base=qwen,task-id=3,lora-name=sql,path=/loras/sql`. */
+function loraSpec(text: string): { base: string | undefined; adapter: CliAdapter } {
   const kv = keyValues('--lora', text, 'name', LORA_KEYS);
   const name = kv.get('name');
   if (name === undefined) throw new UsageError(`--lora ${text}: names no adapter`);
@@ -74,6 +77,11 @@ function loraSpec(text: string): { base: string | undefined; adapter: LoraAdapte
     throw new UsageError(`--lora ${text}: task-id must be a non-negative integer (got "${taskText}")`);
   const loraName = kv.get('lora-name');
   const path = kv.get('path');
+  const dir = kv.get('dir');
+  if (dir !== undefined && taskId === undefined)
+    throw new UsageError(
+      `--lora ${text}: dir (the C++ model's weights) needs task-id, which Triton caches them by`,
+    );
   if (taskId === undefined && loraName === undefined && path === undefined)
     throw new UsageError(
       `--lora ${text}: give task-id (the C++ model), task-id, lora-name and path (LLM API), or lora-name (vLLM)`,
@@ -85,6 +93,7 @@ function loraSpec(text: string): { base: string | undefined; adapter: LoraAdapte
       ...(taskId !== undefined ? { taskId } : {}),
       ...(loraName !== undefined ? { loraName } : {}),
       ...(path !== undefined ? { path } : {}),
+      ...(dir !== undefined ? { dir } : {}),
     },
   };
 }
@@ -98,7 +107,7 @@ export function modelsFromFlags(modelFlags: readonly string[], loraFlags: readon
     return { all: true };
   }
   const models = (modelFlags.length > 0 ? modelFlags : ['ensemble']).map(modelSpec);
-  const adapters = new Map<CliModel, LoraAdapterOptions[]>(models.map((m) => [m, []]));
+  const adapters = new Map<CliModel, CliAdapter[]>(models.map((m) => [m, []]));
   for (const text of loraFlags) {
     const { base, adapter } = loraSpec(text);
     const served = (m: CliModel) => m.name ?? m.model;
@@ -186,9 +195,9 @@ export async function modelsFromConfig(path: string): Promise<CliModels> {
             adapters: adapters.map((a: unknown, k: number) => {
               const aw = `${at}.adapters[${k}]`;
               if (!isObject(a)) throw new UsageError(`${aw} must be an object`);
-              only(aw, a, ['name', 'taskId', 'loraName', 'path']);
+              only(aw, a, ['name', 'taskId', 'loraName', 'path', 'dir']);
               // The values are checked where the library checks them, naming the same place.
-              return a as unknown as LoraAdapterOptions;
+              return a as unknown as CliAdapter;
             }),
           }
         : {}),

@@ -19,7 +19,7 @@ import {
 } from './cli-models.js';
 import { cliTokenizerSetting } from './raw-model.js';
 import { listServableModels } from './repository-models.js';
-import type { ServedModelOptions } from './served-models.js';
+import type { LoraAdapterOptions, ServedModelOptions } from './served-models.js';
 import { createOpenAiServer } from './server.js';
 
 const USAGE = `Usage: trtllm-openai [options]
@@ -34,11 +34,13 @@ Options:
                            [,tokenizer-dir=<dir>][,chat-template=<t>]; --model all serves every
                            ready model of the repository that the SDK can drive
   --lora <spec>            A LoRA adapter served as a model name: <name>,base=<served model>
-                           [,task-id=<n>][,lora-name=<s>][,path=<p>] (C++ model: task-id; LLM API:
-                           task-id, lora-name and path; vLLM: lora-name); repeatable
+                           [,task-id=<n>][,lora-name=<s>][,path=<p>][,dir=<d>] (C++ model: task-id,
+                           and dir=, hf_lora_convert.py's output, to send its weights with the first
+                           request; LLM API: task-id, lora-name and path; vLLM: lora-name); repeatable
   --config <file.json>     The models as JSON instead of --model/--lora:
                            {"models": [{"model", "name", "tokenizerDir", "chatTemplate",
-                           "adapters": [{"name", "taskId", "loraName", "path"}]}]} or {"models": "all"}
+                           "adapters": [{"name", "taskId", "loraName", "path", "dir"}]}]} or
+                           {"models": "all"}
   --triton-wait <seconds>  How long to wait at start for Triton to answer and the model to be
                            ready, trying again with a line per attempt (default 30)
   --served-model-name <n>  Model name clients use, with one --model (default: --model)
@@ -191,6 +193,7 @@ async function main(): Promise<void> {
     });
     served.push({
       ...m,
+      ...(m.adapters !== undefined ? { adapters: await Promise.all(m.adapters.map(adapterFiles)) } : {}),
       chatTemplate: m.chatTemplate ?? (template as ChatTemplateChoice),
       ...(dir !== undefined ? { tokenizerDir: dir } : {}),
       ...(tokenizer !== undefined ? { tokenizer } : {}),
@@ -225,6 +228,13 @@ async function main(): Promise<void> {
   };
   process.once('SIGINT', () => shutdown('SIGINT'));
   process.once('SIGTERM', () => shutdown('SIGTERM'));
+}
+
+/** An adapter with its `dir=` read into the weights and config the C++ model takes. */
+async function adapterFiles(adapter: CliAdapter): Promise<LoraAdapterOptions> {
+  const { dir, ...rest } = adapter;
+  if (dir === undefined) return rest;
+  return { ...rest, ...(await loadLoraDir(dir)) };
 }
 
 /**

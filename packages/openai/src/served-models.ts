@@ -1,4 +1,4 @@
-import { type LoraOptions, type Tokenizer, type TritonLlm, TritonLlmError } from '@trtllm/sdk';
+import { type LoraOptions, type Matrix, type Tokenizer, type TritonLlm, TritonLlmError } from '@trtllm/sdk';
 import { invalidArgument } from '@trtllm/sdk/transport';
 import { type ChatTemplate, type ChatTemplateChoice, loadChatTemplate } from '@trtllm/tokenizers';
 import type { TokenizerSetting } from './raw-model.js';
@@ -19,6 +19,14 @@ export interface LoraAdapterOptions {
   readonly loraName?: string;
   /** LLM-API model: `lora_path`, the adapter's checkpoint directory on the Triton host. */
   readonly path?: string;
+  /**
+   * C++ model: `lora_weights` (float16 `[rows, columns]`), sent with the adapter's first request;
+   * Triton's LoRA cache then holds it by `taskId`. The CLI reads it from `dir=` (the
+   * `model.lora_weights.npy` of TensorRT-LLM's `hf_lora_convert.py`).
+   */
+  readonly weights?: Matrix;
+  /** C++ model: `lora_config`, rows of `[module_id, layer_idx, adapter_size]`, sent with `weights`. */
+  readonly config?: readonly (readonly [number, number, number])[];
 }
 
 /** One Triton model this server serves, with its own name, chat template, tokenizer and adapters. */
@@ -55,7 +63,33 @@ export interface ServedModel {
   readonly base: BaseModel;
   /** The base model's name, for an adapter. */
   readonly parent: string | undefined;
+  /** The LoRA inputs of every request (the task id, name, path), for an adapter. */
   readonly lora: LoraOptions | undefined;
+  /** An adapter's weights and config, while the next request is to carry them (see {@link loraOfRequest}). */
+  readonly upload?: { readonly lora: LoraOptions; pending: boolean };
+}
+
+/**
+ * The LoRA inputs of a model's next request: with the adapter's weights and config on its first
+ * request (and the first after Triton said its cache no longer holds the task), else task id only.
+ */
+export function loraOfRequest(model: ServedModel): LoraOptions | undefined {
+  if (model.upload?.pending === true) {
+    model.upload.pending = false;
+    return model.upload.lora;
+  }
+  return model.lora;
+}
+
+/**
+ * After an error, whether Triton no longer holds the adapter's weights (TensorRT-LLM: "LoRA task
+ * ... not found in cache. Please send LoRA weights with request"): then the next request sends them.
+ */
+export function loraMissedCache(model: ServedModel | undefined, err: unknown): void {
+  if (model?.upload === undefined) return;
+  const text =
+    err instanceof Error ? `${err.message} ${(err as TritonLlmError).serverMessage ?? ''}` : String(err);
+  if (/not found in (?:the )?(?:lora )?cache/i.test(text)) model.upload.pending = true;
 }
 
 /** What {@link modelTable} needs of each base model. */
@@ -94,7 +128,11 @@ export class ModelTable {
       (input.adapters ?? []).forEach((adapter, i) => {
         const field = `${input.field}.adapters[${i}]`;
         const lora = loraOf(adapter, field);
-        this.add({ id: adapter.name, base, parent: input.id, lora }, `${field}.name`);
+        const upload = uploadOf(adapter, lora, field);
+        this.add(
+          { id: adapter.name, base, parent: input.id, lora, ...(upload !== undefined ? { upload } : {}) },
+          `${field}.name`,
+        );
       });
     }
   }
@@ -149,6 +187,28 @@ export function unknownModelOf(requested: string, served: readonly string[]): Tr
     `The model '${requested}' does not exist; this server serves ${list} (GET /v1/models lists them)`,
     { field: 'model' },
   );
+}
+
+function uploadOf(
+  adapter: LoraAdapterOptions,
+  lora: LoraOptions,
+  field: string,
+): { lora: LoraOptions; pending: boolean } | undefined {
+  const { weights, config } = adapter;
+  if (weights === undefined && config === undefined) return undefined;
+  if (weights === undefined || config === undefined)
+    throw invalidArgument(
+      `${field}.${weights === undefined ? 'weights' : 'config'}`,
+      undefined,
+      'must be given with the other (lora_weights and lora_config travel together)',
+    );
+  if (lora.taskId === undefined)
+    throw invalidArgument(
+      `${field}.taskId`,
+      undefined,
+      'must be given with weights (the cache holds them by task id)',
+    );
+  return { lora: { ...lora, weights, config }, pending: true };
 }
 
 function loraOf(adapter: LoraAdapterOptions, field: string): LoraOptions {

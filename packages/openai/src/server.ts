@@ -25,6 +25,8 @@ import { inTokenizerTerms, libraryTokenizerSetting } from './raw-model.js';
 import {
   type BaseModelInput,
   type LoraAdapterOptions,
+  loraMissedCache,
+  loraOfRequest,
   ModelTable,
   type ServedModel,
   type ServedModelOptions,
@@ -293,7 +295,8 @@ export function createOpenAiServer(options: OpenAiServerOptions): OpenAiServer {
       shutdown: drain.shutdownSignal,
     };
     if (path === '/v1/completions') {
-      await respond(res, ctx, withLora(await completionsFormat(body, ctx), model.lora));
+      const format = await completionsFormat(body, ctx);
+      await respond(res, ctx, withLora(format, loraOfRequest(model)));
       return;
     }
     const chat = {
@@ -303,7 +306,8 @@ export function createOpenAiServer(options: OpenAiServerOptions): OpenAiServer {
       toolCallParser,
       warn: (m: string) => logger.warn(m),
     };
-    await respond(res, ctx, withLora(await chatCompletionsFormat(body, chat), model.lora));
+    const format = await chatCompletionsFormat(body, chat);
+    await respond(res, ctx, withLora(format, loraOfRequest(model)));
   };
 
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
@@ -386,6 +390,7 @@ export function createOpenAiServer(options: OpenAiServerOptions): OpenAiServer {
       const e = drain.shutdownSignal.aborted
         ? drain.shutdownSignal.reason
         : await inTokenizerTerms(err, base.llm, base.tokenizerSetting, request);
+      loraMissedCache(served, e);
       if (clientLeft) return;
       const openAi = inRequestTerms(e, request);
       metrics.failed(served?.id ?? '', openAi);

@@ -44,7 +44,22 @@ describe('one server, several models and LoRA adapters', () => {
     server = createOpenAiServer({
       transport,
       models: [
-        { model: 'ensemble', name: 'llama', adapters: [{ name: 'llama-sql', taskId: 3 }] },
+        {
+          model: 'ensemble',
+          name: 'llama',
+          adapters: [
+            { name: 'llama-sql', taskId: 3 },
+            {
+              name: 'llama-math',
+              taskId: 4,
+              weights: { data: [0.5, -1, 2, 0.25], shape: [2, 2] },
+              config: [
+                [1, 0, 2],
+                [2, 0, 2],
+              ],
+            },
+          ],
+        },
         {
           model: 'llmapi',
           name: 'qwen',
@@ -69,6 +84,7 @@ describe('one server, several models and LoRA adapters', () => {
     expect(listed).toEqual([
       { id: 'llama', parent: null },
       { id: 'llama-sql', parent: 'llama' },
+      { id: 'llama-math', parent: 'llama' },
       { id: 'qwen', parent: null },
       { id: 'qwen-chat', parent: 'qwen' },
     ]);
@@ -102,6 +118,37 @@ describe('one server, several models and LoRA adapters', () => {
     expect(inputValue(request!, 'lora_task_id')).toBe(3);
   });
 
+  test('an adapter with weights sends them and its config with its first request only, then its task id', async () => {
+    const ids: (string | null)[] = [];
+    for (let i = 0; i < 2; i++) {
+      const { response } = await client.completions
+        .create({ model: 'llama-math', prompt: 'Hi', max_tokens: 2 })
+        .withResponse();
+      ids.push(response.headers.get('x-request-id'));
+    }
+    const [first, second] = ids.map((id) => sent.find((r) => r.id === id)!);
+    expect(inputValue(first!, 'lora_task_id')).toBe(4);
+    expect(first!.inputs.find((t) => t.name === 'lora_weights')?.shape).toEqual([1, 2, 2]);
+    expect(first!.inputs.find((t) => t.name === 'lora_config')?.shape).toEqual([1, 2, 3]);
+    expect(inputValue(second!, 'lora_task_id')).toBe(4);
+    expect(second!.inputs.some((t) => t.name === 'lora_weights' || t.name === 'lora_config')).toBe(false);
+  });
+
+  test('after Triton says the task is not in its LoRA cache, the next request sends the weights again', async () => {
+    // TensorRT-LLM's words when its LoRA cache evicted the task.
+    const message = 'LoRA task 4 not found in cache. Please send LoRA weights with request';
+    fake.setFaults({ statusOnce: { grpc: 3, http: 400, message } });
+    const err = await client.completions
+      .create({ model: 'llama-math', prompt: 'Hi', max_tokens: 2 })
+      .catch((e: unknown) => e);
+    expect((err as Error).message).toContain('not found in cache');
+    const { response } = await client.completions
+      .create({ model: 'llama-math', prompt: 'Hi', max_tokens: 2 })
+      .withResponse();
+    const again = sent.find((r) => r.id === response.headers.get('x-request-id'))!;
+    expect(again.inputs.some((t) => t.name === 'lora_weights')).toBe(true);
+  });
+
   test('an adapter of the LLM-API model carries lora_id, lora_name and lora_path, streaming too', async () => {
     const { data: stream, response } = await client.completions
       .create({ model: 'qwen-chat', prompt: 'Hi', max_tokens: 3, stream: true })
@@ -122,7 +169,7 @@ describe('one server, several models and LoRA adapters', () => {
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(NotFoundError);
     expect((err as NotFoundError).code).toBe('model_not_found');
-    for (const id of ['llama', 'llama-sql', 'qwen', 'qwen-chat']) {
+    for (const id of ['llama', 'llama-sql', 'llama-math', 'qwen', 'qwen-chat']) {
       expect((err as NotFoundError).message).toContain(`'${id}'`);
     }
     await expect(client.models.retrieve('gpt-4o')).rejects.toBeInstanceOf(NotFoundError);
