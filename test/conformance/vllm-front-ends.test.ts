@@ -2,10 +2,17 @@ import { createTriton, type TritonProvider } from '@trtllm/ai-sdk';
 import { ChatTriton } from '@trtllm/langchain';
 import { createOpenAiServer } from '@trtllm/openai';
 import type { GenerationEvent } from '@trtllm/sdk';
-import { type FakeEvent, fakeTokenizer, generateTokens, tokenLogProb } from '@trtllm/testing';
-import { generateText, streamText } from 'ai';
+import {
+  type FakeEvent,
+  fakeTokenizer,
+  generateTokens,
+  jsonSchemaInstance,
+  tokenLogProb,
+} from '@trtllm/testing';
+import { generateObject, generateText, streamText } from 'ai';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { z } from 'zod';
 import { describeEachServer, type ServerKind, useServer } from './servers.js';
 
 (globalThis as { AI_SDK_LOG_WARNINGS?: unknown }).AI_SDK_LOG_WARNINGS = false;
@@ -123,6 +130,21 @@ describeEachServer('trtllm-openai on vLLM: %s Triton over %s', (kind: ServerKind
     expect(top.map((entry) => Object.keys(entry ?? {}).length)).toEqual([3, 3, 3, 3]);
   });
 
+  it('response_format json_schema answers the schema instance, through vLLM structured outputs', async () => {
+    const schema = {
+      type: 'object',
+      properties: { city: { type: 'string' }, n: { type: 'integer', minimum: 2 } },
+      required: ['city', 'n'],
+    };
+    const r = await client.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'A city?' }],
+      max_tokens: 200,
+      response_format: { type: 'json_schema', json_schema: { name: 'answer', schema } },
+    });
+    expect(JSON.parse(r.choices[0]?.message.content ?? '')).toEqual(jsonSchemaInstance(schema));
+  });
+
   it('a client that leaves a stream cancels the request on the server', async () => {
     const before = idsSoFar(server);
     const stream = await client.chat.completions.create({
@@ -166,6 +188,21 @@ describeEachServer('AI SDK provider on vLLM: %s Triton over %s', (kind, protocol
     for await (const delta of result.textStream) text += delta;
     expect(text).toBe(expected(chatml('What is ML?'), 16));
     expect(await result.finishReason).toBe('length');
+  });
+
+  it('generateObject answers the schema instance, through vLLM structured outputs', async () => {
+    const schema = z.object({
+      name: z.string(),
+      version: z.number().min(3),
+      tags: z.array(z.string()).min(2),
+    });
+    const r = await generateObject({
+      model: triton(MODEL),
+      schema,
+      prompt: 'Describe a tool.',
+      maxOutputTokens: 200,
+    });
+    expect(r.object).toEqual({ name: 'text', version: 3, tags: ['text', 'text'] });
   });
 
   it('aborting streamText cancels the request on the server', async () => {

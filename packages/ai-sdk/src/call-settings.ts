@@ -107,7 +107,8 @@ function guidedDecoding(
       'providerOptions.trtllm.guidedDecoding: give either a JSON responseFormat (generateObject, Output.object) or guidedDecoding, not both',
     );
   }
-  if (!schema.inputs.has(GUIDE_TYPE_INPUT)) {
+  // vLLM takes the guide in its sampling_parameters JSON (structured_outputs), not in an input.
+  if (!schema.inputs.has(GUIDE_TYPE_INPUT) && schema.flavor !== 'vllm') {
     throw new UnsupportedFunctionalityError({
       functionality: 'responseFormat json',
       message:

@@ -75,7 +75,8 @@ export async function requireGuidedDecoding(
   signal: AbortSignal,
 ): Promise<void> {
   const schema = await llm.schema({ signal });
-  if (!schema.inputs.has('guided_decoding_guide_type')) {
+  // vLLM takes the guide in its sampling_parameters JSON (structured_outputs), not in an input.
+  if (!schema.inputs.has('guided_decoding_guide_type') && schema.flavor !== 'vllm') {
     throw new TritonLlmError(
       'invalid_argument',
       `${param}: ${JSON.stringify(value)} needs guided decoding, and model '${schema.model}' (${schema.flavor}) has none (no guided_decoding_guide_type input)`,

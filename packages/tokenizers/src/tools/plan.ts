@@ -95,7 +95,8 @@ export function planToolCalls(input: ToolCallPlanInput): ToolCallPlanning {
   if (choice !== 'required' && fn === undefined) {
     throw invalidArgument(field, choice.name, `must name one of the tools (${names.join(', ')})`);
   }
-  if (!schema.inputs.has(GUIDE_TYPE_INPUT)) {
+  // vLLM takes the guide in its sampling_parameters JSON (structured_outputs), not in an input.
+  if (!schema.inputs.has(GUIDE_TYPE_INPUT) && schema.flavor !== 'vllm') {
     return unsupported(
       'guided_decoding',
       new TritonLlmError(
