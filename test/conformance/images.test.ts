@@ -1,7 +1,11 @@
 import { createHash } from 'node:crypto';
+import { HumanMessage } from '@langchain/core/messages';
+import { createTriton } from '@trtllm/ai-sdk';
+import { ChatTriton } from '@trtllm/langchain';
 import { createOpenAiServer } from '@trtllm/openai';
 import { TritonLlm } from '@trtllm/sdk';
 import { fakeTokenizer } from '@trtllm/testing';
+import { generateText, streamText } from 'ai';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeEachServer, useServer } from './servers.js';
@@ -61,6 +65,8 @@ const MULTIMODAL_INPUTS = [
   ['embedding_bias_weights', 'FP32', [-1], true],
 ] as const;
 
+(globalThis as { AI_SDK_LOG_WARNINGS?: unknown }).AI_SDK_LOG_WARNINGS = false;
+
 describeEachServer('conformance: images on the %s Triton over %s', (kind, protocol) => {
   const server = useServer(kind);
   const llm = (model: string) => new TritonLlm({ transport: server().transport(protocol), model });
@@ -117,6 +123,57 @@ describeEachServer('conformance: images on the %s Triton over %s', (kind, protoc
       message: expect.stringMatching(/images: model 'ensemble' \(ensemble\) has no image input/),
     });
     expect(server().events().length).toBe(before);
+  });
+
+  it('the AI SDK provider: an image part reaches the multimodal ensemble and the LLM-API model, streamed and not', async () => {
+    const triton = createTriton({ transport: server().transport(protocol), tokenizer: fakeTokenizer });
+    const messages = [
+      {
+        role: 'user' as const,
+        content: [
+          { type: 'text' as const, text: 'What is this?' },
+          { type: 'image' as const, image: JPEG, mediaType: 'image/jpeg' },
+        ],
+      },
+    ];
+    try {
+      const whole = await generateText({ model: triton('multimodal'), messages, maxOutputTokens: 200 });
+      expect(whole.text).toBe(described([jpeg]));
+      let text = '';
+      const result = streamText({ model: triton('llmapi'), messages, maxOutputTokens: 200 });
+      for await (const delta of result.textStream) text += delta;
+      expect(text).toBe(described([jpeg]));
+    } finally {
+      await triton.close();
+    }
+  });
+
+  it('LangChain: an image block reaches the multimodal ensemble and the LLM-API model, streamed and not', async () => {
+    const chat = (model: string) =>
+      new ChatTriton({
+        transport: server().transport(protocol),
+        model,
+        tokenizer: fakeTokenizer,
+        maxTokens: 200,
+        logger: { warn: () => undefined },
+      });
+    const message = new HumanMessage({
+      content: [
+        { type: 'text', text: 'What is this?' },
+        { type: 'image', mimeType: 'image/jpeg', data: JPEG },
+        { type: 'image_url', image_url: URL_TEXT },
+      ],
+    });
+    const [multimodal, llmapi] = [chat('multimodal'), chat('llmapi')];
+    try {
+      const reply = await multimodal.invoke([message]);
+      expect(reply.content).toBe(described([jpeg, url]));
+      let text = '';
+      for await (const chunk of await llmapi.stream([message])) text += chunk.text;
+      expect(text).toBe(described([jpeg, url]));
+    } finally {
+      await Promise.all([multimodal.close(), llmapi.close()]);
+    }
   });
 
   describe('through trtllm-openai', () => {
