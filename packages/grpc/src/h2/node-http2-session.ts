@@ -2,10 +2,10 @@ import { type ClientHttp2Session, connect } from 'node:http2';
 import { isIP } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { TritonLlmError } from '@trtllm/sdk';
+import type { H2EngineOptions } from './engine.js';
 import { connectionLost, goawayError, NO_ALPN_H2, noAlpnH2, notGrpcEndpoint, origin } from './errors.js';
 import { H2_ENHANCE_YOUR_CALM, H2_FLOW_CONTROL_ERROR, H2_NO_ERROR, h2ErrorName } from './frames.js';
 import { Keepalive } from './keepalive.js';
-import type { NodeH2Sessions } from './node-http2.js';
 
 // What we advertise, as the package's own engine does (connection-options.ts): windows of 64 KiB
 // per stream, so a paused stream holds the server back, and header lists of 64 KiB at most.
@@ -45,6 +45,25 @@ function brokeHttp2(url: URL, err: Error): TritonLlmError {
   );
 }
 
+/** What a session and its streams need of the engine that made them (`NodeH2Sessions`). */
+export interface NodeSessionHost {
+  readonly options: H2EngineOptions;
+  /** Whether the engine was closed: a refused stream then ends instead of starting again. */
+  readonly isClosed: boolean;
+  /** Streams the server refused unprocessed and that started again. */
+  refusedStreams: number;
+  /** Refused streams waiting to start again (on no session meanwhile). */
+  restarting: number;
+  /** The session for a new stream. */
+  pick(): NodeSession;
+  /** A session's SETTINGS said the endpoint's MAX_CONCURRENT_STREAMS. */
+  learned(maxStreams: number): void;
+  /** The session closed. */
+  gone(session: NodeSession): void;
+  /** GOAWAY "too_many_pings". */
+  backOff(): void;
+}
+
 /** One `ClientHttp2Session`, with what its streams need to report a failure as the own engine does. */
 export class NodeSession {
   readonly session: ClientHttp2Session;
@@ -61,7 +80,7 @@ export class NodeSession {
   private failure: unknown;
 
   constructor(
-    private readonly engine: NodeH2Sessions,
+    private readonly engine: NodeSessionHost,
     keepaliveMs: number,
     assumedMaxStreams: number | undefined,
   ) {

@@ -2,8 +2,7 @@ import type { ClientHttp2Stream, IncomingHttpHeaders, OutgoingHttpHeaders } from
 import { MAX_RESTARTS, REFUSED_RETRY_MS } from './connection-options.js';
 import type { H2StreamHandle } from './engine.js';
 import { H2_CANCEL, H2_ENHANCE_YOUR_CALM, H2_NO_ERROR, H2_REFUSED_STREAM } from './frames.js';
-import type { NodeH2Sessions } from './node-http2.js';
-import type { NodeSession } from './node-http2-session.js';
+import type { NodeSession, NodeSessionHost } from './node-http2-session.js';
 import type { H2Headers, H2StreamOwner } from './stream.js';
 
 /**
@@ -31,7 +30,7 @@ export class NodeStream implements H2StreamHandle {
   private error: unknown;
 
   constructor(
-    private readonly engine: NodeH2Sessions,
+    private readonly engine: NodeSessionHost,
     private readonly headers: OutgoingHttpHeaders,
     private readonly owner: H2StreamOwner,
   ) {

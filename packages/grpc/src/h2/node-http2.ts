@@ -8,7 +8,7 @@ import type {
   H2StreamHandle,
 } from './engine.js';
 import { tooManyPingsWarning } from './keepalive.js';
-import { NodeSession } from './node-http2-session.js';
+import { NodeSession, type NodeSessionHost } from './node-http2-session.js';
 import { NodeStream } from './node-http2-stream.js';
 import type { H2StreamOwner } from './stream.js';
 
@@ -22,7 +22,7 @@ import type { H2StreamOwner } from './stream.js';
  * out only on a silent connection with calls, and failures are the same `TritonLlmError`s (wrong
  * port, TLS without h2, a lost connection, GOAWAY, a broken frame).
  */
-export class NodeH2Sessions implements H2Engine {
+export class NodeH2Sessions implements H2Engine, NodeSessionHost {
   /** Every session not closed yet, oldest first: the usable ones and those finishing after GOAWAY. */
   private readonly sessions: NodeSession[] = [];
   private closed = false;
