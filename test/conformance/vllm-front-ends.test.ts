@@ -14,6 +14,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { z } from 'zod';
 import { describeEachServer, type ServerKind, useServer } from './servers.js';
+import { OPENAI_TOOLS, TOOL_PARAMETERS } from './tool-scripts.js';
 
 (globalThis as { AI_SDK_LOG_WARNINGS?: unknown }).AI_SDK_LOG_WARNINGS = false;
 
@@ -143,6 +144,28 @@ describeEachServer('trtllm-openai on vLLM: %s Triton over %s', (kind: ServerKind
       response_format: { type: 'json_schema', json_schema: { name: 'answer', schema } },
     });
     expect(JSON.parse(r.choices[0]?.message.content ?? '')).toEqual(jsonSchemaInstance(schema));
+  });
+
+  it('tool_choice required is guided decoding of the call, read back as the call', async () => {
+    const before = idsSoFar(server);
+    const r = await client.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'Any city.' }],
+      tools: OPENAI_TOOLS,
+      tool_choice: 'required',
+      max_tokens: 200,
+    });
+    const call = r.choices[0]!.message.tool_calls?.[0] as { function: { name: string; arguments: string } };
+    expect(call.function).toEqual({
+      name: 'get_weather',
+      arguments: JSON.stringify(jsonSchemaInstance(TOOL_PARAMETERS.get_weather)),
+    });
+    expect(r.choices[0]!.finish_reason).toBe('tool_calls');
+    // vLLM's structured output kind for a JSON schema is `json`.
+    const received = await server().waitForEvent(
+      (e) => e.model === MODEL && e.event === 'received' && !before.has(e.id),
+    );
+    expect(received.guide).toBe('json');
   });
 
   it('a client that leaves a stream cancels the request on the server', async () => {
