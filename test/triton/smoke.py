@@ -381,6 +381,11 @@ def raw_model_non_streaming_echoes_the_prompt_unless_excluded(s):
     eq((body["output_ids"], body["sequence_length"]), (want, 6), "prompt excluded")
 
 
+# A large UINT64 seed that moves the start to another sentence ((2**53 - 1) mod 3 = 1). Not above 2**53: the
+# fake reads HTTP JSON with JSON.parse, which rounds such numbers, so the two servers would part there.
+SEED = 2**53 - 1
+
+
 @check
 def unary_model_answers_infer_with_word_lists_and_limits(s):
     stop_shape, stop_data = word_list([" data", " field of"])
@@ -389,7 +394,7 @@ def unary_model_answers_infer_with_word_lists_and_limits(s):
     bad = [encode(" of"), encode(" in")]
     cases = [
         ({}, {}),
-        ({"seed": ("UINT64", [1, 1], [12345])}, {"seed": 12345}),
+        ({"seed": ("UINT64", [1, 1], [SEED])}, {"seed": SEED}),
         ({"stop_words_list": ("INT32", stop_shape, stop_data)}, {"stop": stop}),
         ({"bad_words_list": ("INT32", bad_shape, bad_data)}, {"bad": bad}),
         ({"end_id": ("INT32", [1, 1], [C[2]])}, {"end_id": C[2]}),
@@ -469,16 +474,20 @@ def ensemble_generate_echoes_prompt_and_streams_tokens_alone(s):
 
 @check
 def ensemble_streaming_breaks_multibyte_characters(s):
-    # A one-character prompt whose id sum starts the generation at the first Chinese character.
-    start = next(i for i, t in enumerate(C) if decode([t]) == "\ufffd")
-    prompt = next(chr(c) for c in range(32, 127) if sum(encode(chr(c))) % len(C) == start)
-    want, _ = reference(encode(prompt), 6)
-    eq("\ufffd" in decode(want), False, "reference: six byte tokens are two whole characters")
-    _, _, events = s.stream("ensemble", {"text_input": prompt, "max_tokens": 6, "stream": True})
+    # A one-character prompt whose id sum starts the generation at the sentence holding the first Chinese
+    # character, and enough tokens to reach two whole characters of it.
+    first = next(i for i, t in enumerate(C) if decode([t]) == "\ufffd")
+    sentence = max(j for j, p in enumerate(STARTS) if p <= first)
+    n = first - STARTS[sentence] + 6
+    prompt = next(chr(c) for c in range(32, 127) if sum(encode(chr(c))) % len(STARTS) == sentence)
+    want, _ = reference(encode(prompt), n)
+    eq(("\ufffd" in decode(want), sum(decode([t]) == "\ufffd" for t in want)), (False, 6),
+       "reference: the last six byte tokens are two whole characters")
+    _, _, events = s.stream("ensemble", {"text_input": prompt, "max_tokens": n, "stream": True})
     pieces = [e["text_output"] for e in events]
     eq(pieces, [decode([t]) for t in want], "pieces")
     eq(pieces.count("\ufffd"), 6, "every piece of a split character is U+FFFD")
-    _, _, body = s.post("/v2/models/ensemble/generate", {"text_input": prompt, "max_tokens": 6,
+    _, _, body = s.post("/v2/models/ensemble/generate", {"text_input": prompt, "max_tokens": n,
                                                          "exclude_input_in_output": True})
     eq(body["text_output"], decode(want), "non-streaming text is whole")
 
@@ -732,7 +741,7 @@ def unary_batch_items_equal_single_requests(s):
     stop_shape, stop_data = word_list([" data", " is"])
     bad_shape, bad_data = word_list([" of"])
     none_shape, none_data = word_list([])
-    end_ids = [2, C[4], 2]
+    end_ids = [2, C[8], 2]
 
     def extra(i):
         # A batch tensor has a row for every item, so every item names every optional input.
@@ -750,13 +759,17 @@ def unary_batch_items_equal_single_requests(s):
         }
 
     prompts = [encode("Hello world"), PROMPT, [5, 6, 7, 8]]
-    lengths = [4, 30, 9]
+    lengths = [8, 30, 9]
     refs = [
-        reference(prompts[0], 4, stop=[encode(" data"), encode(" is")]),
-        reference(prompts[1], 30, end_id=C[4], bad=[encode(" of")]),
-        reference(prompts[2], 9),
+        reference(prompts[0], lengths[0], stop=[encode(" data"), encode(" is")]),
+        reference(prompts[1], lengths[1], end_id=end_ids[1], bad=[encode(" of")]),
+        reference(prompts[2], lengths[2]),
     ]
     eq(len({len(r[0]) for r in refs}), 3, "reference: the items have different output lengths")
+    # Each item's own inputs must bite: its stop word ends item 0 and its end_id item 1 before their limits,
+    # and item 1's bad word changes its output.
+    eq([r[1] for r in refs], ["stop", "stop", "length"], "reference: reasons")
+    eq(refs[1][0] != reference(prompts[1], lengths[1], end_id=end_ids[1])[0], True, "reference: item 1's bad word bites")
     items = [raw_item(prompts[i], lengths[i], **extra(i)) for i in range(3)]
     r = rid("batch")
     status, _, body = s.post("/v2/models/tensorrt_llm_unary/infer",
