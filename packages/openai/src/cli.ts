@@ -11,12 +11,14 @@ import {
 } from '@trtllm/tokenizers';
 import { waitForBackend } from './backend-check.js';
 import {
+  type CliAdapter,
   type CliModel,
   type CliModels,
   modelsFromConfig,
   modelsFromFlags,
   UsageError,
 } from './cli-models.js';
+import { loadLoraDir } from './lora-files.js';
 import { cliTokenizerSetting } from './raw-model.js';
 import { listServableModels } from './repository-models.js';
 import type { LoraAdapterOptions, ServedModelOptions } from './served-models.js';

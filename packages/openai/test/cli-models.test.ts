@@ -8,6 +8,7 @@ import { type FakeTriton, startFakeTriton } from '@trtllm/testing';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { modelsFromFlags } from '../src/cli-models.js';
+import { writeLoraDir } from './npy.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const cli = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
@@ -57,6 +58,8 @@ describe('trtllm-openai serving several models', () => {
   afterAll(() => fake.close());
 
   test('--model twice and --lora serve each under its name, routed by model', async () => {
+    const loraDir = await mkdtemp(join(tmpdir(), 'trtllm-openai-lora-'));
+    await writeLoraDir(loraDir);
     const child = runCli([
       '--triton',
       triton,
@@ -68,16 +71,20 @@ describe('trtllm-openai serving several models', () => {
       'llmapi,name=qwen',
       '--lora',
       'qwen-sql,base=qwen,task-id=2,lora-name=sql,path=/loras/sql',
+      '--lora',
+      `llama-math,base=llama,task-id=9,dir=${loraDir}`,
     ]);
     try {
       const client = new OpenAI({ baseURL: await servingUrl(child), apiKey: 'unused', maxRetries: 0 });
       expect(await listed(client)).toEqual([
         { id: 'llama', parent: null },
+        { id: 'llama-math', parent: 'llama' },
         { id: 'qwen', parent: null },
         { id: 'qwen-sql', parent: 'qwen' },
       ]);
       for (const [name, tritonModel] of [
         ['llama', 'ensemble'],
+        ['llama-math', 'ensemble'],
         ['qwen-sql', 'llmapi'],
       ] as const) {
         const { data, response } = await client.completions
@@ -89,6 +96,7 @@ describe('trtllm-openai serving several models', () => {
       }
     } finally {
       child.kill('SIGKILL');
+      await rm(loraDir, { recursive: true, force: true });
     }
   });
 

@@ -3,17 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { loadLoraDir } from '../src/lora-files.js';
-
-/** A version 1.0 `.npy` file as NumPy's format spec lays it out, header padded to 64 bytes. */
-function npy(descr: string, shape: readonly number[], data: Uint8Array): Uint8Array {
-  const dims = shape.length === 1 ? `${shape[0]},` : shape.join(', ');
-  let header = `{'descr': '${descr}', 'fortran_order': False, 'shape': (${dims}), }`;
-  header += ' '.repeat(64 - ((10 + header.length + 1) % 64)) + '\n';
-  const head = new Uint8Array(10);
-  head.set([0x93, ...Buffer.from('NUMPY'), 1, 0]);
-  new DataView(head.buffer).setUint16(8, header.length, true);
-  return Buffer.concat([head, Buffer.from(header, 'latin1'), data]);
-}
+import { npy } from './npy.js';
 
 describe("loadLoraDir: hf_lora_convert.py's output", () => {
   let dir: string;
