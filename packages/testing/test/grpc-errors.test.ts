@@ -114,6 +114,7 @@ describe('gRPC errors, as the real Triton 2.51 answers', () => {
     expect(index.models.map((m) => m.name).sort()).toEqual(
       [
         'disaggregated_serving_bls',
+        'echo',
         'ensemble',
         'ensemble_unary',
         'llmapi',
