@@ -13,7 +13,7 @@ export { callerError } from './client/caller-error.js';
 export type { TritonLlmErrorOptions } from './errors.js';
 export { codeFromGrpcStatus, codeFromServerError, invalidArgument } from './errors.js';
 export { detectSchema } from './models/schema.js';
-export type { OptionType, RequestOption, RequestOptions } from './request/options.js';
+export type { FlavorKeys, OptionType, RequestOption, RequestOptions } from './request/options.js';
 export { REQUEST_OPTIONS } from './request/options.js';
 export { checkOptionNames, unknownOption, validateRequest } from './request/validate.js';
 export type { AttemptSituation, RetryCall, RetryDecision, RetryPlan, RetryPolicy } from './retry.js';

@@ -87,8 +87,13 @@ const INT32 = { min: -2147483648, max: 2147483647 } as const;
 const COUNT = { min: 0, max: 2147483647 } as const;
 const POSITIVE = { min: 1, max: 2147483647 } as const;
 
-// Kept with literal types, so the per-flavor request types below are computed from it.
-const TABLE = {
+/**
+ * Every option of {@link GenerateRequest}: its type, range and the model flavors that take it. The
+ * client's own checks are made from this table, and so are the option lists of the AI SDK provider
+ * and the LangChain model, so a new option is described once. Its type keeps the literal values,
+ * so that the per-flavor request types below are computed from it.
+ */
+export const REQUEST_OPTIONS = {
   prompt: { type: 'string', flavors: ANY, nonEmpty: true, tokenizer: true },
   inputIds: { type: 'tokenIds', flavors: RAW, nonEmpty: true },
   images: { type: 'images', flavors: IMAGES },
@@ -206,18 +211,12 @@ const TABLE = {
 } as const satisfies RequestOptions;
 
 /**
- * Every option of {@link GenerateRequest}: its type, range and the model flavors that take it. The
- * client's own checks are made from this table, and so are the option lists of the AI SDK provider
- * and the LangChain model, so a new option is described once.
+ * The names of the {@link GenerateRequest} options a model flavor takes, by {@link REQUEST_OPTIONS}:
+ * the per-flavor request types (`EnsembleRequest`...) are made of them.
  */
-export const REQUEST_OPTIONS: RequestOptions = TABLE;
-
-type Table = typeof TABLE;
-
-/** The options a flavor takes, by the table. */
-type FlavorKeys<F extends ModelFlavor> = {
-  [K in keyof Table]: F extends Table[K]['flavors'][number] ? K : never;
-}[keyof Table];
+export type FlavorKeys<F extends ModelFlavor> = {
+  [K in keyof typeof REQUEST_OPTIONS]: F extends (typeof REQUEST_OPTIONS)[K]['flavors'][number] ? K : never;
+}[keyof typeof REQUEST_OPTIONS];
 
 /**
  * What an `ensemble` model takes. Computed from {@link REQUEST_OPTIONS}.
