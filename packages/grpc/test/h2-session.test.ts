@@ -14,6 +14,7 @@ import {
   connect as tcpConnect,
 } from 'node:net';
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
+import { grpcTransport } from '@trtllm/grpc';
 import { createTensor, type InferRequest } from '@trtllm/sdk';
 import { encodeTensorData } from '@trtllm/sdk/transport';
 import { startFakeTriton } from '@trtllm/testing';
@@ -22,7 +23,6 @@ import {
   ModelInferRequestSchema,
   ModelStreamInferResponseSchema,
 } from '../src/gen/inference/grpc_service_pb.js';
-import { grpcTransport } from '@trtllm/grpc';
 import { rawRequest } from './fake-models.js';
 import { drain } from './support.js';
 
