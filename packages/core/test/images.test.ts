@@ -1,14 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  type GenerateRequest,
-  type ModelConfig,
-  type TensorSpec,
-  TritonLlmError,
-  tensorStrings,
-} from '../src/index.js';
+import { type GenerateRequest, type ModelConfig, TritonLlmError, tensorStrings } from '../src/index.js';
 import { encodeGenerateRequest } from '../src/models/encode-request.js';
-import { detectSchema, validateRequest } from '../src/transport-kit.js';
+import { detectSchema, type TensorSpec, validateRequest } from '../src/transport-kit.js';
 
 function errorOf(run: () => unknown): TritonLlmError {
   try {
