@@ -1,29 +1,11 @@
-import { createHash } from 'node:crypto';
 import { BadRequestError } from 'openai';
 import type { ChatCompletionContentPart } from 'openai/resources/chat/completions';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { described, JPEG, PNG, URL_TEXT, url } from '../../../test/support/images.js';
 import { type Stack, startStack } from './stack.js';
 
-const JPEG = Uint8Array.from([0xff, 0xd8, 0xff, 0xe0, 0, 16, 0x4a, 0x46, 0x49, 0x46, 0, 1, 1, 0, 0, 1]);
-const PNG = Uint8Array.from([
-  0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52,
-]);
-const URL_TEXT = 'https://example.com/cat.png';
 const dataUrl = (type: string, bytes: Uint8Array): string =>
   `data:${type};base64,${Buffer.from(bytes).toString('base64')}`;
-
-/**
- * The fake multimodal models' reply (GENERATOR.md "Images"): the count, then per image whether it
- * came as bytes (a data: URI) or a URL, its byte length and the first 8 hex digits of its SHA-256.
- */
-function described(images: readonly { kind: 'data' | 'url'; bytes: Uint8Array }[]): string {
-  const each = images.map(
-    (image, i) =>
-      `#${i + 1} ${image.kind} ${image.bytes.length} bytes ${createHash('sha256').update(image.bytes).digest('hex').slice(0, 8)}`,
-  );
-  return `${images.length} image${images.length === 1 ? '' : 's'}: ${each.join('; ')}.`;
-}
-const url = { kind: 'url' as const, bytes: new TextEncoder().encode(URL_TEXT) };
 
 const question = (...images: ChatCompletionContentPart[]) => [
   { role: 'user' as const, content: [{ type: 'text' as const, text: 'What is this?' }, ...images] },
