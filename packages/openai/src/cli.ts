@@ -22,7 +22,8 @@ import { loadLoraDir } from './lora-files.js';
 import { cliTokenizerSetting } from './raw-model.js';
 import { listServableModels } from './repository-models.js';
 import type { LoraAdapterOptions, ServedModelOptions } from './served-models.js';
-import { createOpenAiServer } from './server.js';
+import { createServerWith, type ServerHooks } from './server.js';
+import { isClusterWorker, runPrimary, workerHooks, workersFlag } from './workers.js';
 
 const USAGE = `Usage: trtllm-openai [options]
 
@@ -63,6 +64,9 @@ Options:
   --retry-after <seconds>  Retry-After of those 429s (default 1)
   --drain-timeout <s>      On SIGTERM: stop accepting, /health 503, let requests in flight finish for
                            up to this long, then end them and exit 0 (default 30)
+  --workers <n>            Processes sharing the port (node:cluster), 1 to 256 or auto (one per
+                           available core); default 1. --max-concurrency and --max-queue hold per
+                           worker; /metrics answers every worker's sum; SIGTERM drains them all
   -h, --help               Show this help
 
 GET /metrics is Prometheus text; GET /health is 200 when every model is ready and not draining.
@@ -157,8 +161,21 @@ async function main(): Promise<void> {
   const servedName = values['served-model-name'];
   if (servedName !== undefined && (wanted.all || wanted.models.length > 1))
     fail('--served-model-name names the one model; with several, give each name=<served name> in --model');
-  const transport = transportFromUrl(triton, { field: '--triton' });
+  let workers: number;
+  try {
+    workers = workersFlag(values.workers);
+  } catch (err) {
+    if (err instanceof UsageError) fail(err.message);
+    throw err;
+  }
   const log = (m: string) => process.stderr.write(`trtllm-openai: ${m}\n`);
+  // The flags are checked once, above; each worker then runs the rest, Triton's check included.
+  if (workers > 1 && !isClusterWorker()) {
+    runPrimary(workers, log);
+    return;
+  }
+  const worker = isClusterWorker() ? workerHooks() : undefined;
+  const transport = transportFromUrl(triton, { field: '--triton' });
   const tokenizers = new Map<string, Promise<Tokenizer | undefined>>();
   const tokenizerOf = (dir: string | undefined): Promise<Tokenizer | undefined> => {
     if (dir === undefined) return Promise.resolve(undefined);
@@ -203,21 +220,27 @@ async function main(): Promise<void> {
   }
   const apiKey = values['api-key'] ?? process.env.TRTLLM_OPENAI_API_KEY;
   const maxConcurrency = values['max-concurrency'];
-  const server = createOpenAiServer({
-    transport,
-    models: served,
-    toolCallParser: toolCallParser as ToolCallParserChoice,
-    defaultMaxTokens: integerFlag('default-max-tokens', values['default-max-tokens'], 1024),
-    ...(apiKey !== undefined && apiKey.length > 0 ? { apiKey } : {}),
-    ...(maxConcurrency !== undefined
-      ? { maxConcurrency: Math.max(1, integerFlag('max-concurrency', maxConcurrency, 1)) }
-      : {}),
-    maxQueue: integerFlag('max-queue', values['max-queue'], 0),
-    retryAfterSeconds: integerFlag('retry-after', values['retry-after'], 1),
-  });
+  const hooks: ServerHooks = worker?.hooks ?? {};
+  const server = createServerWith(
+    {
+      transport,
+      models: served,
+      toolCallParser: toolCallParser as ToolCallParserChoice,
+      defaultMaxTokens: integerFlag('default-max-tokens', values['default-max-tokens'], 1024),
+      ...(apiKey !== undefined && apiKey.length > 0 ? { apiKey } : {}),
+      ...(maxConcurrency !== undefined
+        ? { maxConcurrency: Math.max(1, integerFlag('max-concurrency', maxConcurrency, 1)) }
+        : {}),
+      maxQueue: integerFlag('max-queue', values['max-queue'], 0),
+      retryAfterSeconds: integerFlag('retry-after', values['retry-after'], 1),
+    },
+    hooks,
+  );
   const url = await server.listen(integerFlag('port', values.port, 3000), values.host ?? '127.0.0.1');
+  worker?.listening();
   const names = served.flatMap((m) => [m.name ?? m.model, ...(m.adapters ?? []).map((a) => a.name)]);
-  process.stdout.write(`trtllm-openai: serving ${names.map((n) => `'${n}'`).join(', ')} at ${url}\n`);
+  const who = worker !== undefined ? ` (worker ${process.pid})` : '';
+  process.stdout.write(`trtllm-openai: serving ${names.map((n) => `'${n}'`).join(', ')} at ${url}${who}\n`);
   let stopping = false;
   const shutdown = (signal: string): void => {
     if (stopping) return;
@@ -279,6 +302,7 @@ function parse() {
       'max-queue': { type: 'string' },
       'retry-after': { type: 'string' },
       'drain-timeout': { type: 'string' },
+      workers: { type: 'string' },
       'served-model-name': { type: 'string' },
       port: { type: 'string' },
       host: { type: 'string' },

@@ -10,6 +10,7 @@ import {
 } from '@trtllm/sdk';
 import { invalidArgument } from '@trtllm/sdk/transport';
 import { type ChatTemplateChoice, TOOL_CALL_PARSERS, type ToolCallParserChoice } from '@trtllm/tokenizers';
+import type { Registry } from 'prom-client';
 import { Admission, isAtCapacity, type Release } from './admission.js';
 import { inRequestTerms } from './api-error.js';
 import { apiKeyCheck } from './api-key.js';
@@ -231,6 +232,19 @@ const COUNTED = new Set(['/v1/models', '/v1/completions', '/v1/chat/completions'
  * upstream request.
  */
 export function createOpenAiServer(options: OpenAiServerOptions): OpenAiServer {
+  return createServerWith(options, {});
+}
+
+/** What the CLI's cluster workers change in a server (not public: `--workers` is the CLI's). */
+export interface ServerHooks {
+  /** Given the server's own registry, what `GET /metrics` answers instead (every worker's sum). */
+  readonly metrics?: (local: Registry) => () => Promise<{ text: string; contentType: string }>;
+  /** Headers set on every response (`x-trtllm-worker`: which worker answered). */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/** {@link createOpenAiServer} with the CLI's hooks. */
+export function createServerWith(options: OpenAiServerOptions, hooks: ServerHooks): OpenAiServer {
   if (options.apiKey !== undefined && (typeof options.apiKey !== 'string' || options.apiKey.length === 0)) {
     throw invalidArgument('apiKey', options.apiKey, 'must be a non-empty string when given');
   }
@@ -255,6 +269,7 @@ export function createOpenAiServer(options: OpenAiServerOptions): OpenAiServer {
     options.retryAfterSeconds ?? 1,
   );
   const metrics = new GatewayMetrics(() => admission.waiting);
+  const scrape = hooks.metrics?.(metrics.registry) ?? (() => metrics.scrape());
   const drain = new Drain();
   const created = unixSeconds();
   const checkKey = options.apiKey !== undefined ? apiKeyCheck(options.apiKey) : undefined;
@@ -324,7 +339,7 @@ export function createOpenAiServer(options: OpenAiServerOptions): OpenAiServer {
     const request = `${req.method ?? ''} ${path || '/'}`;
     let served: ServedModel | undefined;
     if (req.method === 'GET' && path === '/metrics') {
-      metrics.scrape().then(
+      scrape().then(
         ({ text, contentType }) => {
           res.writeHead(200, { 'content-type': contentType, 'content-length': Buffer.byteLength(text) });
           res.end(text);
@@ -404,6 +419,7 @@ export function createOpenAiServer(options: OpenAiServerOptions): OpenAiServer {
 
   const server: Server = createServer((req, res) => {
     ownResponses.add(res);
+    for (const [name, value] of Object.entries(hooks.headers ?? {})) res.setHeader(name, value);
     // A connection kept alive through the drain would carry new requests to a server going away.
     if (drain.draining) res.shouldKeepAlive = false;
     handler(req, res);
