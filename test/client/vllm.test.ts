@@ -1,20 +1,11 @@
 import { createHash } from 'node:crypto';
 import { TritonLlm, TritonLlmError } from '@trtllm/sdk';
-import { encode, fakeTokenizer, generateTokens, tokenLogProb } from '@trtllm/testing';
+import { encode, tokenLogProb } from '@trtllm/testing';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { PROTOCOLS, useFakeTriton } from '../support/fake.js';
+import { abortedAfter, expectedVllm, expectTopTwoLogProbs, vllmText } from '../support/vllm.js';
 
 const PROMPT = 'What is ML?';
-
-/** The generator's tokens for a vLLM request (GENERATOR.md), as the fake's `vllm` model produces them. */
-function expected(prompt: string, options: { maxTokens: number; seed?: number }) {
-  return generateTokens(encode(prompt), options)[0]!;
-}
-
-/** Their text: vLLM shows no part of a character cut off at the end. */
-function textOf(tokens: readonly number[]): string {
-  return fakeTokenizer.decode(tokens).replace(/\uFFFD$/u, '');
-}
 
 describe.each(PROTOCOLS)("Triton's vLLM backend (the fake's vllm model) over %s", (protocol) => {
   const fake = useFakeTriton({ itlMs: 2 });
@@ -27,7 +18,7 @@ describe.each(PROTOCOLS)("Triton's vLLM backend (the fake's vllm model) over %s"
   });
 
   it('streams text deltas that add up to the generated text, with counts from num_*_tokens', async () => {
-    const want = expected(PROMPT, { maxTokens: 12 });
+    const want = expectedVllm(PROMPT, { maxTokens: 12 });
     const deltas: string[] = [];
     let final:
       | { finishReason: string; usage: { promptTokens?: number; completionTokens?: number } }
@@ -37,21 +28,21 @@ describe.each(PROTOCOLS)("Triton's vLLM backend (the fake's vllm model) over %s"
       else deltas.push(chunk.text);
     }
     expect(deltas.length).toBeGreaterThan(1);
-    expect(deltas.join('')).toBe(textOf(want.tokens));
+    expect(deltas.join('')).toBe(vllmText(want.tokens));
     expect(final?.finishReason).toBe('length');
     expect(final?.usage).toEqual({ promptTokens: encode(PROMPT).length, completionTokens: 12 });
   });
 
   it('generates the whole text in one response, the prompt left out', async () => {
-    const want = expected(PROMPT, { maxTokens: 9, seed: 1 });
+    const want = expectedVllm(PROMPT, { maxTokens: 9, seed: 1 });
     const result = await llm().generate({ prompt: PROMPT, maxTokens: 9, seed: 1 });
-    expect(result.text).toBe(textOf(want.tokens));
+    expect(result.text).toBe(vllmText(want.tokens));
     expect(result.usage.completionTokens).toBe(9);
     expect(result.sequences[0]?.tokenCount).toBe(9);
   });
 
   it('ends at a stop string with finish reason stop and the string trimmed', async () => {
-    const whole = textOf(expected(PROMPT, { maxTokens: 40 }).tokens);
+    const whole = vllmText(expectedVllm(PROMPT, { maxTokens: 40 }).tokens);
     const stop = ' field';
     expect(whole).toContain(stop);
     const result = await llm().generate({ prompt: PROMPT, maxTokens: 40, stopWords: [stop] });
@@ -60,7 +51,7 @@ describe.each(PROTOCOLS)("Triton's vLLM backend (the fake's vllm model) over %s"
   });
 
   it('returns log probs with the top alternatives from the logprobs JSON', async () => {
-    const want = expected(PROMPT, { maxTokens: 6 });
+    const want = expectedVllm(PROMPT, { maxTokens: 6 });
     const result = await llm().generate({
       prompt: PROMPT,
       maxTokens: 6,
@@ -68,9 +59,7 @@ describe.each(PROTOCOLS)("Triton's vLLM backend (the fake's vllm model) over %s"
       topLogProbs: 2,
     });
     const seq = result.sequences[0]!;
-    expect(seq.logProbs).toEqual(want.tokens.map(tokenLogProb));
-    expect(seq.logProbTokens?.map((t) => t.tokenId)).toEqual(want.tokens);
-    expect(seq.topLogProbs?.map((top) => top.map((t) => t.rank))).toEqual(want.tokens.map(() => [1, 2]));
+    expectTopTwoLogProbs(seq, want.tokens);
     const sum = want.tokens.map(tokenLogProb).reduce((a, b) => a + b, 0);
     expect(seq.cumLogProb).toBeCloseTo(sum, 5);
   });
@@ -78,14 +67,7 @@ describe.each(PROTOCOLS)("Triton's vLLM backend (the fake's vllm model) over %s"
   it('an abort cancels the request on the server, and the report says so', async () => {
     const controller = new AbortController();
     const stream = llm().stream({ prompt: PROMPT, maxTokens: 5000 }, { signal: controller.signal });
-    let report: { serverStopsGenerating: boolean; via: readonly string[] } | undefined;
-    let finishReason: string | undefined;
-    for await (const chunk of stream) {
-      if (chunk.done) {
-        finishReason = chunk.finishReason;
-        report = chunk.result.earlyStop;
-      } else if (chunk.totalTokens >= 3) controller.abort();
-    }
+    const { finishReason, report } = await abortedAfter(stream, controller, 3);
     expect(finishReason).toBe('cancelled');
     expect(report).toMatchObject({
       serverStopsGenerating: true,

@@ -1,22 +1,13 @@
 import { createTensor, type InferResponse, TritonLlm, TritonLlmError, tensorStrings } from '@trtllm/sdk';
-import { encode, fakeTokenizer, generateTokens, tokenLogProb } from '@trtllm/testing';
+import { encode } from '@trtllm/testing';
 import { expect, it } from 'vitest';
+import { abortedAfter, expectedVllm, expectTopTwoLogProbs, vllmText } from '../support/vllm.js';
 import { describeEachServer, streamed, useServer } from './servers.js';
 
 // Triton's vLLM backend: the fake's `vllm` model and the real Triton's stand-in
 // (test/triton/fakegen/vllm_model.py), both on GENERATOR.md's generator.
 const MODEL = 'vllm';
 const PROMPT = 'What is ML?';
-
-/** The generator's tokens for a vLLM request (GENERATOR.md). */
-function expected(prompt: string, options: { maxTokens: number; seed?: number }) {
-  return generateTokens(encode(prompt), options)[0]!;
-}
-
-/** Their text: vLLM shows no part of a character cut off at the end. */
-function textOf(tokens: readonly number[]): string {
-  return fakeTokenizer.decode(tokens).replace(/\uFFFD$/u, '');
-}
 
 describeEachServer("Triton's vLLM backend on the %s Triton over %s", (kind, protocol) => {
   const server = useServer(kind);
@@ -29,23 +20,23 @@ describeEachServer("Triton's vLLM backend on the %s Triton over %s", (kind, prot
   });
 
   it('streams deltas that add up to the text, with vLLM finish reason and counts', async () => {
-    const want = expected(PROMPT, { maxTokens: 12 });
+    const want = expectedVllm(PROMPT, { maxTokens: 12 });
     const { text, final } = await streamed(llm().stream({ prompt: PROMPT, maxTokens: 12 }));
-    expect(text).toBe(textOf(want.tokens));
+    expect(text).toBe(vllmText(want.tokens));
     expect(final.finishReason).toBe('length');
     expect(final.usage).toEqual({ promptTokens: encode(PROMPT).length, completionTokens: 12 });
   });
 
   it('generates the whole text without the prompt, counted', async () => {
-    const want = expected(PROMPT, { maxTokens: 9, seed: 1 });
+    const want = expectedVllm(PROMPT, { maxTokens: 9, seed: 1 });
     const result = await llm().generate({ prompt: PROMPT, maxTokens: 9, seed: 1 });
-    expect(result.text).toBe(textOf(want.tokens));
+    expect(result.text).toBe(vllmText(want.tokens));
     expect(result.finishReason).toBe('length');
     expect(result.usage.completionTokens).toBe(9);
   });
 
   it('ends at a stop string with finish reason stop, the string trimmed, streamed and not', async () => {
-    const whole = textOf(expected(PROMPT, { maxTokens: 40 }).tokens);
+    const whole = vllmText(expectedVllm(PROMPT, { maxTokens: 40 }).tokens);
     const stop = ' field';
     expect(whole).toContain(stop);
     const request = { prompt: PROMPT, maxTokens: 40, stopWords: [stop] };
@@ -56,7 +47,7 @@ describeEachServer("Triton's vLLM backend on the %s Triton over %s", (kind, prot
   });
 
   it('returns log probs with the top-2 alternatives of every token', async () => {
-    const want = expected(PROMPT, { maxTokens: 6 });
+    const want = expectedVllm(PROMPT, { maxTokens: 6 });
     const result = await llm().generate({
       prompt: PROMPT,
       maxTokens: 6,
@@ -64,9 +55,7 @@ describeEachServer("Triton's vLLM backend on the %s Triton over %s", (kind, prot
       topLogProbs: 2,
     });
     const seq = result.sequences[0]!;
-    expect(seq.logProbs).toEqual(want.tokens.map(tokenLogProb));
-    expect(seq.logProbTokens?.map((t) => t.tokenId)).toEqual(want.tokens);
-    expect(seq.topLogProbs?.map((top) => top.map((t) => t.rank))).toEqual(want.tokens.map(() => [1, 2]));
+    expectTopTwoLogProbs(seq, want.tokens);
   });
 
   it('an abort of a stream cancels the request on the server, and the report says so', async () => {
@@ -76,14 +65,7 @@ describeEachServer("Triton's vLLM backend on the %s Triton over %s", (kind, prot
       { prompt: PROMPT, maxTokens: 2000, requestId },
       { signal: controller.signal },
     );
-    let report: { serverStopsGenerating: boolean; via: readonly string[] } | undefined;
-    let finishReason: string | undefined;
-    for await (const chunk of stream) {
-      if (chunk.done) {
-        finishReason = chunk.finishReason;
-        report = chunk.result.earlyStop;
-      } else if (chunk.totalTokens >= 3) controller.abort();
-    }
+    const { finishReason, report } = await abortedAfter(stream, controller, 3);
     expect(finishReason).toBe('cancelled');
     expect(report).toMatchObject({
       serverStopsGenerating: true,
@@ -118,10 +100,10 @@ describeEachServer("Triton's vLLM backend on the %s Triton over %s", (kind, prot
     responses.flatMap((r) => r.outputs.filter((t) => t.name === name).flatMap(tensorStrings));
 
   it('streamInfer streams the tensors of each response, the last final', async () => {
-    const want = expected(PROMPT, { maxTokens: 8 });
+    const want = expectedVllm(PROMPT, { maxTokens: 8 });
     const responses: InferResponse[] = [];
     for await (const r of llm().streamInfer({ model: MODEL, inputs: inputs(8) })) responses.push(r);
-    expect(texts(responses, 'text_output').join('')).toBe(textOf(want.tokens));
+    expect(texts(responses, 'text_output').join('')).toBe(vllmText(want.tokens));
     expect(texts(responses, 'finish_reason').at(-1)).toBe('length');
     expect(responses.filter((r) => r.final)).toEqual([responses.at(-1)]);
   });
