@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type GenerateRequest, type ModelConfig, TritonLlmError, tensorStrings } from '../src/index.js';
 import { encodeGenerateRequest } from '../src/models/encode-request.js';
-import { detectSchema, type TensorSpec, validateRequest } from '../src/transport-kit.js';
+import { detectSchema, validateRequest } from '../src/transport-kit.js';
+import { spec } from './tensor-spec.js';
 
 function errorOf(run: () => unknown): TritonLlmError {
   try {
@@ -13,18 +14,6 @@ function errorOf(run: () => unknown): TritonLlmError {
   }
   throw new Error('expected a TritonLlmError');
 }
-
-const spec = (
-  name: string,
-  datatype: TensorSpec['datatype'],
-  dims: number[],
-  optional = true,
-): TensorSpec => ({
-  name,
-  datatype,
-  dims,
-  optional,
-});
 
 function config(name: string, parts: Partial<ModelConfig> & Pick<ModelConfig, 'inputs'>): ModelConfig {
   return {

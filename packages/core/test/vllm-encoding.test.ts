@@ -8,19 +8,8 @@ import {
 } from '../src/index.js';
 import { decodeResponse, decodeWants } from '../src/models/decode-response.js';
 import { encodeGenerateRequest } from '../src/models/encode-request.js';
-import { detectSchema, type TensorSpec, validateRequest } from '../src/transport-kit.js';
-
-const spec = (
-  name: string,
-  datatype: TensorSpec['datatype'],
-  dims: number[],
-  optional = true,
-): TensorSpec => ({
-  name,
-  datatype,
-  dims,
-  optional,
-});
+import { detectSchema, validateRequest } from '../src/transport-kit.js';
+import { spec } from './tensor-spec.js';
 
 // Triton's vLLM backend as its auto_complete_config declares it (vllm_backend src/model.py).
 const VLLM: ModelConfig = {
