@@ -12,6 +12,17 @@ function echoed(response: InferResponse): number | undefined {
   return out === undefined ? undefined : Number(out.data[0]);
 }
 
+/** The error the first read of a stream fails with. */
+const firstReadFailure = (stream: AsyncIterable<InferResponse>) =>
+  failure(stream[Symbol.asyncIterator]().next());
+
+/** What the fake saw of one request id: nothing, for a call refused before sending. */
+const eventsOf = (fake: ReturnType<typeof useFakeTriton>, id: string) =>
+  fake
+    .triton()
+    .events()
+    .filter((e) => e.id === id);
+
 describe.each(PROTOCOLS)('streamInfer over %s', (protocol) => {
   const fake = useFakeTriton({ itlMs: 2 });
 
@@ -96,23 +107,15 @@ describe.each(PROTOCOLS)('streamInfer over %s', (protocol) => {
       { model: MODEL, id, inputs: [createTensor('INPUT0', 'INT32', [1, 1], [5])] },
       { signal: AbortSignal.abort() },
     );
-    const err = await failure(stream[Symbol.asyncIterator]().next());
+    const err = await firstReadFailure(stream);
     expect(err).toMatchObject({ code: 'cancelled' });
-    expect(
-      fake
-        .triton()
-        .events()
-        .filter((e) => e.id === id),
-    ).toEqual([]);
+    expect(eventsOf(fake, id)).toEqual([]);
   });
 
   it('names the model and the call when the model is not served', async () => {
     const llm = new TritonLlm({ transport: fake.transport(protocol), model: MODEL });
-    const err = await failure(
-      llm
-        .streamInfer({ model: 'nope', inputs: [createTensor('INPUT0', 'INT32', [1, 1], [5])] })
-        [Symbol.asyncIterator]()
-        .next(),
+    const err = await firstReadFailure(
+      llm.streamInfer({ model: 'nope', inputs: [createTensor('INPUT0', 'INT32', [1, 1], [5])] }),
     );
     expect(err).toMatchObject({ code: 'not_found', model: 'nope' });
     expect((err as Error).message).toContain('streamInfer');
@@ -135,31 +138,22 @@ describe('streamInfer over HTTP: tensors JSON cannot carry', () => {
   it('fails naming the input, before anything is sent, for a tensor of two dimensions besides the batch', async () => {
     const llm = new TritonLlm({ transport: fake.transport('http'), model: MODEL });
     const id = 'echo-3d';
-    const err = await failure(
-      llm
-        .streamInfer({ model: MODEL, id, inputs: [createTensor('INPUT0', 'INT32', [1, 2, 2], [1, 2, 3, 4])] })
-        [Symbol.asyncIterator]()
-        .next(),
+    const err = await firstReadFailure(
+      llm.streamInfer({
+        model: MODEL,
+        id,
+        inputs: [createTensor('INPUT0', 'INT32', [1, 2, 2], [1, 2, 3, 4])],
+      }),
     );
     expect(err).toMatchObject({ code: 'unimplemented' });
     expect((err as Error).message).toContain("input 'INPUT0'");
-    expect(
-      fake
-        .triton()
-        .events()
-        .filter((e) => e.id === id),
-    ).toEqual([]);
+    expect(eventsOf(fake, id)).toEqual([]);
   });
 
   it('fails naming the input for bytes that are not UTF-8', async () => {
     const llm = new TritonLlm({ transport: fake.transport('http'), model: MODEL });
     const bytes = createTensor('BLOB', 'BYTES', [1, 1], [new Uint8Array([0xff, 0xfe])]);
-    const err = await failure(
-      llm
-        .streamInfer({ model: MODEL, inputs: [bytes] })
-        [Symbol.asyncIterator]()
-        .next(),
-    );
+    const err = await firstReadFailure(llm.streamInfer({ model: MODEL, inputs: [bytes] }));
     expect(err).toMatchObject({ code: 'invalid_argument' });
     expect((err as Error).message).toContain('BLOB');
   });
