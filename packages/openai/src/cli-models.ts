@@ -23,7 +23,7 @@ export type CliModels =
 export class UsageError extends Error {}
 
 const MODEL_KEYS = ['model', 'name', 'tokenizer-dir', 'chat-template'] as const;
-const LORA_KEYS = ['name', 'base', 'task-id', 'lora-name', 'path', 'dir'] as const;
+const LORA_KEYS = ['name', 'base', 'task-id', 'lora-name', 'path', 'ckpt-source', 'dir'] as const;
 
 /** `first,key=value,...` as its keys; a first part without `=` is the value of `lead`. */
 function keyValues(flag: string, text: string, lead: string, keys: readonly string[]): Map<string, string> {
@@ -78,6 +78,11 @@ function loraSpec(text: string): { base: string | undefined; adapter: CliAdapter
   const loraName = kv.get('lora-name');
   const path = kv.get('path');
   const dir = kv.get('dir');
+  const ckptSource = kv.get('ckpt-source');
+  if (ckptSource !== undefined && ckptSource !== 'hf' && ckptSource !== 'nemo')
+    throw new UsageError(`--lora ${text}: ckpt-source must be hf or nemo (got "${ckptSource}")`);
+  if (ckptSource !== undefined && path === undefined)
+    throw new UsageError(`--lora ${text}: ckpt-source is the format of the checkpoint at path: give path`);
   if (dir !== undefined && taskId === undefined)
     throw new UsageError(
       `--lora ${text}: dir (the C++ model's weights) needs task-id, which Triton caches them by`,
@@ -93,6 +98,7 @@ function loraSpec(text: string): { base: string | undefined; adapter: CliAdapter
       ...(taskId !== undefined ? { taskId } : {}),
       ...(loraName !== undefined ? { loraName } : {}),
       ...(path !== undefined ? { path } : {}),
+      ...(ckptSource !== undefined ? { ckptSource } : {}),
       ...(dir !== undefined ? { dir } : {}),
     },
   };
@@ -195,7 +201,7 @@ export async function modelsFromConfig(path: string): Promise<CliModels> {
             adapters: adapters.map((a: unknown, k: number) => {
               const aw = `${at}.adapters[${k}]`;
               if (!isObject(a)) throw new UsageError(`${aw} must be an object`);
-              only(aw, a, ['name', 'taskId', 'loraName', 'path', 'dir']);
+              only(aw, a, ['name', 'taskId', 'loraName', 'path', 'ckptSource', 'dir']);
               // The values are checked where the library checks them, naming the same place.
               return a as unknown as CliAdapter;
             }),

@@ -37,12 +37,13 @@ Options:
                            [,tokenizer-dir=<dir>][,chat-template=<t>]; --model all serves every
                            ready model of the repository that the SDK can drive
   --lora <spec>            A LoRA adapter served as a model name: <name>,base=<served model>
-                           [,task-id=<n>][,lora-name=<s>][,path=<p>][,dir=<d>] (C++ model: task-id,
-                           and dir=, hf_lora_convert.py's output, to send its weights with the first
-                           request; LLM API: task-id, lora-name and path; vLLM: lora-name); repeatable
+                           [,task-id=<n>][,lora-name=<s>][,path=<p>][,ckpt-source=hf|nemo][,dir=<d>]
+                           (C++ model: task-id, and dir=, hf_lora_convert.py's output, to send its
+                           weights with the first request; LLM API: task-id, lora-name and path, and
+                           ckpt-source, the format at path; vLLM: lora-name); repeatable
   --config <file.json>     The models as JSON instead of --model/--lora:
                            {"models": [{"model", "name", "tokenizerDir", "chatTemplate",
-                           "adapters": [{"name", "taskId", "loraName", "path", "dir"}]}]} or
+                           "adapters": [{"name", "taskId", "loraName", "path", "ckptSource", "dir"}]}]} or
                            {"models": "all"}
   --triton-wait <seconds>  How long to wait at start for Triton to answer and the model to be
                            ready, trying again with a line per attempt (default 30)

@@ -19,6 +19,8 @@ export interface LoraAdapterOptions {
   readonly loraName?: string;
   /** LLM-API model: `lora_path`, the adapter's checkpoint directory on the Triton host. */
   readonly path?: string;
+  /** LLM-API model: `lora_ckpt_source`, the format of the checkpoint at `path`: `hf` (the model's default) or `nemo`. */
+  readonly ckptSource?: 'hf' | 'nemo';
   /**
    * C++ model: `lora_weights` (float16 `[rows, columns]`), sent with the adapter's first request;
    * Triton's LoRA cache then holds it by `taskId`. The CLI reads it from `dir=` (the
@@ -214,13 +216,21 @@ function uploadOf(
 function loraOf(adapter: LoraAdapterOptions, field: string): LoraOptions {
   if (adapter === null || typeof adapter !== 'object')
     throw invalidArgument(field, adapter, 'must be an object with a name and the LoRA inputs');
-  const { taskId, loraName, path } = adapter;
+  const { taskId, loraName, path, ckptSource } = adapter;
   if (taskId !== undefined && (!Number.isSafeInteger(taskId) || taskId < 0))
     throw invalidArgument(`${field}.taskId`, taskId, 'must be a non-negative integer');
   if (loraName !== undefined && (typeof loraName !== 'string' || loraName.length === 0))
     throw invalidArgument(`${field}.loraName`, loraName, 'must be a non-empty string');
   if (path !== undefined && (typeof path !== 'string' || path.length === 0))
     throw invalidArgument(`${field}.path`, path, 'must be a non-empty string');
+  if (ckptSource !== undefined && ckptSource !== 'hf' && ckptSource !== 'nemo')
+    throw invalidArgument(`${field}.ckptSource`, ckptSource, "must be 'hf' or 'nemo'");
+  if (ckptSource !== undefined && path === undefined)
+    throw invalidArgument(
+      `${field}.ckptSource`,
+      ckptSource,
+      'is the format of the checkpoint at path: give path',
+    );
   if (taskId === undefined && path === undefined && loraName === undefined)
     throw invalidArgument(
       field,
@@ -231,5 +241,6 @@ function loraOf(adapter: LoraAdapterOptions, field: string): LoraOptions {
     ...(taskId !== undefined ? { taskId } : {}),
     ...(loraName !== undefined ? { name: loraName } : {}),
     ...(path !== undefined ? { path } : {}),
+    ...(ckptSource !== undefined ? { ckptSource } : {}),
   };
 }

@@ -70,7 +70,7 @@ describe('trtllm-openai serving several models', () => {
       '--model',
       'llmapi,name=qwen',
       '--lora',
-      'qwen-sql,base=qwen,task-id=2,lora-name=sql,path=/loras/sql',
+      'qwen-sql,base=qwen,task-id=2,lora-name=sql,path=/loras/sql,ckpt-source=hf',
       '--lora',
       `llama-math,base=llama,task-id=9,dir=${loraDir}`,
     ]);
@@ -97,6 +97,48 @@ describe('trtllm-openai serving several models', () => {
     } finally {
       child.kill('SIGKILL');
       await rm(loraDir, { recursive: true, force: true });
+    }
+  });
+
+  test('--lora lora-name= on the vLLM model sends lora_name in its sampling_parameters', async () => {
+    const child = runCli([
+      '--triton',
+      triton,
+      '--port',
+      '0',
+      '--model',
+      'vllm',
+      '--lora',
+      'myadapter,base=vllm,lora-name=x',
+    ]);
+    try {
+      const baseURL = await servingUrl(child);
+      const client = new OpenAI({ baseURL, apiKey: 'unused', maxRetries: 0 });
+      expect(await listed(client)).toEqual([
+        { id: 'vllm', parent: null },
+        { id: 'myadapter', parent: 'vllm' },
+      ]);
+      // The fake's vLLM backend, like Triton's without multi_lora.json, refuses any request
+      // carrying lora_name; its base model (the control) answers.
+      const complete = (model: string) =>
+        fetch(`${baseURL}/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ model, prompt: 'Hello', max_tokens: 2 }),
+        });
+      const base = await complete('vllm');
+      expect(base.status).toBe(200);
+      // An error answer names no upstream request id: count the vLLM model's refusals instead
+      // (the fake records one before it answers).
+      const refusals = () => fake.events().filter((e) => e.model === 'vllm' && e.event === 'error').length;
+      const before = refusals();
+      const adapter = await complete('myadapter');
+      expect(((await adapter.json()) as { error: { message: string } }).error.message).toContain(
+        'LoRA feature is not enabled',
+      );
+      expect(refusals()).toBe(before + 1);
+    } finally {
+      child.kill('SIGKILL');
     }
   });
 
@@ -169,6 +211,8 @@ describe('the --model and --lora flags', () => {
     [[], ['ensemble,name'], '"name" is not key=value'],
     [[], ['ensemble,chat-template=nope'], 'chat-template must be one of'],
     [[], ['all', 'ensemble'], '--model all serves every model; give it alone'],
+    [['x,lora-name=x,path=/p,ckpt-source=pt'], ['llmapi'], 'ckpt-source must be hf or nemo (got "pt")'],
+    [['x,task-id=1,ckpt-source=hf'], ['llmapi'], 'ckpt-source is the format of the checkpoint at path'],
   ])('--lora %j with --model %j is refused: %s', (loras, models, message) => {
     expect(() => modelsFromFlags(models, loras)).toThrow(message);
   });
@@ -187,6 +231,15 @@ describe('the --model and --lora flags', () => {
       models: [
         { model: 'ensemble', name: 'a', tokenizerDir: '/t' },
         { model: 'llmapi', adapters: [{ name: 'b-lora', loraName: 'b' }] },
+      ],
+    });
+    expect(modelsFromFlags(['llmapi'], ['c,task-id=1,lora-name=c,path=/loras/c,ckpt-source=nemo'])).toEqual({
+      all: false,
+      models: [
+        {
+          model: 'llmapi',
+          adapters: [{ name: 'c', taskId: 1, loraName: 'c', path: '/loras/c', ckptSource: 'nemo' }],
+        },
       ],
     });
   });

@@ -63,7 +63,9 @@ describe('one server, several models and LoRA adapters', () => {
         {
           model: 'llmapi',
           name: 'qwen',
-          adapters: [{ name: 'qwen-chat', taskId: 7, loraName: 'chat', path: '/loras/chat' }],
+          adapters: [
+            { name: 'qwen-chat', taskId: 7, loraName: 'chat', path: '/loras/chat', ckptSource: 'nemo' },
+          ],
         },
       ],
     });
@@ -149,7 +151,7 @@ describe('one server, several models and LoRA adapters', () => {
     expect(again.inputs.some((t) => t.name === 'lora_weights')).toBe(true);
   });
 
-  test('an adapter of the LLM-API model carries lora_id, lora_name and lora_path, streaming too', async () => {
+  test('an adapter of the LLM-API model carries lora_id, lora_name, lora_path and lora_ckpt_source, streaming too', async () => {
     const { data: stream, response } = await client.completions
       .create({ model: 'qwen-chat', prompt: 'Hi', max_tokens: 3, stream: true })
       .withResponse();
@@ -161,6 +163,7 @@ describe('one server, several models and LoRA adapters', () => {
     expect(inputValue(request!, 'lora_id')).toBe(7);
     expect(inputValue(request!, 'lora_name')).toBe('chat');
     expect(inputValue(request!, 'lora_path')).toBe('/loras/chat');
+    expect(inputValue(request!, 'lora_ckpt_source')).toBe('nemo');
   });
 
   test('a model the server does not serve is a 404 model_not_found naming every served model', async () => {
@@ -195,6 +198,16 @@ describe('the models option is checked when the server is created', () => {
       'a negative task id',
       [{ model: 'ensemble', adapters: [{ name: 'sql', taskId: -1 }] }],
       'models[0].adapters[0].taskId',
+    ],
+    [
+      'a checkpoint source other than hf or nemo',
+      [{ model: 'llmapi', adapters: [{ name: 'sql', path: '/loras/sql', ckptSource: 'safetensors' }] }],
+      'models[0].adapters[0].ckptSource',
+    ],
+    [
+      'a checkpoint source without a path',
+      [{ model: 'llmapi', adapters: [{ name: 'sql', taskId: 1, ckptSource: 'hf' }] }],
+      'models[0].adapters[0].ckptSource',
     ],
     ['no model', [{ name: 'x' }], 'models[0].model'],
     ['an empty list', [], 'models'],
