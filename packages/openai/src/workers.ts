@@ -72,7 +72,7 @@ export function runPrimary(count: number, log: (message: string) => void): void 
       if (stopping) {
         if (code !== 0) {
           if (failed === 0) failed = 1;
-          log(`worker ${worker.process.pid} ended with ${how} while draining`);
+          log(`worker ${worker.process.pid} ended with ${how} while stopping`);
         }
       } else if (!serving.has(worker)) {
         log(`worker ${worker.process.pid} failed to start (${how}); stopping`);

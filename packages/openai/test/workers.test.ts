@@ -157,6 +157,23 @@ describe('trtllm-openai --workers', () => {
     }
   });
 
+  test('a worker that fails at start (Triton not answering) stops the gateway with its exit code, not a restart loop', async () => {
+    const run = runCli([
+      '--triton',
+      'grpc://127.0.0.1:1',
+      '--triton-wait',
+      '0',
+      '--port',
+      '0',
+      '--workers',
+      '2',
+    ]);
+    const [code] = await once(run.child, 'close');
+    expect(code).toBe(1);
+    expect(run.stderr.text).toMatch(/worker \d+ failed to start \(code 1\); stopping/);
+    expect(run.stderr.text).not.toContain('starting another');
+  });
+
   test.each([['0'], ['257'], ['1.5'], ['two'], ['']])(
     '--workers %j is a usage error naming the flag and value',
     async (value) => {
