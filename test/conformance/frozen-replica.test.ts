@@ -9,6 +9,7 @@ import { type ReplicaTransport, TritonLlm } from '@trtllm/sdk';
 import { generateTokens } from '@trtllm/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freePorts } from '../reliability/support/processes.js';
+import { loadWorkers } from '../replicas/support.js';
 import { type Protocol, REAL_SKIPPED } from './servers.js';
 
 // Issue 55 on the real server: a replica that freezes (SIGSTOP: its TCP connections stay open,
@@ -96,31 +97,12 @@ describe.skipIf(REAL_SKIPPED)('a real Triton replica frozen under load', () => {
       await llm.schema();
       const expected = [...generateTokens(INPUT, { maxTokens: MAX_TOKENS })[0]!.tokens];
 
-      let frozenAt: number | undefined;
-      let stopping = false;
-      const outcomes: { startedAfterFreezeMs: number | undefined; ok: boolean; code?: string | undefined }[] =
-        [];
-      const worker = async (): Promise<void> => {
-        while (!stopping) {
-          const started = performance.now();
-          const startedAfterFreezeMs = frozenAt === undefined ? undefined : started - frozenAt;
-          try {
-            const result = await llm.generate(
-              { inputIds: INPUT, maxTokens: MAX_TOKENS },
-              { idleTimeoutMs: 500 },
-            );
-            expect(result.sequences[0]?.tokenIds).toEqual(expected);
-            outcomes.push({ startedAfterFreezeMs, ok: true });
-          } catch (err) {
-            outcomes.push({ startedAfterFreezeMs, ok: false, code: (err as { code?: string }).code });
-          }
-        }
-      };
-      const workers = Array.from({ length: WORKERS }, worker);
+      const load = loadWorkers(llm, WORKERS, { inputIds: INPUT, maxTokens: MAX_TOKENS }, expected);
+      const { outcomes } = load;
       await expect.poll(() => requestsTo(frozenUrl), { timeout: 20_000 }).toBeGreaterThan(20);
 
       signal(second.pid, 'SIGSTOP');
-      frozenAt = performance.now();
+      const frozenAt = load.markFrozen();
       const atFreeze = requestsTo(frozenUrl);
       // When the frozen replica got its last request, for the report (not asserted: a time).
       let lastRequestMs = 0;
@@ -129,15 +111,14 @@ describe.skipIf(REAL_SKIPPED)('a real Triton replica frozen under load', () => {
         const now = requestsTo(frozenUrl);
         if (now !== seen) {
           seen = now;
-          lastRequestMs = performance.now() - (frozenAt as number);
+          lastRequestMs = performance.now() - frozenAt;
         }
       }, 20);
       await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
       const settled = requestsTo(frozenUrl);
       const healthyAtSettle = requestsTo(healthyUrl);
       await new Promise((resolve) => setTimeout(resolve, AFTER_MS));
-      stopping = true;
-      await Promise.all(workers);
+      await load.stop();
       clearInterval(sampler);
 
       const late = outcomes.filter(

@@ -1,8 +1,9 @@
 import { httpTransport } from '@trtllm/http';
-import { type ReplicaTransport, TritonLlm, TritonLlmError } from '@trtllm/sdk';
-import { afterEach, describe, expect, it } from 'vitest';
-import { freePorts, type ServerProcess, startFakeCli } from '../reliability/support/processes.js';
+import { TritonLlm, TritonLlmError } from '@trtllm/sdk';
+import { describe, expect, it } from 'vitest';
+import type { ServerProcess } from '../reliability/support/processes.js';
 import { expectedIds } from '../reliability/support/streams.js';
+import { useFreezablePair } from './support.js';
 
 // Issue 55: streams already running on a replica that freezes (SIGSTOP) had nothing to end them
 // over HTTP, which has no PING: with no deadline they waited for ever, and the endpoint never
@@ -20,33 +21,21 @@ interface Running {
 }
 
 describe('streams on a replica frozen mid-generation (http)', () => {
-  const open: { servers: ServerProcess[]; transports: ReplicaTransport[] } = { servers: [], transports: [] };
-
-  afterEach(async () => {
-    await Promise.all(open.transports.map((t) => t.close()));
-    for (const s of open.servers) {
-      await s.signal('SIGCONT');
-      await s.signal('SIGKILL');
-    }
-    open.servers = [];
-    open.transports = [];
-  });
+  const pair = useFreezablePair();
 
   it('fail unavailable after silenceTimeoutMs with their tokens kept, and eject the frozen endpoint', async () => {
-    const [a, b, c, d] = await freePorts(4);
-    const healthy = await startFakeCli({ grpc: a!, http: b! }, 5);
-    const frozen = await startFakeCli({ grpc: c!, http: d! }, 5);
-    open.servers.push(healthy, frozen);
+    const { healthy, frozen } = await pair.start(5);
     // No periodic health check and a probe that cannot end within the test: only the streams'
     // own failures can eject the frozen endpoint here.
-    const transport = httpTransport({
-      baseUrls: [healthy.httpUrl, frozen.httpUrl],
-      silenceTimeoutMs: SILENCE_MS,
-      healthIntervalMs: 0,
-      healthTimeoutMs: 60_000,
-      ejectAfterFailures: 1,
-    });
-    open.transports.push(transport);
+    const transport = pair.track(
+      httpTransport({
+        baseUrls: [healthy.httpUrl, frozen.httpUrl],
+        silenceTimeoutMs: SILENCE_MS,
+        healthIntervalMs: 0,
+        healthTimeoutMs: 60_000,
+        ejectAfterFailures: 1,
+      }),
+    );
     const statsOf = (s: ServerProcess) =>
       transport.endpointStats().find((e) => e.name.startsWith(s.httpUrl))!;
     const llm = new TritonLlm({ transport, model: 'tensorrt_llm', retry: { attempts: 1 } });

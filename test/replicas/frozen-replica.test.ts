@@ -1,9 +1,10 @@
 import { grpcTransport } from '@trtllm/grpc';
 import { httpTransport } from '@trtllm/http';
-import { type ReplicaTransport, TritonLlm } from '@trtllm/sdk';
-import { afterEach, describe, expect, it } from 'vitest';
-import { freePorts, type ServerProcess, startFakeCli } from '../reliability/support/processes.js';
+import { TritonLlm } from '@trtllm/sdk';
+import { describe, expect, it } from 'vitest';
+import type { ServerProcess } from '../reliability/support/processes.js';
 import { expectedIds } from '../reliability/support/streams.js';
+import { loadWorkers, useFreezablePair } from './support.js';
 
 // Issue 55: a replica that freezes (SIGSTOP: its TCP connections stay open, nothing answers) was
 // ejected only by the health check 6–7 s later, and meanwhile got every other request: its
@@ -16,61 +17,32 @@ const SETTLE_MS = 1000;
 const AFTER_MS = 2500;
 
 describe.each(['grpc', 'http'] as const)('a frozen replica (%s)', (protocol) => {
-  const open: { servers: ServerProcess[]; transports: ReplicaTransport[] } = { servers: [], transports: [] };
-
-  afterEach(async () => {
-    await Promise.all(open.transports.map((t) => t.close()));
-    for (const s of open.servers) {
-      await s.signal('SIGCONT');
-      await s.signal('SIGKILL');
-    }
-    open.servers = [];
-    open.transports = [];
-  });
+  const pair = useFreezablePair();
 
   it('under load gets no new request about a second after the freeze; the healthy one serves them all', async () => {
-    const [a, b, c, d] = await freePorts(4);
-    const healthy = await startFakeCli({ grpc: a!, http: b! }, 2);
-    const frozen = await startFakeCli({ grpc: c!, http: d! }, 2);
-    open.servers.push(healthy, frozen);
+    const { healthy, frozen } = await pair.start(2);
     const url = (s: ServerProcess) => (protocol === 'grpc' ? s.grpcUrl : s.httpUrl);
     const baseUrls = [url(healthy), url(frozen)];
-    const transport = protocol === 'grpc' ? grpcTransport({ baseUrls }) : httpTransport({ baseUrls });
-    open.transports.push(transport);
+    const transport = pair.track(
+      protocol === 'grpc' ? grpcTransport({ baseUrls }) : httpTransport({ baseUrls }),
+    );
     const requestsTo = (s: ServerProcess): number =>
       transport.endpointStats().find((e) => e.name.startsWith(url(s)))!.requests;
     const llm = new TritonLlm({ transport, model: 'tensorrt_llm' });
     await llm.schema();
 
-    let frozenAt: number | undefined;
-    let stopping = false;
-    const outcomes: { startedAfterFreezeMs: number | undefined; ok: boolean; code?: string | undefined }[] =
-      [];
-    const worker = async (): Promise<void> => {
-      while (!stopping) {
-        const started = performance.now();
-        const startedAfterFreezeMs = frozenAt === undefined ? undefined : started - frozenAt;
-        try {
-          const result = await llm.generate({ inputIds: INPUT, maxTokens: 4 }, { idleTimeoutMs: 500 });
-          expect(result.sequences[0]?.tokenIds).toEqual(expectedIds(INPUT, 4));
-          outcomes.push({ startedAfterFreezeMs, ok: true });
-        } catch (err) {
-          outcomes.push({ startedAfterFreezeMs, ok: false, code: (err as { code?: string }).code });
-        }
-      }
-    };
-    const workers = Array.from({ length: WORKERS }, worker);
+    const load = loadWorkers(llm, WORKERS, { inputIds: INPUT, maxTokens: 4 }, expectedIds(INPUT, 4));
+    const { outcomes } = load;
     await expect.poll(() => requestsTo(frozen), { timeout: 10_000 }).toBeGreaterThan(20);
 
     await frozen.signal('SIGSTOP');
-    frozenAt = performance.now();
+    load.markFrozen();
     const atFreeze = requestsTo(frozen);
     await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
     const settled = requestsTo(frozen);
     const healthyAtSettle = requestsTo(healthy);
     await new Promise((resolve) => setTimeout(resolve, AFTER_MS));
-    stopping = true;
-    await Promise.all(workers);
+    await load.stop();
 
     const late = outcomes.filter(
       (o) => o.startedAfterFreezeMs !== undefined && o.startedAfterFreezeMs >= SETTLE_MS,
@@ -89,17 +61,13 @@ describe.each(['grpc', 'http'] as const)('a frozen replica (%s)', (protocol) => 
   });
 
   it('counts a deadline with nothing heard against the endpoint', async () => {
-    const [a, b, c, d] = await freePorts(4);
-    const healthy = await startFakeCli({ grpc: a!, http: b! }, 2);
-    const frozen = await startFakeCli({ grpc: c!, http: d! }, 2);
-    open.servers.push(healthy, frozen);
+    const { healthy, frozen } = await pair.start(2);
     const url = (s: ServerProcess) => (protocol === 'grpc' ? s.grpcUrl : s.httpUrl);
     const baseUrls = [url(healthy), url(frozen)];
     // A probe that cannot end within the test and one failure to eject: only the request's own
     // deadline can eject the frozen endpoint here.
     const options = { baseUrls, healthIntervalMs: 0, healthTimeoutMs: 60_000, ejectAfterFailures: 1 };
-    const transport = protocol === 'grpc' ? grpcTransport(options) : httpTransport(options);
-    open.transports.push(transport);
+    const transport = pair.track(protocol === 'grpc' ? grpcTransport(options) : httpTransport(options));
     const statsOf = (s: ServerProcess) => transport.endpointStats().find((e) => e.name.startsWith(url(s)))!;
     const llm = new TritonLlm({ transport, model: 'tensorrt_llm', retry: { attempts: 1 } });
     await llm.schema();

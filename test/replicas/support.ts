@@ -6,10 +6,12 @@ import {
   type InferResponse,
   type ReplicaOptions,
   type ReplicaTransport,
+  type TritonLlm,
   tensorNumbers,
 } from '@trtllm/sdk';
 import { type FakeEvent, type FakeTriton, type FakeTritonOptions, startFakeTriton } from '@trtllm/testing';
-import { afterAll, afterEach, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
+import { freePorts, type ServerProcess, startFakeCli } from '../reliability/support/processes.js';
 
 export type Protocol = 'grpc' | 'http';
 export const PROTOCOLS: readonly Protocol[] = ['grpc', 'http'];
@@ -124,4 +126,89 @@ export function stopRequest(id: string): InferRequest {
 export function tokenIds(r: InferResponse): number[] {
   const ids = r.outputs.find((t) => t.name === 'output_ids');
   return ids === undefined ? [] : tensorNumbers(ids);
+}
+
+/**
+ * Two fake Triton processes per test, a healthy one and one to freeze (SIGSTOP), on free ports;
+ * after each test they are thawed and killed and the transports given to `track` closed.
+ */
+export function useFreezablePair(): {
+  start(itlMs: number): Promise<{ healthy: ServerProcess; frozen: ServerProcess }>;
+  track<T extends ReplicaTransport>(transport: T): T;
+} {
+  let servers: ServerProcess[] = [];
+  let transports: ReplicaTransport[] = [];
+  afterEach(async () => {
+    await Promise.all(transports.map((t) => t.close()));
+    for (const s of servers) {
+      await s.signal('SIGCONT');
+      await s.signal('SIGKILL');
+    }
+    servers = [];
+    transports = [];
+  });
+  return {
+    start: async (itlMs) => {
+      const [a, b, c, d] = await freePorts(4);
+      const healthy = await startFakeCli({ grpc: a!, http: b! }, itlMs);
+      const frozen = await startFakeCli({ grpc: c!, http: d! }, itlMs);
+      servers.push(healthy, frozen);
+      return { healthy, frozen };
+    },
+    track: (transport) => {
+      transports.push(transport);
+      return transport;
+    },
+  };
+}
+
+/** One request of a load: when it started relative to the freeze (undefined: before it) and how it ended. */
+export interface LoadOutcome {
+  readonly startedAfterFreezeMs: number | undefined;
+  readonly ok: boolean;
+  readonly code?: string | undefined;
+}
+
+/**
+ * `workers` loops sending `request` until stopped, each answer checked against `expected`: the load a
+ * replica is frozen under. `markFrozen()` records the freeze (and returns its time) so each outcome
+ * says whether its request started after it.
+ */
+export function loadWorkers(
+  llm: TritonLlm,
+  workers: number,
+  request: { readonly inputIds: readonly number[]; readonly maxTokens: number },
+  expected: readonly number[],
+): { readonly outcomes: readonly LoadOutcome[]; markFrozen(): number; stop(): Promise<void> } {
+  let frozenAt: number | undefined;
+  let stopping = false;
+  const outcomes: LoadOutcome[] = [];
+  const worker = async (): Promise<void> => {
+    while (!stopping) {
+      const started = performance.now();
+      const startedAfterFreezeMs = frozenAt === undefined ? undefined : started - frozenAt;
+      try {
+        const result = await llm.generate(
+          { inputIds: [...request.inputIds], maxTokens: request.maxTokens },
+          { idleTimeoutMs: 500 },
+        );
+        expect(result.sequences[0]?.tokenIds).toEqual(expected);
+        outcomes.push({ startedAfterFreezeMs, ok: true });
+      } catch (err) {
+        outcomes.push({ startedAfterFreezeMs, ok: false, code: (err as { code?: string }).code });
+      }
+    }
+  };
+  const running = Array.from({ length: workers }, worker);
+  return {
+    outcomes,
+    markFrozen: () => {
+      frozenAt = performance.now();
+      return frozenAt;
+    },
+    stop: async () => {
+      stopping = true;
+      await Promise.all(running);
+    },
+  };
 }
