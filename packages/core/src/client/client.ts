@@ -248,17 +248,10 @@ export class TritonLlm {
   ): AsyncIterable<InferResponse> {
     const id = request.id ?? generateRequestId();
     checkRequestId(id);
-    checkCallOptionNames(options, 'call');
-    const { retry, signal, retryPlan: _, ...rest } = options ?? {};
-    const defaults = this.options.defaults;
-    const merged: CallOptions = {
-      ...(defaults?.timeoutMs !== undefined ? { timeoutMs: defaults.timeoutMs } : {}),
-      ...(defaults?.headers !== undefined ? { headers: defaults.headers } : {}),
-      ...rest,
-    };
-    checkCallOptions(merged, '');
-    const policy = retry === undefined ? this.retry : retryPolicy(this.options.retry, retry);
-    return this.inferStream({ ...request, id }, merged, policy, signal);
+    const { merged, policy } = this.callOptions(options);
+    // The stream's own plan and the signal (its cancel) are inferStream's, not each attempt's.
+    const { signal, retryPlan: _, ...rest } = merged;
+    return this.inferStream({ ...request, id }, rest, policy, signal);
   }
 
   /** The responses of {@link TritonLlm.streamInfer}: attempts until one answers, the signal as cancel. */
@@ -386,6 +379,15 @@ export class TritonLlm {
     idempotent: boolean,
     run: (options: CallOptions) => Promise<T>,
   ): Promise<T> {
+    const { merged, policy } = this.callOptions(options);
+    return withRetry(policy, idempotent, merged, run);
+  }
+
+  /** A call's options over the client's defaults (the call's own win), checked, and its retry policy. */
+  private callOptions(options: ClientCallOptions | undefined): {
+    readonly merged: CallOptions;
+    readonly policy: RetryPolicy;
+  } {
     checkCallOptionNames(options, 'call');
     const { retry, ...rest } = options ?? {};
     const defaults = this.options.defaults;
@@ -395,8 +397,7 @@ export class TritonLlm {
       ...rest,
     };
     checkCallOptions(merged, '');
-    const policy = retry === undefined ? this.retry : retryPolicy(this.options.retry, retry);
-    return withRetry(policy, idempotent, merged, run);
+    return { merged, policy: retry === undefined ? this.retry : retryPolicy(this.options.retry, retry) };
   }
 
   private async loadSchema(options?: ClientCallOptions): Promise<ModelSchema> {
