@@ -13,6 +13,7 @@ import {
 } from 'ai';
 import { beforeAll, expect, it } from 'vitest';
 import { z } from 'zod';
+import { abortStreamTextAfterThree } from './front-ends.js';
 import { describeEachServer, useServer } from './servers.js';
 import { TOOL_MODEL, TOOL_PARAMETERS, TOOL_SCRIPTS } from './tool-scripts.js';
 
@@ -92,16 +93,7 @@ describeEachServer('AI SDK provider: %s Triton over %s', (kind, protocol) => {
 
   async function abortAfterThree(model: string): Promise<string> {
     const requestId = freshId();
-    const controller = new AbortController();
-    const result = streamText({
-      model: triton(model),
-      prompt: 'What is ML?',
-      maxOutputTokens: MAX,
-      abortSignal: controller.signal,
-      providerOptions: { trtllm: { requestId } },
-    });
-    let deltas = 0;
-    for await (const _ of result.textStream) if (++deltas === 3) controller.abort();
+    await abortStreamTextAfterThree(triton, model, MAX, requestId);
     return requestId;
   }
 

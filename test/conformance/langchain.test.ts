@@ -10,6 +10,7 @@ import { loadChatTemplate } from '@trtllm/tokenizers';
 import { createAgent } from 'langchain';
 import { afterAll, expect, it } from 'vitest';
 import { z } from 'zod';
+import { useChatModels } from './front-ends.js';
 import { describeEachServer, useServer } from './servers.js';
 import { OPENAI_TOOLS, TOOL_MODEL, TOOL_SCRIPTS } from './tool-scripts.js';
 
@@ -23,20 +24,7 @@ const generated = (prompt: string, maxTokens: number): string =>
 // The LangChain.js chat model in a chain, in front of each Triton over each protocol.
 describeEachServer('LangChain ChatTriton: %s Triton over %s', (kind, protocol) => {
   const server = useServer(kind);
-  const models: ChatTriton[] = [];
-  const chatModel = (model: string, maxTokens: number) => {
-    const m = new ChatTriton({
-      transport: server().transport(protocol),
-      model,
-      tokenizer: fakeTokenizer,
-      chatTemplate: 'chatml',
-      maxTokens,
-      logger: quiet,
-    });
-    models.push(m);
-    return m;
-  };
-  afterAll(() => Promise.all(models.map((m) => m.close())));
+  const chatModel = useChatModels(server, protocol);
 
   it('a prompt template piped into the model streams the exact text, token by token through callbacks', async () => {
     const chain = ChatPromptTemplate.fromMessages([

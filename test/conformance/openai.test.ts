@@ -1,33 +1,18 @@
-import { createOpenAiServer } from '@trtllm/openai';
 import { fakeTokenizer, generateTokens } from '@trtllm/testing';
-import OpenAI from 'openai';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
+import { useOpenAiFrontEnd } from './front-ends.js';
 import { describeEachServer, useServer } from './servers.js';
 
 const expected = (prompt: string, maxTokens: number): string =>
   fakeTokenizer.decode(generateTokens(fakeTokenizer.encode(prompt), { maxTokens })[0]!.tokens);
 
-// The OpenAI-compatible server in front of each Triton, driven by the official openai client.
+// The OpenAI-compatible server in front of each Triton, driven by the official openai client().
 describeEachServer('OpenAI-compatible server: %s Triton over %s', (kind, protocol) => {
   const server = useServer(kind);
-  let close: () => Promise<void>;
-  let client: OpenAI;
-  beforeAll(async () => {
-    const api = createOpenAiServer({
-      transport: server().transport(protocol),
-      model: 'tensorrt_llm_bls',
-      tokenizer: fakeTokenizer,
-      chatTemplate: 'chatml',
-      logger: { warn: () => undefined },
-    });
-    const url = await api.listen(0, '127.0.0.1');
-    close = () => api.close();
-    client = new OpenAI({ baseURL: url, apiKey: 'unused', maxRetries: 0 });
-  });
-  afterAll(() => close?.());
+  const client = useOpenAiFrontEnd(server, protocol, 'tensorrt_llm_bls');
 
   it('completes a prompt', async () => {
-    const r = await client.completions.create({
+    const r = await client().completions.create({
       model: 'tensorrt_llm_bls',
       prompt: 'Hello world',
       max_tokens: 20,
@@ -42,8 +27,8 @@ describeEachServer('OpenAI-compatible server: %s Triton over %s', (kind, protoco
       messages: [{ role: 'user' as const, content: 'What is ML?' }],
       max_tokens: 30,
     };
-    const whole = await client.chat.completions.create(request);
-    const stream = await client.chat.completions.create({ ...request, stream: true });
+    const whole = await client().chat.completions.create(request);
+    const stream = await client().chat.completions.create({ ...request, stream: true });
     let text = '';
     let finish: string | null | undefined;
     for await (const chunk of stream) {

@@ -1,6 +1,4 @@
 import { createTriton, type TritonProvider } from '@trtllm/ai-sdk';
-import { ChatTriton } from '@trtllm/langchain';
-import { createOpenAiServer } from '@trtllm/openai';
 import type { GenerationEvent } from '@trtllm/sdk';
 import {
   type FakeEvent,
@@ -10,9 +8,10 @@ import {
   tokenLogProb,
 } from '@trtllm/testing';
 import { generateObject, generateText, streamText } from 'ai';
-import OpenAI from 'openai';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { z } from 'zod';
+import { expectedVllm, vllmText } from '../support/vllm.js';
+import { abortStreamTextAfterThree, useChatModels, useOpenAiFrontEnd } from './front-ends.js';
 import { describeEachServer, type ServerKind, useServer } from './servers.js';
 import { OPENAI_TOOLS, TOOL_PARAMETERS } from './tool-scripts.js';
 
@@ -26,9 +25,7 @@ const quiet = { warn: () => undefined };
 
 /** The generator's text for `prompt` as vLLM shows it: no part of a character cut off at the end. */
 const expected = (prompt: string, maxTokens: number): string =>
-  fakeTokenizer
-    .decode(generateTokens(fakeTokenizer.encode(prompt), { maxTokens })[0]!.tokens)
-    .replace(/\uFFFD$/u, '');
+  vllmText(expectedVllm(prompt, { maxTokens }).tokens);
 /** The front ends' default chat template (ChatML) around one user turn. */
 const chatml = (user: string): string => `<|im_start|>user\n${user}<|im_end|>\n<|im_start|>assistant\n`;
 
@@ -55,24 +52,10 @@ const idsSoFar = (server: () => { events(): FakeEvent[] }): Set<string> =>
 
 describeEachServer('trtllm-openai on vLLM: %s Triton over %s', (kind: ServerKind, protocol) => {
   const server = useServer(kind);
-  let close: () => Promise<void>;
-  let client: OpenAI;
-  beforeAll(async () => {
-    const api = createOpenAiServer({
-      transport: server().transport(protocol),
-      model: MODEL,
-      tokenizer: fakeTokenizer,
-      chatTemplate: 'chatml',
-      logger: quiet,
-    });
-    const url = await api.listen(0, '127.0.0.1');
-    close = () => api.close();
-    client = new OpenAI({ baseURL: url, apiKey: 'unused', maxRetries: 0 });
-  });
-  afterAll(() => close?.());
+  const client = useOpenAiFrontEnd(server, protocol, MODEL);
 
   it('completes a prompt with usage and finish reason length', async () => {
-    const r = await client.completions.create({ model: MODEL, prompt: 'Hello world', max_tokens: 20 });
+    const r = await client().completions.create({ model: MODEL, prompt: 'Hello world', max_tokens: 20 });
     expect(r.choices[0]?.text).toBe(expected('Hello world', 20));
     expect(r.choices[0]?.finish_reason).toBe('length');
     expect(r.usage).toMatchObject({
@@ -87,9 +70,9 @@ describeEachServer('trtllm-openai on vLLM: %s Triton over %s', (kind: ServerKind
       messages: [{ role: 'user' as const, content: 'What is ML?' }],
       max_tokens: 30,
     };
-    const whole = await client.chat.completions.create(request);
+    const whole = await client().chat.completions.create(request);
     expect(whole.choices[0]?.message.content).toBe(expected(chatml('What is ML?'), 30));
-    const stream = await client.chat.completions.create({ ...request, stream: true });
+    const stream = await client().chat.completions.create({ ...request, stream: true });
     let text = '';
     let finish: string | null | undefined;
     for await (const chunk of stream) {
@@ -103,7 +86,7 @@ describeEachServer('trtllm-openai on vLLM: %s Triton over %s', (kind: ServerKind
   it('returns log probs with the top alternatives vLLM ranks, chat and completions', async () => {
     const prompt = chatml('What is ML?');
     const tokens = generateTokens(fakeTokenizer.encode(prompt), { maxTokens: 5 })[0]!.tokens;
-    const chat = await client.chat.completions.create({
+    const chat = await client().chat.completions.create({
       model: MODEL,
       messages: [{ role: 'user', content: 'What is ML?' }],
       max_tokens: 5,
@@ -121,7 +104,7 @@ describeEachServer('trtllm-openai on vLLM: %s Triton over %s', (kind: ServerKind
         sampledRank <= 2,
       );
     });
-    const legacy = await client.completions.create({
+    const legacy = await client().completions.create({
       model: MODEL,
       prompt: 'Hello world',
       max_tokens: 4,
@@ -137,7 +120,7 @@ describeEachServer('trtllm-openai on vLLM: %s Triton over %s', (kind: ServerKind
       properties: { city: { type: 'string' }, n: { type: 'integer', minimum: 2 } },
       required: ['city', 'n'],
     };
-    const r = await client.chat.completions.create({
+    const r = await client().chat.completions.create({
       model: MODEL,
       messages: [{ role: 'user', content: 'A city?' }],
       max_tokens: 200,
@@ -148,7 +131,7 @@ describeEachServer('trtllm-openai on vLLM: %s Triton over %s', (kind: ServerKind
 
   it('tool_choice required is guided decoding of the call, read back as the call', async () => {
     const before = idsSoFar(server);
-    const r = await client.chat.completions.create({
+    const r = await client().chat.completions.create({
       model: MODEL,
       messages: [{ role: 'user', content: 'Any city.' }],
       tools: OPENAI_TOOLS,
@@ -170,7 +153,7 @@ describeEachServer('trtllm-openai on vLLM: %s Triton over %s', (kind: ServerKind
 
   it('a client that leaves a stream cancels the request on the server', async () => {
     const before = idsSoFar(server);
-    const stream = await client.chat.completions.create({
+    const stream = await client().chat.completions.create({
       model: MODEL,
       messages: [{ role: 'user', content: 'What is ML?' }],
       max_tokens: MAX,
@@ -230,16 +213,7 @@ describeEachServer('AI SDK provider on vLLM: %s Triton over %s', (kind, protocol
 
   it('aborting streamText cancels the request on the server', async () => {
     const requestId = `vllm-ai-sdk-abort-${kind}-${protocol}-${Date.now()}`;
-    const controller = new AbortController();
-    const result = streamText({
-      model: triton(MODEL),
-      prompt: 'What is ML?',
-      maxOutputTokens: MAX,
-      abortSignal: controller.signal,
-      providerOptions: { trtllm: { requestId } },
-    });
-    let deltas = 0;
-    for await (const _ of result.textStream) if (++deltas === 3) controller.abort();
+    await abortStreamTextAfterThree(triton, MODEL, MAX, requestId);
     const end = await server().waitForEvent((e) => e.id === requestId && e.event !== 'received', 10_000);
     expect([end.event, end.tokens < MAX]).toEqual(['cancelled', true]);
   });
@@ -247,20 +221,8 @@ describeEachServer('AI SDK provider on vLLM: %s Triton over %s', (kind, protocol
 
 describeEachServer('LangChain ChatTriton on vLLM: %s Triton over %s', (kind, protocol) => {
   const server = useServer(kind);
-  const models: ChatTriton[] = [];
-  const chatModel = (maxTokens: number) => {
-    const m = new ChatTriton({
-      transport: server().transport(protocol),
-      model: MODEL,
-      tokenizer: fakeTokenizer,
-      chatTemplate: 'chatml',
-      maxTokens,
-      logger: quiet,
-    });
-    models.push(m);
-    return m;
-  };
-  afterAll(() => Promise.all(models.map((m) => m.close())));
+  const chatModels = useChatModels(server, protocol);
+  const chatModel = (maxTokens: number) => chatModels(MODEL, maxTokens);
 
   it('invoke answers the text with usage and finish reason', async () => {
     const message = await chatModel(12).invoke('What is ML?');
