@@ -3,7 +3,7 @@ import { TritonLlm, TritonLlmError } from '@trtllm/sdk';
 import { encode, tokenLogProb } from '@trtllm/testing';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { PROTOCOLS, useFakeTriton } from '../support/fake.js';
-import { abortedAfter, expectedVllm, expectTopTwoLogProbs, vllmText } from '../support/vllm.js';
+import { abortedAfter, expectedVllm, generateTopTwoLogProbs, vllmText } from '../support/vllm.js';
 
 const PROMPT = 'What is ML?';
 
@@ -51,16 +51,8 @@ describe.each(PROTOCOLS)("Triton's vLLM backend (the fake's vllm model) over %s"
   });
 
   it('returns log probs with the top alternatives from the logprobs JSON', async () => {
-    const want = expectedVllm(PROMPT, { maxTokens: 6 });
-    const result = await llm().generate({
-      prompt: PROMPT,
-      maxTokens: 6,
-      returnLogProbs: true,
-      topLogProbs: 2,
-    });
-    const seq = result.sequences[0]!;
-    expectTopTwoLogProbs(seq, want.tokens);
-    const sum = want.tokens.map(tokenLogProb).reduce((a, b) => a + b, 0);
+    const { seq, tokens } = await generateTopTwoLogProbs(llm(), PROMPT, 6);
+    const sum = tokens.map(tokenLogProb).reduce((a, b) => a + b, 0);
     expect(seq.cumLogProb).toBeCloseTo(sum, 5);
   });
 

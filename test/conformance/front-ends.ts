@@ -4,6 +4,7 @@ import { createOpenAiServer } from '@trtllm/openai';
 import { fakeTokenizer } from '@trtllm/testing';
 import { streamText } from 'ai';
 import OpenAI from 'openai';
+import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { afterAll, beforeAll } from 'vitest';
 import type { ConformanceServer, Protocol } from './servers.js';
 
@@ -77,4 +78,17 @@ export async function abortStreamTextAfterThree(
   });
   let deltas = 0;
   for await (const _ of result.textStream) if (++deltas === 3) controller.abort();
+}
+
+/** A streamed chat completion's text, joined, and its last finish reason. */
+export async function chatStreamed(
+  stream: AsyncIterable<ChatCompletionChunk>,
+): Promise<{ text: string; finish: string | null | undefined }> {
+  let text = '';
+  let finish: string | null | undefined;
+  for await (const chunk of stream) {
+    text += chunk.choices[0]?.delta.content ?? '';
+    finish = chunk.choices[0]?.finish_reason ?? finish;
+  }
+  return { text, finish };
 }

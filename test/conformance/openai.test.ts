@@ -1,6 +1,6 @@
 import { fakeTokenizer, generateTokens } from '@trtllm/testing';
 import { expect, it } from 'vitest';
-import { useOpenAiFrontEnd } from './front-ends.js';
+import { chatStreamed, useOpenAiFrontEnd } from './front-ends.js';
 import { describeEachServer, useServer } from './servers.js';
 
 const expected = (prompt: string, maxTokens: number): string =>
@@ -29,12 +29,7 @@ describeEachServer('OpenAI-compatible server: %s Triton over %s', (kind, protoco
     };
     const whole = await client().chat.completions.create(request);
     const stream = await client().chat.completions.create({ ...request, stream: true });
-    let text = '';
-    let finish: string | null | undefined;
-    for await (const chunk of stream) {
-      text += chunk.choices[0]?.delta.content ?? '';
-      finish = chunk.choices[0]?.finish_reason ?? finish;
-    }
+    const { text, finish } = await chatStreamed(stream);
     expect(text.length).toBeGreaterThan(0);
     expect(text).toBe(whole.choices[0]?.message.content);
     expect(finish).toBe('length');

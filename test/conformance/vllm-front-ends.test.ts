@@ -11,7 +11,7 @@ import { generateObject, generateText, streamText } from 'ai';
 import { beforeAll, expect, it } from 'vitest';
 import { z } from 'zod';
 import { expectedVllm, vllmText } from '../support/vllm.js';
-import { abortStreamTextAfterThree, useChatModels, useOpenAiFrontEnd } from './front-ends.js';
+import { abortStreamTextAfterThree, chatStreamed, useChatModels, useOpenAiFrontEnd } from './front-ends.js';
 import { describeEachServer, type ServerKind, useServer } from './servers.js';
 import { OPENAI_TOOLS, TOOL_PARAMETERS } from './tool-scripts.js';
 
@@ -73,12 +73,7 @@ describeEachServer('trtllm-openai on vLLM: %s Triton over %s', (kind: ServerKind
     const whole = await client().chat.completions.create(request);
     expect(whole.choices[0]?.message.content).toBe(expected(chatml('What is ML?'), 30));
     const stream = await client().chat.completions.create({ ...request, stream: true });
-    let text = '';
-    let finish: string | null | undefined;
-    for await (const chunk of stream) {
-      text += chunk.choices[0]?.delta.content ?? '';
-      finish = chunk.choices[0]?.finish_reason ?? finish;
-    }
+    const { text, finish } = await chatStreamed(stream);
     expect(text).toBe(whole.choices[0]?.message.content);
     expect(finish).toBe('length');
   });

@@ -1,7 +1,7 @@
 import { createTensor, type InferResponse, TritonLlm, TritonLlmError, tensorStrings } from '@trtllm/sdk';
 import { encode } from '@trtllm/testing';
 import { expect, it } from 'vitest';
-import { abortedAfter, expectedVllm, expectTopTwoLogProbs, vllmText } from '../support/vllm.js';
+import { abortedAfter, expectedVllm, generateTopTwoLogProbs, vllmText } from '../support/vllm.js';
 import { describeEachServer, streamed, useServer } from './servers.js';
 
 // Triton's vLLM backend: the fake's `vllm` model and the real Triton's stand-in
@@ -47,15 +47,7 @@ describeEachServer("Triton's vLLM backend on the %s Triton over %s", (kind, prot
   });
 
   it('returns log probs with the top-2 alternatives of every token', async () => {
-    const want = expectedVllm(PROMPT, { maxTokens: 6 });
-    const result = await llm().generate({
-      prompt: PROMPT,
-      maxTokens: 6,
-      returnLogProbs: true,
-      topLogProbs: 2,
-    });
-    const seq = result.sequences[0]!;
-    expectTopTwoLogProbs(seq, want.tokens);
+    await generateTopTwoLogProbs(llm(), PROMPT, 6);
   });
 
   it('an abort of a stream cancels the request on the server, and the report says so', async () => {

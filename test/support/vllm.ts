@@ -1,4 +1,4 @@
-import type { EarlyStopReport, SequenceResult, StreamChunk } from '@trtllm/sdk';
+import type { EarlyStopReport, SequenceResult, StreamChunk, TritonLlm } from '@trtllm/sdk';
 import { encode, fakeTokenizer, type GeneratedSequence, generateTokens, tokenLogProb } from '@trtllm/testing';
 import { expect } from 'vitest';
 
@@ -18,8 +18,24 @@ export function vllmText(tokens: readonly number[]): string {
   return fakeTokenizer.decode(tokens).replace(/\uFFFD$/u, '');
 }
 
+/**
+ * Generates `maxTokens` for `prompt` asking for log probs and the top 2 alternatives, and checks them
+ * against the generator's tokens: the sequence, for what else a test checks.
+ */
+export async function generateTopTwoLogProbs(
+  llm: TritonLlm,
+  prompt: string,
+  maxTokens: number,
+): Promise<{ seq: SequenceResult; tokens: readonly number[] }> {
+  const { tokens } = expectedVllm(prompt, { maxTokens });
+  const result = await llm.generate({ prompt, maxTokens, returnLogProbs: true, topLogProbs: 2 });
+  const seq = result.sequences[0]!;
+  expectTopTwoLogProbs(seq, tokens);
+  return { seq, tokens };
+}
+
 /** A sequence's log probs are the generator's for its tokens, each with the top-2 alternatives. */
-export function expectTopTwoLogProbs(seq: SequenceResult, tokens: readonly number[]): void {
+function expectTopTwoLogProbs(seq: SequenceResult, tokens: readonly number[]): void {
   expect(seq.logProbs).toEqual(tokens.map(tokenLogProb));
   expect(seq.logProbTokens?.map((t) => t.tokenId)).toEqual(tokens);
   expect(seq.topLogProbs?.map((top) => top.map((t) => t.rank))).toEqual(tokens.map(() => [1, 2]));
