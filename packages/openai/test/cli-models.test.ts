@@ -1,34 +1,14 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type FakeTriton, startFakeTriton } from '@trtllm/testing';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { modelsFromFlags } from '../src/cli-models.js';
+import { runCli, servingUrl } from './cli-process.js';
 import { writeLoraDir } from './npy.js';
-
-const root = fileURLToPath(new URL('../../../', import.meta.url));
-const cli = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
-
-function runCli(args: readonly string[]): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', cli, ...args], {
-    cwd: root,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-}
-
-async function servingUrl(child: ChildProcess): Promise<string> {
-  let out = '';
-  for await (const piece of child.stdout!) {
-    out += String(piece);
-    const match = /at (http:\/\/\S+)/.exec(out);
-    if (match) return match[1]!;
-  }
-  throw new Error(`the CLI exited without serving: ${out}`);
-}
 
 /** The exit code and stderr of a CLI run that is expected to stop by itself. */
 async function failure(child: ChildProcess): Promise<{ code: number | null; err: string }> {

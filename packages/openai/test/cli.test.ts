@@ -1,34 +1,12 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type FakeTriton, fakeScript, startFakeTriton } from '@trtllm/testing';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { runCli, servingUrl } from './cli-process.js';
 import { generated } from './expected.js';
-
-const root = fileURLToPath(new URL('../../../', import.meta.url));
-const cli = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
-
-/** Runs the CLI from source (tsx resolves the workspace packages through tsconfig paths). */
-function runCli(args: readonly string[]): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', cli, ...args], {
-    cwd: root,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-}
-
-async function servingUrl(child: ChildProcess): Promise<string> {
-  let out = '';
-  for await (const piece of child.stdout!) {
-    out += String(piece);
-    const match = /at (http:\/\/\S+)/.exec(out);
-    if (match) return match[1]!;
-  }
-  throw new Error(`the CLI exited without serving: ${out}`);
-}
 
 describe('trtllm-openai CLI', () => {
   let fake: FakeTriton;

@@ -1,19 +1,7 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
 import { type FakeTriton, startFakeTriton } from '@trtllm/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-
-const root = fileURLToPath(new URL('../../../', import.meta.url));
-const cli = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
-
-/** The CLI from source, as a real process that gets a real SIGTERM. */
-function runCli(args: readonly string[]): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', cli, ...args], {
-    cwd: root,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-}
+import { runCli } from './cli-process.js';
 
 /** The first match of `pattern` in what `stream` writes. */
 async function awaitOutput(stream: NodeJS.ReadableStream, pattern: RegExp): Promise<RegExpExecArray> {
