@@ -195,7 +195,7 @@ export class TritonLanguageModel implements LanguageModelV4 {
             if (!chunk.done) {
               if (chunk.lossy && !lossy) {
                 lossy = true;
-                warnings.push({ type: 'other', message: lossyTextWarning('streamText', this.modelId) });
+                warnings.push({ type: 'other', message: lossyTextWarning(this.modelId) });
               }
               if (chunk.sequenceIndex !== 0 || chunk.text.length === 0) {
                 if (raw) return;

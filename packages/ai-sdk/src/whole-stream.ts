@@ -32,7 +32,7 @@ export function wholeStream(call: Prepared, context: WholeStreamContext): Langua
   else outer?.addEventListener('abort', onAbort, { once: true });
   const warnings = [
     ...call.warnings,
-    { type: 'other' as const, message: wholeGenerationWarning('streamText', context.modelId) },
+    { type: 'other' as const, message: wholeGenerationWarning(context.modelId) },
   ];
   let cancelled = false;
   const stream = new ReadableStream<LanguageModelV4StreamPart>({

@@ -1,7 +1,7 @@
 import { createTriton, type TritonProvider } from '@trtllm/ai-sdk';
 import { TritonLlmError } from '@trtllm/sdk';
 import { type FakeTriton, fakeScript, startFakeTriton } from '@trtllm/testing';
-import { generateText, Output, streamText, tool } from 'ai';
+import { generateText, Output, streamObject, streamText, tool } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 
@@ -52,7 +52,7 @@ describe.each(['grpc', 'http'] as const)('AI SDK streaming on a lossy flavor ove
     // Why the output came at once, and what streams it: said once.
     const said = warningTexts(await result.warnings);
     expect(said).toHaveLength(1);
-    expect(said[0]).toMatch(/^streamText on 'ensemble': tool calls and JSON output need the exact text/);
+    expect(said[0]).toMatch(/^Streamed call on 'ensemble': tool calls and JSON output need the exact text/);
     expect(said[0]).toContain('accumulate_tokens');
   });
 
@@ -67,6 +67,61 @@ describe.each(['grpc', 'http'] as const)('AI SDK streaming on a lossy flavor ove
     expect(warningTexts(await result.warnings)).toHaveLength(1);
   });
 
+  // The provider cannot tell streamObject from streamText (both reach it as one doStream with a
+  // JSON responseFormat), so the warning names the streamed call and the model, never a function.
+  it('streamObject on ensemble gives the exact object, every partial free of U+FFFD, and one warning', async () => {
+    const object = { city: CITY, note: '🤖 daß' };
+    fake.clearEvents();
+    const result = streamObject({
+      model: triton('ensemble'),
+      schema: z.object({ city: z.string(), note: z.string() }),
+      prompt: `Describe. ${fakeScript(JSON.stringify(object))}`,
+    });
+    const partials: unknown[] = [];
+    for await (const partial of result.partialObjectStream) partials.push(partial);
+    expect(await result.object).toEqual(object);
+    expect(partials.at(-1)).toEqual(object);
+    for (const partial of partials) expect(JSON.stringify(partial)).not.toContain('\uFFFD');
+    const said = warningTexts(await result.warnings);
+    expect(said).toHaveLength(1);
+    expect(said[0]).toMatch(/^Streamed call on 'ensemble': tool calls and JSON output need the exact text/);
+    expect(said[0]).toContain("'tensorrt_llm_bls' with accumulate_tokens: true");
+    expect(said[0]).not.toContain('streamText');
+    // The object's schema still reached the server as its guide.
+    const received = fake.events().filter((e) => e.model === 'ensemble' && e.event === 'received');
+    expect(received.map((e) => e.guide)).toEqual(['json_schema']);
+  });
+
+  it("streamObject with output 'array' on ensemble gives the exact elements", async () => {
+    const elements = [{ city: CITY }, { city: 'Kraków 東京' }];
+    const result = streamObject({
+      model: triton('ensemble'),
+      output: 'array',
+      schema: z.object({ city: z.string() }),
+      prompt: `List. ${fakeScript(JSON.stringify({ elements }))}`,
+    });
+    const seen: unknown[] = [];
+    for await (const element of result.elementStream) seen.push(element);
+    expect(seen).toEqual(elements);
+    expect(await result.object).toEqual(elements);
+    expect(warningTexts(await result.warnings)).toHaveLength(1);
+  });
+
+  it('streamObject on the BLS with accumulate_tokens streams the exact object with no warning', async () => {
+    const object = { city: CITY, note: '🤖 daß' };
+    const result = streamObject({
+      model: triton('tensorrt_llm_bls'),
+      schema: z.object({ city: z.string(), note: z.string() }),
+      prompt: `Describe. ${fakeScript(JSON.stringify(object))}`,
+    });
+    const partials: unknown[] = [];
+    for await (const partial of result.partialObjectStream) partials.push(partial);
+    expect(await result.object).toEqual(object);
+    // Streamed, not generated whole: the object grew over several partials.
+    expect(partials.length).toBeGreaterThan(1);
+    expect(warningTexts(await result.warnings)).toEqual([]);
+  });
+
   it('streamed text with U+FFFD gets one warning naming the flavor that streams exactly', async () => {
     const result = streamText({ model: triton('ensemble'), prompt: `Say. ${fakeScript(CITY)}` });
     const text = await result.text;
@@ -74,7 +129,7 @@ describe.each(['grpc', 'http'] as const)('AI SDK streaming on a lossy flavor ove
     expect(text.match(/\uFFFD/gu)?.length).toBeGreaterThan(1);
     const said = warningTexts(await result.warnings);
     expect(said).toHaveLength(1);
-    expect(said[0]).toMatch(/^streamText on 'ensemble': the streamed text has U\+FFFD/);
+    expect(said[0]).toMatch(/^Streamed call on 'ensemble': the streamed text has U\+FFFD/);
     expect(said[0]).toContain("'tensorrt_llm_bls' with accumulate_tokens: true");
     expect((await result.providerMetadata)?.trtllm?.lossy).toBe(true);
   });
