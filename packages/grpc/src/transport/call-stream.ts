@@ -10,6 +10,9 @@ import { readStreamResponse, type WireResponse } from './wire-reader.js';
 // Responses read ahead of the consumer before the HTTP/2 stream is paused; flow control then
 // holds the server back (a slow reader must not make the client buffer without bound).
 const HIGH_WATER = 32;
+// How long a call whose request failed in the stream stays open for the server to end it (see
+// `failInStream`) before it is reset after all.
+const LINGER_MS = 5_000;
 
 /**
  * One streamed request on a `ModelStreamInfer` call of its own (a {@link GrpcCall}): the default
@@ -31,6 +34,8 @@ export class CallStream extends ResponseQueue implements InferStream, CallListen
   private readonly finals = new FinalResponses();
   /** The request until it is encoded; an idle stream keeps none of its inputs. */
   private request: InferRequest | undefined;
+  /** After an in-stream error: the reset that ends the call if the server does not. */
+  private linger: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     request: InferRequest,
@@ -120,7 +125,7 @@ export class CallStream extends ResponseQueue implements InferStream, CallListen
     if (this.phase === 'done') return false;
     const read = readStreamResponse(buf, this.id, start, end);
     if (typeof read === 'string') {
-      this.fail(streamErrorFromMessage(read, { model: this.model, requestId: this.id }), true);
+      this.failInStream(streamErrorFromMessage(read, { model: this.model, requestId: this.id }));
       return false;
     }
     const response = this.accept(read);
@@ -147,8 +152,35 @@ export class CallStream extends ResponseQueue implements InferStream, CallListen
     }
   }
 
+  /**
+   * The request failed with the server's `error_message`, but the server may still have responses
+   * for it: NVIDIA's `tensorrt_llm_bls` sends a flags-only final after its error. Resetting the
+   * stream while it does so crashed Triton 2.51 (SIGSEGV in `ModelStreamInferHandler::Process`,
+   * about one server in four over 300 such errors), so the consumer gets the error at once while
+   * the call is half-closed and left for the server to end, what it still sends read and dropped.
+   * A server that has not ended it after `LINGER_MS` gets the reset after all.
+   */
+  private failInStream(error: TritonLlmError): void {
+    const call = this.call;
+    const open = this.phase === 'open';
+    this.fail(error, false);
+    if (call === undefined) return;
+    if (open) call.halfClose();
+    if (this.paused) {
+      this.paused = false;
+      call.resume();
+    }
+    this.linger = setTimeout(() => call.cancel(), LINGER_MS);
+    // A script that caught the error may end: the open stream is not a reason to keep it alive.
+    this.linger.unref?.();
+  }
+
   /** @internal The call ended: cleanly, or with the reason it failed. */
   ended(error: unknown): void {
+    if (this.linger !== undefined) {
+      clearTimeout(this.linger);
+      this.linger = undefined;
+    }
     if (this.phase === 'done') return;
     if (error !== undefined) {
       this.fail(error, false);
