@@ -112,9 +112,9 @@ describe('a stream whose request failed in the stream', () => {
     expect(error?.serverMessage).toBe("request parameter 'fake_script' must be a string");
     const closed = seen[0]!.closed.then((code) => ({ code }));
     // Still open a second after the error: the client waits for the server rather than resetting.
-    expect(await Promise.race([closed, new Promise((resolve) => setTimeout(() => resolve('open'), 1000))])).toBe(
-      'open',
-    );
+    expect(
+      await Promise.race([closed, new Promise((resolve) => setTimeout(() => resolve('open'), 1000))]),
+    ).toBe('open');
     expect(seen[0]!.halfClosed).toBe(true);
     // NGHTTP2_CANCEL: the grace period (5 s) ran out.
     expect(await closed).toEqual({ code: 8 });
