@@ -39,13 +39,15 @@ const FIRST_DELAY_MS = 500;
 const MAX_DELAY_MS = 2000;
 // One attempt at a host that drops packets must not use up the whole wait.
 const ATTEMPT_TIMEOUT_MS = 5000;
+const LAST_ATTEMPT_MS = 1000;
 
 /**
  * Waits until Triton answers and the model is ready, then reads the model's schema, so that a
  * server in front of a wrong address or model, or the raw model without a tokenizer, stops at
- * start instead of failing its first client (issue 53). An unreachable or not yet ready Triton is
- * tried again, one log line per attempt, until `waitMs` has passed; a missing model fails at once,
- * naming the server's models and the closest one. Every failure is a `TritonLlmError` whose
+ * start instead of failing its first client (issue 53). An unreachable or not yet ready Triton, or
+ * a model its repository has but not ready (loading, not loaded, failed to load: the line says
+ * which, with Triton's reason), is tried again, one log line per attempt, until `waitMs` has
+ * passed; a model the repository lacks fails at once, naming its models and the closest one. Every failure is a `TritonLlmError` whose
  * message is ready to print.
  */
 export async function waitForBackend(check: BackendCheck): Promise<void> {
@@ -58,18 +60,21 @@ export async function waitForBackend(check: BackendCheck): Promise<void> {
     const remaining = check.waitMs - (performance.now() - started);
     const call = {
       retry: ONCE,
-      timeoutMs: Math.max(1, Math.min(ATTEMPT_TIMEOUT_MS, remaining)),
+      // The last attempt, after a wait that took what was left, still gets time to answer: cut to
+      // a millisecond, it would report its own deadline instead of what was wrong.
+      timeoutMs: Math.min(ATTEMPT_TIMEOUT_MS, Math.max(LAST_ATTEMPT_MS, remaining)),
       ...(check.signal !== undefined ? { signal: check.signal } : {}),
     };
     let problem: string;
     try {
-      if (!(await llm.ready(call))) problem = `${settings.triton} answered but is not ready yet`;
-      else if (await llm.modelReady(call)) break;
-      else {
-        const missing = await missingModel(check, call);
-        if (missing !== undefined) throw missing;
-        problem = `model '${llm.model}' on ${settings.triton} is loaded but not ready yet`;
-      }
+      // The model first: Triton's strict readiness (its default) keeps the whole server not ready
+      // while any model of its repository failed to load, a model this server may not serve.
+      if (await llm.modelReady(call)) break;
+      const state = await modelState(check, call);
+      if (state instanceof TritonLlmError) throw state;
+      if (state !== undefined) problem = `model '${llm.model}' on ${settings.triton} is not ready (${state})`;
+      else if (!(await llm.ready(call))) problem = `${settings.triton} answered but is not ready yet`;
+      else problem = `model '${llm.model}' on ${settings.triton} is not ready yet`;
     } catch (err) {
       const e = TritonLlmError.from(err, 'internal');
       if (e.code === 'cancelled' || e.field === settings.model) throw e;
@@ -115,24 +120,41 @@ export async function waitForBackend(check: BackendCheck): Promise<void> {
   }
 }
 
-/** The error of a model the server does not have, or undefined when it has it (still loading). */
-async function missingModel(
+/**
+ * Why a model that is not ready is not: the error of a model the server does not have, to throw at
+ * once, or the state its repository gives (a load failure, loading, not loaded), to wait on; or
+ * undefined when the server says nothing more.
+ */
+async function modelState(
   check: BackendCheck,
   call: { readonly timeoutMs: number; readonly signal?: AbortSignal },
-): Promise<TritonLlmError | undefined> {
-  const { llm, settings } = check;
-  // ModelStatistics without a name lists every model the server has loaded, on both protocols;
-  // the transports expose no repository index.
-  const models = check.transport
-    ? (await check.transport.modelStatistics(undefined, undefined, call)).map((s) => s.name)
-    : undefined;
-  if (models?.includes(llm.model)) return undefined;
+): Promise<TritonLlmError | string | undefined> {
+  const { llm, settings, transport } = check;
+  // The repository index lists every model, loaded or not, with its state and a load failure's
+  // reason: a model that failed to load, or was never loaded (explicit model control), is there
+  // but not ready, not missing. ModelStatistics, the fallback, lists only the loaded ones.
+  let models: string[] | undefined;
+  if (transport?.repositoryIndex !== undefined) {
+    const index = await transport.repositoryIndex(call);
+    const own = index.filter((m) => m.name === llm.model);
+    // Ready between the two calls: the next attempt finds it so.
+    if (own.some((m) => m.state === 'READY')) return undefined;
+    const entry = own.find((m) => m.state !== '') ?? own[0];
+    if (entry !== undefined) {
+      if (entry.state === '') return 'not loaded';
+      return entry.reason === '' ? entry.state : `${entry.state}: ${entry.reason}`;
+    }
+    models = index.map((m) => m.name);
+  } else if (transport !== undefined) {
+    models = (await transport.modelStatistics(undefined, undefined, call)).map((s) => s.name);
+    if (models.includes(llm.model)) return undefined;
+  }
   const near = models !== undefined ? nearestName(llm.model, models) : undefined;
   const list =
     models === undefined
       ? ''
       : models.length === 0
-        ? ' (it has no models loaded)'
+        ? ' (it has no models)'
         : ` (its models: ${[...new Set(models)].sort().join(', ')})`;
   return new TritonLlmError(
     'not_found',

@@ -194,7 +194,10 @@ async function main(): Promise<void> {
       )
     : wanted.models.map((m, i) => (i === 0 && servedName !== undefined ? { ...m, name: servedName } : m));
   const served: ServedModelOptions[] = [];
-  for (const m of models) {
+  // A missing model is named by where the user wrote it: its --model, or its place in --config.
+  const modelSetting = (i: number): string =>
+    values.config !== undefined && !wanted.all ? `--config ${values.config}: models[${i}].model` : '--model';
+  for (const [i, m] of models.entries()) {
     const dir = m.tokenizerDir ?? defaultDir;
     const tokenizer = await tokenizerOf(dir);
     // A client of its own for the check: closing it would close the shared transport, so it is left.
@@ -205,7 +208,7 @@ async function main(): Promise<void> {
       log,
       settings: {
         triton: `Triton at ${triton}`,
-        model: '--model',
+        model: modelSetting(i),
         wait: '--triton-wait',
         hints: cliHints(triton),
       },

@@ -1,26 +1,20 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createOpenAiServer, transportFromUrl } from '@trtllm/openai';
 import { TritonLlmError } from '@trtllm/sdk';
 import { type FakeTriton, startFakeTriton } from '@trtllm/testing';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { runCli as spawnCli } from './cli-process.js';
 import { generated } from './expected.js';
 
-const root = fileURLToPath(new URL('../../../', import.meta.url));
-const cli = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
-
-/** The CLI from source, with its output collected as it comes. */
+/** The CLI on a free port, with its output collected as it comes. */
 function runCli(args: readonly string[]): { child: ChildProcess; out: () => string; err: () => string } {
-  const child = spawn(process.execPath, ['--import', 'tsx', cli, '--port', '0', ...args], {
-    cwd: root,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawnCli(['--port', '0', ...args]);
   let out = '';
   let err = '';
   child.stdout!.on('data', (d) => {
@@ -97,6 +91,40 @@ describe('trtllm-openai checks Triton at start', () => {
       expect(err).toContain("did you mean 'ensemble'?");
       expect(err).toContain('--model');
       expect(run.out()).not.toContain('serving');
+    }
+  });
+
+  test('a missing model among several --model flags exits 1 naming it and the closest, serving none', async () => {
+    for (const triton of [grpcUrl(fake), fake.httpUrl]) {
+      // The missing one last: the models before it pass the check, and still nothing is served.
+      const run = runCli(['--triton', triton, '--model', 'ensemble', '--model', 'tensorrt_llm_blz']);
+      expect(await refusedAt(run), triton).toBe(1);
+      const err = run.err();
+      expect(err).toContain(`model 'tensorrt_llm_blz' is not on Triton at ${triton} (its models: `);
+      expect(err).toContain("did you mean 'tensorrt_llm_bls'? check --model");
+      expect(err).not.toContain("model 'ensemble'");
+      expect(run.out()).not.toContain('serving');
+    }
+  });
+
+  test('a missing model in --config exits 1 naming the file and its place there, serving none', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'trtllm-openai-config-'));
+    try {
+      const config = join(dir, 'models.json');
+      await writeFile(
+        config,
+        JSON.stringify({
+          models: [{ model: 'ensemble' }, { model: 'tensorrt_llm_bls', name: 'bls' }, { model: 'llmapu' }],
+        }),
+      );
+      const run = runCli(['--triton', fake.httpUrl, '--config', config]);
+      expect(await refusedAt(run)).toBe(1);
+      const err = run.err();
+      expect(err).toContain(`model 'llmapu' is not on Triton at ${fake.httpUrl} (its models: `);
+      expect(err).toContain(`did you mean 'llmapi'? check --config ${config}: models[2].model`);
+      expect(run.out()).not.toContain('serving');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   });
 
