@@ -1,10 +1,12 @@
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { type FakeTriton, fakeScript, startFakeTriton } from '@trtllm/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lastCallAt, type ScriptRun } from './lifetime/child-process.js';
 import { installPacked, PUBLISHED_PACKAGES } from './support/packed-project.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -111,6 +113,76 @@ const { generateText } = require('ai');
 });
 `;
 
+// A new user's first scripts (issue #53), as the README's first example and the AI SDK row write them:
+// no close(), no process.exit(). They must end by themselves once their last call has. The fake runs in
+// the test process (one in the script would keep it alive), its address and the prompts in the
+// environment; each script prints the time its last call returned, as test/lifetime's scripts do.
+const FIRST_SCRIPT = `
+import { TritonLlm } from '@trtllm/sdk';
+import { grpcTransport } from '@trtllm/grpc';
+
+const llm = new TritonLlm({ transport: grpcTransport({ baseUrl: process.env.TRITON_GRPC_URL }), model: 'tensorrt_llm_bls' });
+const reply = await llm.generate({ prompt: process.env.GENERATE_PROMPT, maxTokens: 64 });
+let streamed = '';
+const signal = AbortSignal.timeout(30_000);
+for await (const chunk of llm.stream({ prompt: process.env.STREAM_PROMPT, maxTokens: 64 }, { signal })) {
+  if (!chunk.done) streamed += chunk.text;
+}
+console.log(\`last call ended at \${Date.now()}\`);
+console.log(JSON.stringify({ generated: reply.text, streamed }));
+`;
+
+const AI_SDK_SCRIPT = `
+import { createTriton } from '@trtllm/ai-sdk';
+import { generateText } from 'ai';
+
+const triton = createTriton({ grpcUrl: process.env.TRITON_GRPC_URL });
+const { text } = await generateText({
+  model: triton('tensorrt_llm_bls'),
+  prompt: process.env.GENERATE_PROMPT,
+  maxOutputTokens: 64,
+});
+console.log(\`last call ended at \${Date.now()}\`);
+console.log(JSON.stringify({ generated: text }));
+`;
+
+// As test/lifetime: exiting this soon after the last call is "by itself"; a script still alive after
+// GIVE_UP_MS never ends by itself and is killed.
+const EXIT_WITHIN_MS = 1000;
+const GIVE_UP_MS = 30_000;
+
+/** Runs `node <script>` in `cwd` and resolves when the process exits (or is killed for not exiting). */
+function runUntilExit(script: string, cwd: string, env: Record<string, string>): Promise<ScriptRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [script], {
+      cwd,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    let killed = false;
+    child.stdout.setEncoding('utf8').on('data', (s: string) => {
+      stdout += s;
+    });
+    child.stderr.setEncoding('utf8').on('data', (s: string) => {
+      stderr += s;
+    });
+    const timer = setTimeout(() => {
+      killed = true;
+      child.kill('SIGKILL');
+    }, GIVE_UP_MS);
+    child.on('error', reject);
+    // 'exit' is the moment the process ended; the output is complete only at 'close', after it.
+    let exitedAt = 0;
+    child.on('exit', () => {
+      exitedAt = Date.now();
+      clearTimeout(timer);
+    });
+    child.on('close', (code) => resolve({ stdout, stderr, code, killed, exitedAt }));
+  });
+}
+
 describe('the packages installed from their tarballs with npm into a fresh project', () => {
   // Outside the repository, so nothing resolves through the workspace's node_modules.
   const project = mkdtempSync(join(tmpdir(), 'trtllm-install-'));
@@ -120,6 +192,8 @@ describe('the packages installed from their tarballs with npm into a fresh proje
   beforeAll(async () => {
     writeFileSync(join(project, 'esm.mjs'), ESM_SCRIPT);
     writeFileSync(join(project, 'cjs.cjs'), CJS_SCRIPT);
+    writeFileSync(join(project, 'first-script.mjs'), FIRST_SCRIPT);
+    writeFileSync(join(project, 'ai-sdk-script.mjs'), AI_SDK_SCRIPT);
     for (const file of ['consumer.ts', 'consumer-require.cts', 'browser.ts']) {
       copyFileSync(join(fixtures, file), join(project, file));
     }
@@ -192,4 +266,45 @@ describe('the packages installed from their tarballs with npm into a fresh proje
       langchain: 'cjs: from LangChain',
     });
   }, 90_000);
+
+  describe('a first script over gRPC, without close()', () => {
+    let fake: FakeTriton;
+    beforeAll(async () => {
+      fake = await startFakeTriton();
+    });
+    afterAll(async () => {
+      await fake?.close();
+    });
+
+    const SCRIPTS: readonly [file: string, what: string, expected: Record<string, string>][] = [
+      [
+        'first-script.mjs',
+        'TritonLlm over grpcTransport, generate() then a stream',
+        { generated: 'from generate()', streamed: 'from stream()' },
+      ],
+      [
+        'ai-sdk-script.mjs',
+        'createTriton({ grpcUrl }) with generateText',
+        { generated: 'from generateText' },
+      ],
+    ];
+
+    it.each(SCRIPTS)(
+      `%s (%s) exits with code 0 within ${EXIT_WITHIN_MS} ms of its last call`,
+      async (file, _what, expected) => {
+        const run = await runUntilExit(file, project, {
+          TRITON_GRPC_URL: fake.grpcUrl,
+          GENERATE_PROMPT: `Hi ${fakeScript(expected.generated!)}`,
+          STREAM_PROMPT: `Hi ${fakeScript(expected.streamed ?? '')}`,
+        });
+        expect(run.killed, `still running after ${GIVE_UP_MS} ms:\n${run.stdout}\n${run.stderr}`).toBe(false);
+        expect(run.code, run.stderr).toBe(0);
+        expect(JSON.parse(run.stdout.trim().split('\n').at(-1)!)).toEqual(expected);
+        const sinceLastCall = run.exitedAt - lastCallAt(run);
+        expect(sinceLastCall).toBeGreaterThanOrEqual(0);
+        expect(sinceLastCall).toBeLessThan(EXIT_WITHIN_MS);
+      },
+      60_000,
+    );
+  });
 });
