@@ -1,0 +1,528 @@
+/**
+ * docs/ERRORS.md quotes the messages a newcomer meets. Each quote is marked
+ * `<!-- error:NAME -->`QUOTE`` and checked here against the message the SDK prints when the error
+ * is produced for real: against the fake Triton (over each transport the quote is about), by the
+ * public API given the bad input, or by trtllm-openai run as a process. The doc is the expectation:
+ * this file only knows how to cause each error, never what it says, so a message that changes
+ * fails here naming the doc line to update.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createTriton } from '@trtllm/ai-sdk';
+import { transportFromUrl } from '@trtllm/connect';
+import { grpcTransport } from '@trtllm/grpc';
+import { httpTransport } from '@trtllm/http';
+import { ChatTriton } from '@trtllm/langchain';
+import { createOpenAiServer } from '@trtllm/openai';
+import { type Transport, TritonLlm } from '@trtllm/sdk';
+import { fakeTokenizer, generateTokens } from '@trtllm/testing';
+import { generateText, streamText } from 'ai';
+import { afterAll, describe, expect, it } from 'vitest';
+import { type Protocol, useFakeTriton } from '../support/fake.js';
+import { type ErrorMark, errorMarks, quoteMatches } from './error-marks.js';
+import { root } from './markdown.js';
+
+const DOC = 'docs/ERRORS.md';
+const marks = errorMarks(DOC);
+
+const fake = useFakeTriton();
+const closers: Array<{ close(): Promise<void> }> = [];
+afterAll(async () => {
+  await Promise.all(closers.map((c) => c.close()));
+});
+function own<T extends { close(): Promise<void> }>(closer: T): T {
+  closers.push(closer);
+  return closer;
+}
+
+/** What a produced error says, by where it was produced (`grpc`, `http`, `cli`, ...). */
+type Messages = Record<string, string>;
+
+/** The message of the error `call` fails with; the test fails if it succeeds. */
+async function messageOf(call: Promise<unknown> | (() => unknown)): Promise<string> {
+  try {
+    await (typeof call === 'function' ? call() : call);
+  } catch (err) {
+    expect(err).toBeInstanceOf(Error);
+    return (err as Error).message;
+  }
+  throw new Error('expected the call to fail');
+}
+
+/**
+ * The doc quotes Triton's default ports (gRPC 8001, HTTP 8000), where the test had to use the fake's
+ * or a free one: the message is read with each port of the test written as the doc's.
+ */
+function atDocPorts(message: string, ports: Record<number, number>): string {
+  return Object.entries(ports).reduce(
+    (text, [port, docPort]) => text.replace(new RegExp(`:${port}(?!\\d)`, 'g'), `:${docPort}`),
+    message,
+  );
+}
+
+/** A loopback port nothing listens on (bound once, then released). */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+const grpcPort = () => fake.triton().grpcPort;
+const httpPort = () => fake.triton().httpPort;
+const docPorts = (): Record<number, number> => ({ [grpcPort()]: 8001, [httpPort()]: 8000 });
+
+/** A client of the fake over `protocol`, with the SDK's defaults but the model. */
+function llmOver(protocol: Protocol, model: string): TritonLlm {
+  return new TritonLlm({ transport: fake.transport(protocol), model });
+}
+
+/** The same failing call over both transports. */
+async function overBoth(call: (protocol: Protocol) => Promise<unknown>): Promise<Messages> {
+  return {
+    grpc: atDocPorts(await messageOf(call('grpc')), docPorts()),
+    http: atDocPorts(await messageOf(call('http')), docPorts()),
+  };
+}
+
+async function drain(stream: AsyncIterable<unknown>): Promise<void> {
+  for await (const _ of stream);
+}
+
+/**
+ * A client that reaches no server, over `protocol`. A refused connection is retried until the retry
+ * budget is spent (10 s by default): a budget of 1 s gives the same message sooner.
+ */
+async function refusedOver(protocol: Protocol): Promise<string> {
+  const port = await closedPort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const transport: Transport = own(
+    protocol === 'grpc' ? grpcTransport({ baseUrl }) : httpTransport({ baseUrl }),
+  );
+  const llm = new TritonLlm({ transport, model: 'ensemble', retry: { budgetMs: 1000 } });
+  const message = await messageOf(llm.generate({ prompt: 'What is ML?', maxTokens: 32 }));
+  return atDocPorts(message, { [port]: protocol === 'grpc' ? 8001 : 8000 });
+}
+
+/** A client whose host name does not resolve. */
+async function unresolvedOver(protocol: Protocol): Promise<string> {
+  const baseUrl = 'http://triton:8001';
+  const transport: Transport = own(
+    protocol === 'grpc' ? grpcTransport({ baseUrl }) : httpTransport({ baseUrl }),
+  );
+  const llm = new TritonLlm({ transport, model: 'ensemble', retry: { attempts: 1 } });
+  return messageOf(llm.generate({ prompt: 'Hi', maxTokens: 2 }));
+}
+
+/** The first token the fake generates for `prompt`: as `endId`, the generation is empty. */
+const firstToken = (prompt: string): number =>
+  generateTokens(fakeTokenizer.encode(prompt), { maxTokens: 1 })[0]!.tokens[0]!;
+
+/** A call under a fault of the fake, which is cleared after it. */
+async function withFaults<T>(
+  faults: Parameters<ReturnType<typeof fake.triton>['setFaults']>[0],
+  run: () => Promise<T>,
+) {
+  fake.triton().setFaults(faults);
+  try {
+    return await run();
+  } finally {
+    fake.triton().setFaults(undefined);
+  }
+}
+
+const quiet = {
+  warn: () => undefined,
+  info: () => undefined,
+  debug: () => undefined,
+  error: () => undefined,
+};
+
+/** The AI SDK provider over `protocol`, at `url` (the fake's own endpoint for that protocol by default). */
+function provider(protocol: Protocol, url?: string) {
+  const at = url ?? (protocol === 'grpc' ? fake.triton().grpcUrl : fake.triton().httpUrl);
+  return own(createTriton(protocol === 'grpc' ? { grpcUrl: at } : { httpUrl: at }));
+}
+
+/** The message streamText reports through onError. */
+async function streamTextError(options: Parameters<typeof streamText>[0]): Promise<string> {
+  const errors: unknown[] = [];
+  const result = streamText({ ...options, onError: ({ error }) => void errors.push(error) });
+  for await (const _ of result.textStream);
+  expect(errors).toHaveLength(1);
+  expect(errors[0]).toBeInstanceOf(Error);
+  return (errors[0] as Error).message;
+}
+
+/** A message of `call`, read as the same message of `as` (the doc quotes one and says the other is the same). */
+function sameAs(call: string, as: string, message: string): string {
+  expect(message.startsWith(`${call} `), message).toBe(true);
+  return `${as}${message.slice(call.length)}`;
+}
+
+function chat(protocol: Protocol, model: string): ChatTriton {
+  const url = protocol === 'grpc' ? { grpcUrl: fake.triton().grpcUrl } : { httpUrl: fake.triton().httpUrl };
+  return own(new ChatTriton({ ...url, model }));
+}
+
+// ---- trtllm-openai, as a process --------------------------------------------------------------
+
+const cliEntry = join(root, 'packages/openai/src/cli.ts');
+
+/** trtllm-openai from source (tsx resolves the workspace through tsconfig paths): its stderr and exit code. */
+async function cliRefusal(args: readonly string[]): Promise<{ stderr: string; code: number | null }> {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', cliEntry, '--port', '0', ...args], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  let stdout = '';
+  child.stderr!.on('data', (d) => {
+    stderr += String(d);
+  });
+  child.stdout!.on('data', (d) => {
+    stdout += String(d);
+    // A CLI that serves instead of refusing is stopped; the test then fails on its exit code.
+    if (/serving/.test(stdout)) child.kill('SIGKILL');
+  });
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return { stderr, code };
+}
+
+/** The CLI's lines, each checked by its own mark: the refusal ends the process with status 1. */
+async function cliLines(args: readonly string[], ports: Record<number, number>): Promise<string[]> {
+  const { stderr, code } = await cliRefusal(args);
+  expect(code, stderr).toBe(1);
+  return atDocPorts(stderr, ports)
+    .split('\n')
+    .filter((l) => l.startsWith('trtllm-openai: '));
+}
+
+/** The one line of the CLI's output that the quote is about (the quote names it: the error's own words). */
+function lineLike(lines: readonly string[], quoted: string): string {
+  return lines.find((l) => quoteMatches(quoted, l)) ?? lines.join('\n');
+}
+
+// ---- trtllm-openai, as a library --------------------------------------------------------------
+
+/** The JSON error of trtllm-openai's answer to a chat completion request. */
+async function openAiError(
+  server: { transport: Transport; model: string } | { llm: TritonLlm },
+  body: Record<string, unknown>,
+): Promise<string> {
+  const app = createOpenAiServer({ ...server, logger: quiet });
+  closers.push({ close: () => app.close() });
+  const baseUrl = await app.listen(0);
+  const response = await fetch(`${baseUrl}/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      model: 'model' in server ? server.model : undefined,
+      messages: [{ role: 'user', content: 'Hi' }],
+      ...body,
+    }),
+  });
+  expect(response.ok).toBe(false);
+  const json = (await response.json()) as { error: { message: string } };
+  return json.error.message;
+}
+
+/**
+ * How to cause each quoted error, by the name of its mark. A case returns what was printed,
+ * by where: a mark's quote must match every message of its case.
+ */
+const CASES: Record<string, (quoted: string) => Promise<Messages>> = {
+  // Connecting
+  'connect.refused.grpc': async () => ({ grpc: await refusedOver('grpc') }),
+  'connect.refused.http': async () => ({ http: await refusedOver('http') }),
+  'connect.unresolved.grpc': async () => ({ grpc: await unresolvedOver('grpc') }),
+  'connect.unresolved.http': async () => ({ http: await unresolvedOver('http') }),
+  'connect.grpc-at-http-port': async () => {
+    const transport = own(grpcTransport({ baseUrl: `http://localhost:${httpPort()}` }));
+    const llm = new TritonLlm({ transport, model: 'ensemble' });
+    return { grpc: atDocPorts(await messageOf(llm.generate({ prompt: 'Hi', maxTokens: 2 })), docPorts()) };
+  },
+  'connect.http-at-grpc-port': async () => {
+    const transport = own(httpTransport({ baseUrl: `http://localhost:${grpcPort()}` }));
+    const llm = new TritonLlm({ transport, model: 'ensemble' });
+    return { http: atDocPorts(await messageOf(llm.generate({ prompt: 'Hi', maxTokens: 2 })), docPorts()) };
+  },
+  'option.baseURL': async () => ({
+    grpc: await messageOf(() => grpcTransport({ baseURL: 'http://localhost:8001' } as never)),
+    http: await messageOf(() => httpTransport({ baseURL: 'http://localhost:8001' } as never)),
+  }),
+  'option.modle': async () => ({
+    sdk: await messageOf(
+      () => new TritonLlm({ transport: fake.transport('grpc'), modle: 'ensemble' } as never),
+    ),
+  }),
+  'option.tls': async () => ({
+    grpc: await messageOf(() =>
+      grpcTransport({ baseUrl: 'https://localhost:8001', tls: { rejectUnauthorised: false } } as never),
+    ),
+  }),
+  'grpc.path': async () => ({
+    grpc: await messageOf(() => grpcTransport({ baseUrl: 'grpc://localhost:8001/v2' })),
+  }),
+  'url.scheme': async () => ({ connect: await messageOf(() => transportFromUrl('ftp://localhost:8001')) }),
+
+  // The model
+  'model.not-found.grpc': async () => ({
+    grpc: await messageOf(llmOver('grpc', 'ensembel').generate({ prompt: 'Hi', maxTokens: 2 })),
+  }),
+  'model.not-found.http': async () => ({
+    http: await messageOf(llmOver('http', 'ensembel').generate({ prompt: 'Hi', maxTokens: 2 })),
+  }),
+  'model.not-decoupled': () =>
+    overBoth((p) => drain(llmOver(p, 'ensemble_unary').stream({ prompt: 'Hi', maxTokens: 2 }))),
+  'model.raw-prompt': () =>
+    overBoth((p) => llmOver(p, 'tensorrt_llm').generate({ prompt: 'Hi', maxTokens: 2 })),
+  // The doc quotes generateText / invoke and says streamText / stream print "the same": each is
+  // read with its call named as the quoted one.
+  'ai-sdk.raw-model': async () => ({
+    generateText: await messageOf(generateText({ model: provider('grpc')('tensorrt_llm'), prompt: 'Hi' })),
+    streamText: sameAs(
+      'streamText',
+      'generateText',
+      await streamTextError({ model: provider('http')('tensorrt_llm'), prompt: 'Hi' }),
+    ),
+  }),
+  'langchain.raw-model': async () => ({
+    invoke: await messageOf(chat('grpc', 'tensorrt_llm').invoke('Hi')),
+    stream: sameAs(
+      'ChatTriton.stream',
+      'ChatTriton.invoke',
+      await messageOf(async () => drain(await chat('http', 'tensorrt_llm').stream('Hi'))),
+    ),
+  }),
+  'model.word-ids-over-http': async () => ({
+    http: await messageOf(
+      llmOver('http', 'tensorrt_llm').generate({ inputIds: [1, 2, 3], maxTokens: 2, badWordIds: [[5]] }),
+    ),
+  }),
+  'model.unsupported-option': () =>
+    overBoth((p) => llmOver(p, 'llmapi').generate({ prompt: 'Hi', maxTokens: 2, returnContextLogits: true })),
+  'model.failed-before-first-response.grpc': async () => ({
+    grpc: await messageOf(
+      drain(
+        llmOver('grpc', 'tensorrt_llm_bls_official').stream({
+          prompt: 'Hello',
+          maxTokens: 5,
+          endId: firstToken('Hello'),
+        }),
+      ),
+    ),
+  }),
+  'model.failed-before-first-response.http': async () => ({
+    http: await messageOf(
+      drain(
+        llmOver('http', 'tensorrt_llm_bls_official').stream({
+          prompt: 'Hello',
+          maxTokens: 5,
+          endId: firstToken('Hello'),
+        }),
+      ),
+    ),
+  }),
+
+  // The request
+  'request.empty-prompt': () =>
+    overBoth((p) => llmOver(p, 'ensemble').generate({ prompt: '', maxTokens: 2 })),
+  'request.max-tokens': () =>
+    overBoth((p) => llmOver(p, 'ensemble').generate({ prompt: 'Hi', maxTokens: 0 })),
+  'request.temperature': () =>
+    overBoth((p) => llmOver(p, 'ensemble').generate({ prompt: 'Hi', maxTokens: 2, temperature: -1 })),
+  'request.unknown-option': () =>
+    overBoth((p) => llmOver(p, 'ensemble').generate({ prompt: 'Hi', maxToken: 4 } as never)),
+  'request.unknown-call-option': () =>
+    overBoth((p) =>
+      llmOver(p, 'ensemble').generate({ prompt: 'Hi', maxTokens: 2 }, { timeoutMS: 5 } as never),
+    ),
+
+  // Time
+  'time.deadline.grpc': () =>
+    withFaults({ model: 'ensemble', stallAfterTokens: 1 }, async () => ({
+      grpc: await messageOf(
+        llmOver('grpc', 'ensemble').generate({ prompt: 'Hi', maxTokens: 8 }, { timeoutMs: 300 }),
+      ),
+    })),
+  'time.deadline.http': () =>
+    withFaults({ model: 'ensemble', stallAfterTokens: 1 }, async () => ({
+      http: await messageOf(
+        llmOver('http', 'ensemble').generate({ prompt: 'Hi', maxTokens: 8 }, { timeoutMs: 300 }),
+      ),
+    })),
+  'time.idle': () =>
+    withFaults({ model: 'ensemble', stallAfterTokens: 1 }, () =>
+      overBoth((p) =>
+        drain(llmOver(p, 'ensemble').stream({ prompt: 'Hi', maxTokens: 8 }, { idleTimeoutMs: 100 })),
+      ),
+    ),
+
+  // The AI SDK and LangChain
+  'ai-sdk.not-found.grpc': async () => ({
+    grpc: await messageOf(generateText({ model: provider('grpc')('ensembel'), prompt: 'Hi' })),
+  }),
+  'ai-sdk.not-found.http': async () => ({
+    http: await messageOf(generateText({ model: provider('http')('ensembel'), prompt: 'Hi' })),
+  }),
+  'langchain.not-found': async () => ({
+    grpc: await messageOf(chat('grpc', 'ensembel').invoke('Hi')),
+    http: await messageOf(chat('http', 'ensembel').invoke('Hi')),
+  }),
+  'ai-sdk.grpc-at-http-port': async () => {
+    const triton = provider('grpc', `http://localhost:${httpPort()}`);
+    return {
+      grpc: atDocPorts(
+        await messageOf(generateText({ model: triton('ensemble'), prompt: 'Hi' })),
+        docPorts(),
+      ),
+    };
+  },
+  'ai-sdk.http-at-grpc-port': async () => {
+    const triton = provider('http', `http://localhost:${grpcPort()}`);
+    return {
+      http: atDocPorts(
+        await messageOf(generateText({ model: triton('ensemble'), prompt: 'Hi' })),
+        docPorts(),
+      ),
+    };
+  },
+  'ai-sdk.option': async () => ({
+    createTriton: await messageOf(() => createTriton({ grpcURL: 'http://localhost:8001' } as never)),
+  }),
+  'langchain.option': async () => ({
+    ChatTriton: await messageOf(
+      () => new ChatTriton({ grpcUrl: 'http://localhost:8001', modle: 'ensemble' } as never),
+    ),
+  }),
+  'ai-sdk.not-decoupled': async () => ({
+    grpc: await streamTextError({ model: provider('grpc')('ensemble_unary'), prompt: 'Hi' }),
+    http: await streamTextError({ model: provider('http')('ensemble_unary'), prompt: 'Hi' }),
+  }),
+
+  // trtllm-openai at start
+  'openai.cli.model': async (quoted) => ({
+    cli: lineLike(
+      await cliLines(['--triton', `grpc://localhost:${grpcPort()}`, '--model', 'ensembel'], docPorts()),
+      quoted,
+    ),
+  }),
+  'openai.cli.unreachable.attempt': async (quoted) => {
+    const port = await closedPort();
+    const lines = await cliLines(['--triton', `grpc://localhost:${port}`, '--triton-wait', '2'], {
+      [port]: 8001,
+    });
+    return { cli: lineLike(lines, quoted) };
+  },
+  'openai.cli.unreachable.gave-up': async (quoted) => {
+    const port = await closedPort();
+    const lines = await cliLines(['--triton', `grpc://localhost:${port}`, '--triton-wait', '2'], {
+      [port]: 8001,
+    });
+    return { cli: lineLike(lines.slice(-1), quoted) };
+  },
+  'openai.cli.wrong-port': async (quoted) => ({
+    cli: lineLike(await cliLines(['--triton', `grpc://localhost:${httpPort()}`], docPorts()), quoted),
+  }),
+  'openai.cli.wrong-port-reverse': async (quoted) => ({
+    cli: lineLike(await cliLines(['--triton', `http://localhost:${grpcPort()}`], docPorts()), quoted),
+  }),
+  'openai.cli.scheme': async (quoted) => ({
+    cli: lineLike(await cliLines(['--triton', 'ftp://localhost:8001'], {}), quoted),
+  }),
+  'openai.cli.tokenizer-dir': async (quoted) => ({
+    cli: lineLike(
+      await cliLines(
+        ['--triton', `grpc://localhost:${grpcPort()}`, '--tokenizer-dir', '/models/tok'],
+        docPorts(),
+      ),
+      quoted,
+    ),
+  }),
+  'openai.cli.raw-model': async (quoted) => ({
+    cli: lineLike(
+      await cliLines(['--triton', `grpc://localhost:${grpcPort()}`, '--model', 'tensorrt_llm'], docPorts()),
+      quoted,
+    ),
+  }),
+  'openai.cli.template-only': async (quoted) => {
+    const dir = await mkdtemp(join(tmpdir(), 'errors-doc-'));
+    try {
+      await writeFile(
+        join(dir, 'tokenizer_config.json'),
+        JSON.stringify({ chat_template: '{{ messages }}' }),
+      );
+      const args = [
+        '--triton',
+        `grpc://localhost:${grpcPort()}`,
+        '--model',
+        'tensorrt_llm',
+        '--tokenizer-dir',
+        dir,
+      ];
+      return { cli: lineLike(await cliLines(args, docPorts()), quoted) };
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  },
+
+  // trtllm-openai's answers
+  'openai.unknown-field': async () => ({
+    grpc: await openAiError({ transport: fake.transport('grpc'), model: 'ensemble' }, { max_token: 5 }),
+  }),
+  'openai.unsupported-field': async () => ({
+    grpc: await openAiError(
+      { transport: fake.transport('grpc'), model: 'ensemble' },
+      { logit_bias: { '1': 2 } },
+    ),
+  }),
+  'openai.unknown-model': async () => ({
+    grpc: await openAiError({ transport: fake.transport('grpc'), model: 'ensemble' }, { model: 'gpt-4' }),
+  }),
+  'openai.raw-model': async () => ({
+    grpc: await openAiError({ transport: fake.transport('grpc'), model: 'tensorrt_llm' }, {}),
+  }),
+  'openai.unavailable': async () => {
+    const port = await closedPort();
+    const transport = own(transportFromUrl(`grpc://127.0.0.1:${port}`));
+    // A retry budget of 1 s instead of 10: the same message, sooner (see refusedOver).
+    const llm = new TritonLlm({ transport, model: 'ensemble', retry: { budgetMs: 1000 } });
+    return { grpc: atDocPorts(await openAiError({ llm }, { model: 'ensemble' }), { [port]: 8001 }) };
+  },
+};
+
+/** Where a mark is, for a failure message. */
+const at = (mark: ErrorMark): string => `${mark.file}:${mark.line} (error:${mark.name})`;
+
+describe(`the errors quoted in ${DOC}`, () => {
+  it('are marked, each with a name this test knows how to cause', () => {
+    expect(marks.length).toBeGreaterThan(0);
+    expect(marks.filter((m) => !(m.name in CASES)).map(at)).toEqual([]);
+  });
+
+  it('each case this test knows is quoted in the doc', () => {
+    const quoted = new Set(marks.map((m) => m.name));
+    expect(Object.keys(CASES).filter((name) => !quoted.has(name))).toEqual([]);
+  });
+
+  it.each(marks.filter((m) => m.name in CASES).map((m) => [at(m), m] as const))(
+    '%s is what the SDK prints',
+    async (_, mark) => {
+      const printed = await CASES[mark.name]!(mark.quoted);
+      const wrong = Object.entries(printed).filter(([, message]) => !quoteMatches(mark.quoted, message));
+      if (wrong.length > 0) {
+        throw new Error(
+          `${at(mark)} quotes\n  ${mark.quoted}\nbut the SDK prints\n${wrong.map(([by, m]) => `  (${by}) ${m}`).join('\n')}\n` +
+            `update the quote (… or ... stand for any text), or fix the message if the doc is right`,
+        );
+      }
+    },
+    60_000,
+  );
+});
