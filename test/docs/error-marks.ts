@@ -10,6 +10,41 @@ export interface ErrorMark {
   readonly name: string;
   /** The text between the backticks right after the mark, as the reader sees it. */
   readonly quoted: string;
+  /** What the first cell of the mark's table row says of the error, when the mark is in a later cell. */
+  readonly row: RowFacts | undefined;
+}
+
+/**
+ * The first cell of an error table's row, as `[status] `kind`(, `name: value`)*`: `` `not_found` ``,
+ * `` `unavailable`, `endpointProtocol: 'http'` ``, `` 400 `invalid_request_error`, `param: "max_token"` ``.
+ * The kind is the error's code (an OpenAI answer's type); the named values are fields of the error.
+ */
+export interface RowFacts {
+  readonly status?: number;
+  readonly kind?: string;
+  readonly fields: Readonly<Record<string, string>>;
+}
+
+function rowFacts(line: string, markAt: number): RowFacts | undefined {
+  if (!line.startsWith('|')) return undefined;
+  const end = line.indexOf(' |', 1);
+  if (end === -1 || markAt < end) return undefined;
+  const cell = line.slice(1, end).trim();
+  // A first cell that is itself a quote (trtllm-openai's start-up table) says nothing of the error.
+  if (cell.includes('<!-- error:')) return undefined;
+  const items = [...cell.matchAll(/`([^`]*)`/g)].map((m) => m[1]!);
+  const status = /^(\d{3})\b/.exec(cell)?.[1];
+  const kind = items.find((i) => /^[a-z_]+$/.test(i));
+  const fields: Record<string, string> = {};
+  for (const item of items) {
+    const field = /^(\w+): (['"]?)(.*)\2$/.exec(item);
+    if (field) fields[field[1]!] = field[3]!;
+  }
+  return {
+    ...(status !== undefined ? { status: Number(status) } : {}),
+    ...(kind !== undefined ? { kind } : {}),
+    fields,
+  };
 }
 
 /**
@@ -22,7 +57,7 @@ export function errorMarks(file: string, text = readFileSync(join(root, file), '
     for (const m of content.matchAll(/(?<!`)<!-- error:([\w.-]+) -->(`([^`]*)`)?/g)) {
       if (m[3] === undefined)
         throw new Error(`${file}:${index + 1}: the mark error:${m[1]} is not followed by a \`quote\``);
-      marks.push({ file, line: index + 1, name: m[1]!, quoted: m[3] });
+      marks.push({ file, line: index + 1, name: m[1]!, quoted: m[3], row: rowFacts(content, m.index) });
     }
   });
   return marks;

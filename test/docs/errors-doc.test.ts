@@ -18,12 +18,12 @@ import { grpcTransport } from '@trtllm/grpc';
 import { httpTransport } from '@trtllm/http';
 import { ChatTriton } from '@trtllm/langchain';
 import { createOpenAiServer } from '@trtllm/openai';
-import { type Transport, TritonLlm } from '@trtllm/sdk';
+import { type Transport, TritonLlm, TritonLlmError } from '@trtllm/sdk';
 import { fakeTokenizer, generateTokens } from '@trtllm/testing';
 import { generateText, streamText } from 'ai';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type Protocol, useFakeTriton } from '../support/fake.js';
-import { type ErrorMark, errorMarks, quoteMatches } from './error-marks.js';
+import { type ErrorMark, errorMarks, quoteMatches, quotePattern, type RowFacts } from './error-marks.js';
 import { root } from './markdown.js';
 
 const DOC = 'docs/ERRORS.md';
@@ -39,29 +39,54 @@ function own<T extends { close(): Promise<void> }>(closer: T): T {
   return closer;
 }
 
-/** What a produced error says, by where it was produced (`grpc`, `http`, `cli`, ...). */
-type Messages = Record<string, string>;
+/**
+ * What a produced error shows its user: the message, and what the doc's table row says of it
+ * beside the quote: the `kind` (a `TritonLlmError`'s code, an OpenAI answer's type), the HTTP
+ * status of an answer, and named fields (`endpointProtocol`, `param`, ...).
+ */
+interface Printed {
+  readonly message: string;
+  readonly kind?: string;
+  readonly status?: number;
+  readonly fields: Readonly<Record<string, unknown>>;
+}
 
-/** The message of the error `call` fails with; the test fails if it succeeds. */
-async function messageOf(call: Promise<unknown> | (() => unknown)): Promise<string> {
+/** What was printed, by where it was produced (`grpc`, `http`, `cli`, ...). */
+type Messages = Record<string, Printed>;
+
+function printedOf(err: unknown): Printed {
+  expect(err).toBeInstanceOf(Error);
+  if (!(err instanceof TritonLlmError)) return { message: (err as Error).message, fields: {} };
+  return {
+    message: err.message,
+    kind: err.code,
+    fields: { endpointProtocol: err.endpointProtocol, field: err.field },
+  };
+}
+
+/** What the error `call` fails with shows; the test fails if it succeeds. */
+async function messageOf(call: Promise<unknown> | (() => unknown)): Promise<Printed> {
   try {
     await (typeof call === 'function' ? call() : call);
   } catch (err) {
-    expect(err).toBeInstanceOf(Error);
-    return (err as Error).message;
+    return printedOf(err);
   }
   throw new Error('expected the call to fail');
 }
 
 /**
  * The doc quotes Triton's default ports (gRPC 8001, HTTP 8000), where the test had to use the fake's
- * or a free one: the message is read with each port of the test written as the doc's.
+ * or a free one: the text is read with each port of the test written as the doc's.
  */
-function atDocPorts(message: string, ports: Record<number, number>): string {
+function docPortsIn(text: string, ports: Record<number, number>): string {
   return Object.entries(ports).reduce(
-    (text, [port, docPort]) => text.replace(new RegExp(`:${port}(?!\\d)`, 'g'), `:${docPort}`),
-    message,
+    (t, [port, docPort]) => t.replace(new RegExp(`:${port}(?!\\d)`, 'g'), `:${docPort}`),
+    text,
   );
+}
+
+function atDocPorts(printed: Printed, ports: Record<number, number>): Printed {
+  return { ...printed, message: docPortsIn(printed.message, ports) };
 }
 
 /** A loopback port nothing listens on (bound once, then released). */
@@ -98,7 +123,7 @@ async function drain(stream: AsyncIterable<unknown>): Promise<void> {
  * A client that reaches no server, over `protocol`. A refused connection is retried until the retry
  * budget is spent (10 s by default): a budget of 1 s gives the same message sooner.
  */
-async function refusedOver(protocol: Protocol): Promise<string> {
+async function refusedOver(protocol: Protocol): Promise<Printed> {
   const port = await closedPort();
   const baseUrl = `http://127.0.0.1:${port}`;
   const transport: Transport = own(
@@ -110,7 +135,7 @@ async function refusedOver(protocol: Protocol): Promise<string> {
 }
 
 /** A client whose host name does not resolve. */
-async function unresolvedOver(protocol: Protocol): Promise<string> {
+async function unresolvedOver(protocol: Protocol): Promise<Printed> {
   const baseUrl = 'http://triton:8001';
   const transport: Transport = own(
     protocol === 'grpc' ? grpcTransport({ baseUrl }) : httpTransport({ baseUrl }),
@@ -149,20 +174,19 @@ function provider(protocol: Protocol, url?: string) {
   return own(createTriton(protocol === 'grpc' ? { grpcUrl: at } : { httpUrl: at }));
 }
 
-/** The message streamText reports through onError. */
-async function streamTextError(options: Parameters<typeof streamText>[0]): Promise<string> {
+/** The error streamText reports through onError. */
+async function streamTextError(options: Parameters<typeof streamText>[0]): Promise<Printed> {
   const errors: unknown[] = [];
   const result = streamText({ ...options, onError: ({ error }) => void errors.push(error) });
   for await (const _ of result.textStream);
   expect(errors).toHaveLength(1);
-  expect(errors[0]).toBeInstanceOf(Error);
-  return (errors[0] as Error).message;
+  return printedOf(errors[0]);
 }
 
-/** A message of `call`, read as the same message of `as` (the doc quotes one and says the other is the same). */
-function sameAs(call: string, as: string, message: string): string {
-  expect(message.startsWith(`${call} `), message).toBe(true);
-  return `${as}${message.slice(call.length)}`;
+/** An error of `call`, read as the same error of `as` (the doc quotes one and says the other is the same). */
+function sameAs(call: string, as: string, printed: Printed): Printed {
+  expect(printed.message.startsWith(`${call} `), printed.message).toBe(true);
+  return { ...printed, message: `${as}${printed.message.slice(call.length)}` };
 }
 
 function chat(protocol: Protocol, model: string): ChatTriton {
@@ -198,14 +222,24 @@ async function cliRefusal(args: readonly string[]): Promise<{ stderr: string; co
 async function cliLines(args: readonly string[], ports: Record<number, number>): Promise<string[]> {
   const { stderr, code } = await cliRefusal(args);
   expect(code, stderr).toBe(1);
-  return atDocPorts(stderr, ports)
+  return docPortsIn(stderr, ports)
     .split('\n')
     .filter((l) => l.startsWith('trtllm-openai: '));
 }
 
 /** The one line of the CLI's output that the quote is about (the quote names it: the error's own words). */
-function lineLike(lines: readonly string[], quoted: string): string {
-  return lines.find((l) => quoteMatches(quoted, l)) ?? lines.join('\n');
+function lineLike(lines: readonly string[], quoted: string): Printed {
+  return { message: lines.find((l) => quoteMatches(quoted, l)) ?? lines.join('\n'), fields: {} };
+}
+
+let unreachable: Promise<string[]> | undefined;
+
+/** One trtllm-openai run at a port nothing listens on, with `--triton-wait 2`: its first and last lines are quoted. */
+function unreachableCli(): Promise<string[]> {
+  unreachable ??= closedPort().then((port) =>
+    cliLines(['--triton', `grpc://localhost:${port}`, '--triton-wait', '2'], { [port]: 8001 }),
+  );
+  return unreachable;
 }
 
 // ---- trtllm-openai, as a library --------------------------------------------------------------
@@ -214,7 +248,7 @@ function lineLike(lines: readonly string[], quoted: string): string {
 async function openAiError(
   server: { transport: Transport; model: string } | { llm: TritonLlm },
   body: Record<string, unknown>,
-): Promise<string> {
+): Promise<Printed> {
   const app = createOpenAiServer({ ...server, logger: quiet });
   closers.push({ close: () => app.close() });
   const baseUrl = await app.listen(0);
@@ -228,8 +262,15 @@ async function openAiError(
     }),
   });
   expect(response.ok).toBe(false);
-  const json = (await response.json()) as { error: { message: string } };
-  return json.error.message;
+  const { error } = (await response.json()) as {
+    error: { message: string; type: string; param: unknown; code: unknown };
+  };
+  return {
+    message: error.message,
+    kind: error.type,
+    status: response.status,
+    fields: { param: error.param, code: error.code },
+  };
 }
 
 /**
@@ -413,20 +454,12 @@ const CASES: Record<string, (quoted: string) => Promise<Messages>> = {
       quoted,
     ),
   }),
-  'openai.cli.unreachable.attempt': async (quoted) => {
-    const port = await closedPort();
-    const lines = await cliLines(['--triton', `grpc://localhost:${port}`, '--triton-wait', '2'], {
-      [port]: 8001,
-    });
-    return { cli: lineLike(lines, quoted) };
-  },
-  'openai.cli.unreachable.gave-up': async (quoted) => {
-    const port = await closedPort();
-    const lines = await cliLines(['--triton', `grpc://localhost:${port}`, '--triton-wait', '2'], {
-      [port]: 8001,
-    });
-    return { cli: lineLike(lines.slice(-1), quoted) };
-  },
+  'openai.cli.unreachable.attempt': async (quoted) => ({
+    cli: lineLike((await unreachableCli()).slice(0, 1), quoted),
+  }),
+  'openai.cli.unreachable.gave-up': async (quoted) => ({
+    cli: lineLike((await unreachableCli()).slice(-1), quoted),
+  }),
   'openai.cli.wrong-port': async (quoted) => ({
     cli: lineLike(await cliLines(['--triton', `grpc://localhost:${httpPort()}`], docPorts()), quoted),
   }),
@@ -497,6 +530,21 @@ const CASES: Record<string, (quoted: string) => Promise<Messages>> = {
   },
 };
 
+/** What the error shows against what the first cell of the doc's table row says of it. */
+function wrongFacts(printed: Printed, row: RowFacts | undefined): string[] {
+  if (row === undefined) return [];
+  const wrong: string[] = [];
+  if (row.kind !== undefined && printed.kind !== row.kind)
+    wrong.push(`the code (or type) is ${printed.kind}, the doc says ${row.kind}`);
+  if (row.status !== undefined && printed.status !== row.status)
+    wrong.push(`the status is ${printed.status}, the doc says ${row.status}`);
+  for (const [name, value] of Object.entries(row.fields)) {
+    if (String(printed.fields[name]) !== value)
+      wrong.push(`${name} is ${String(printed.fields[name])}, the doc says ${value}`);
+  }
+  return wrong;
+}
+
 /** Where a mark is, for a failure message. */
 const at = (mark: ErrorMark): string => `${mark.file}:${mark.line} (error:${mark.name})`;
 
@@ -515,14 +563,57 @@ describe(`the errors quoted in ${DOC}`, () => {
     '%s is what the SDK prints',
     async (_, mark) => {
       const printed = await CASES[mark.name]!(mark.quoted);
-      const wrong = Object.entries(printed).filter(([, message]) => !quoteMatches(mark.quoted, message));
+      const wrong = Object.entries(printed).flatMap(([by, p]) => {
+        const problems = [
+          ...(quoteMatches(mark.quoted, p.message) ? [] : [`prints ${p.message}`]),
+          ...wrongFacts(p, mark.row),
+        ];
+        return problems.map((problem) => `  (${by}) ${problem}`);
+      });
       if (wrong.length > 0) {
         throw new Error(
-          `${at(mark)} quotes\n  ${mark.quoted}\nbut the SDK prints\n${wrong.map(([by, m]) => `  (${by}) ${m}`).join('\n')}\n` +
-            `update the quote (… or ... stand for any text), or fix the message if the doc is right`,
+          `${at(mark)} quotes\n  ${mark.quoted}\nbut the SDK\n${wrong.join('\n')}\n` +
+            'update the doc (… or ... stand for any text, <words> for a value), or fix the code if the doc is right',
         );
       }
     },
     60_000,
   );
+
+  it('read a quote the way a reader does: gaps are any text, the rest is exact', () => {
+    expect(quoteMatches('a ... c', 'a b c')).toBe(true);
+    expect(quoteMatches('after … attempts', 'after 13 attempts')).toBe(true);
+    expect(quoteMatches('--tokenizer-dir <dir> has', '--tokenizer-dir /tmp/x has')).toBe(true);
+    expect(quoteMatches('...; give it as grpcUrl', 'x failed: y; give it as grpcUrl')).toBe(true);
+    expect(quoteMatches('shape [1,2,1] (got "")', 'shape [1,2,1] (got "")')).toBe(true);
+    // Whole messages: nothing more at either end unless the quote says so, and no character differs.
+    expect(quoteMatches('did you mean x?', 'did you mean x? (got 1)')).toBe(false);
+    expect(quoteMatches('did you mean x?', 'stream failed: did you mean x?')).toBe(false);
+    expect(quoteMatches('(after 3 attempts)', '(after 13 attempts)')).toBe(false);
+    expect(quotePattern('a.b').test('aXb')).toBe(false);
+  });
+
+  it('find marks with their quote and row, and refuse a mark without a quote', () => {
+    const text = [
+      "| `unavailable`, `endpointProtocol: 'http'` | gRPC: <!-- error:a -->`m1`; <!-- error:b -->`m2` | fix |",
+      '| 400 `invalid_request_error`, `param: "max_token"` | <!-- error:c -->`m3` | fix |',
+      '| <!-- error:d -->`m4` | fix |',
+      'Marks look like `<!-- error:NAME -->` in prose.',
+    ].join('\n');
+    const found = errorMarks('x.md', text);
+    expect(found.map((m) => [m.name, m.line, m.quoted])).toEqual([
+      ['a', 1, 'm1'],
+      ['b', 1, 'm2'],
+      ['c', 2, 'm3'],
+      ['d', 3, 'm4'],
+    ]);
+    expect(found[0]!.row).toEqual({ kind: 'unavailable', fields: { endpointProtocol: 'http' } });
+    expect(found[2]!.row).toEqual({
+      status: 400,
+      kind: 'invalid_request_error',
+      fields: { param: 'max_token' },
+    });
+    expect(found[3]!.row).toBeUndefined();
+    expect(() => errorMarks('x.md', 'see <!-- error:e --> here')).toThrow(/x\.md:1: the mark error:e/);
+  });
 });
