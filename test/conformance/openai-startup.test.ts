@@ -1,0 +1,190 @@
+import { type ChildProcess, execFileSync } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { fakeTokenizer, generateTokens } from '@trtllm/testing';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli, servingUrl } from '../../packages/openai/test/cli-process.js';
+import { freePorts } from '../reliability/support/processes.js';
+import { type Protocol, REAL_SKIPPED } from './servers.js';
+
+// Issue 53 on the real Triton: trtllm-openai checks at start that every model it serves is ready.
+// The fake's models are always ready, so this file starts a second real Triton under explicit model
+// control (the suite's shared server keeps its models), which loads only tensorrt_llm_bls and the
+// models it calls: the other models of the repository are listed but not loaded, one is made to fail its
+// load (which also turns Triton's strict server readiness false), and one is loaded while the CLI waits.
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+interface ExplicitTriton {
+  readonly grpc: string;
+  readonly http: string;
+  stop(): void;
+}
+
+async function startExplicitTriton(): Promise<ExplicitTriton> {
+  const [http, grpc, metrics] = await freePorts(3);
+  const dir = mkdtempSync(join(tmpdir(), 'trtllm-openai-startup-'));
+  const env = {
+    ...process.env,
+    TRITON_HTTP_PORT: String(http),
+    TRITON_GRPC_PORT: String(grpc),
+    TRITON_METRICS_PORT: String(metrics),
+    TRTLLM_FAKE_EVENT_LOG: join(dir, 'events.jsonl'),
+    TRITON_EXTRA_ARGS: [
+      '--model-control-mode=explicit',
+      // The BLS and the models it calls: Triton cannot know that a BLS model calls them.
+      ...['tensorrt_llm', 'preprocessing', 'postprocessing', 'tensorrt_llm_bls'].map(
+        (m) => `--load-model=${m}`,
+      ),
+    ].join(' '),
+  };
+  execFileSync('bash', ['scripts/triton-up.sh'], { cwd: ROOT, env, stdio: ['ignore', 'inherit', 'inherit'] });
+  // The pid file is what triton-down.sh stops; read here so a failed start shows up at once.
+  readFileSync(join(ROOT, `build/triton-${http}.pid`), 'utf8');
+  return {
+    grpc: `grpc://127.0.0.1:${grpc}`,
+    http: `http://127.0.0.1:${http}`,
+    stop: () => {
+      execFileSync('bash', ['scripts/triton-down.sh'], { cwd: ROOT, env, stdio: 'inherit' });
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A model's entries in Triton's repository index, as Triton gives them. */
+async function indexEntry(
+  triton: ExplicitTriton,
+  model: string,
+): Promise<{ name: string; state?: string; reason?: string } | undefined> {
+  const r = await fetch(`${triton.http}/v2/repository/index`, { method: 'POST' });
+  const index = (await r.json()) as { name: string; state?: string; reason?: string }[];
+  return index.find((m) => m.name === model);
+}
+
+/** The CLI's stderr as it comes, and its exit. */
+function started(args: readonly string[]): {
+  child: ChildProcess;
+  err: () => string;
+  exit: Promise<unknown>;
+} {
+  const child = runCli(['--port', '0', ...args]);
+  let err = '';
+  child.stderr!.on('data', (d) => {
+    err += String(d);
+  });
+  return { child, err: () => err, exit: once(child, 'exit').then(([code]) => code) };
+}
+
+/** Resolves once the CLI's stderr matches `pattern`; fails if it exits first. */
+async function stderrLine(run: ReturnType<typeof started>, pattern: RegExp): Promise<string> {
+  for (;;) {
+    const line = run
+      .err()
+      .split('\n')
+      .find((l) => pattern.test(l));
+    if (line !== undefined) return line;
+    const more = once(run.child.stderr!, 'data');
+    const ended = run.exit.then(() => {
+      throw new Error(`the CLI exited before ${pattern}: ${run.err()}`);
+    });
+    await Promise.race([more, ended]);
+  }
+}
+
+const expected = (prompt: string, maxTokens: number): string =>
+  fakeTokenizer.decode(generateTokens(fakeTokenizer.encode(prompt), { maxTokens })[0]!.tokens);
+
+describe.skipIf(REAL_SKIPPED)('trtllm-openai at start, on a real Triton with explicit model control', () => {
+  let triton: ExplicitTriton;
+  const url = (protocol: Protocol) => (protocol === 'grpc' ? triton.grpc : triton.http);
+  beforeAll(async () => {
+    triton = await startExplicitTriton();
+  });
+  afterAll(() => triton?.stop());
+
+  it.each(['grpc', 'http'] as const)(
+    '(%s) a served model Triton lists but has not loaded is waited for, named with its state, then exits 1 serving none',
+    async (protocol) => {
+      expect(await indexEntry(triton, 'ensemble_unary')).toEqual({ name: 'ensemble_unary' });
+      const run = started([
+        '--triton',
+        url(protocol),
+        '--model',
+        'tensorrt_llm_bls',
+        '--model',
+        'ensemble_unary',
+        '--triton-wait',
+        '1.5',
+      ]);
+      const out: string[] = [];
+      run.child.stdout!.on('data', (d) => out.push(String(d)));
+      expect(await run.exit).toBe(1);
+      const lines = run.err().trim().split('\n');
+      expect(lines[0]).toContain(
+        `trtllm-openai: model 'ensemble_unary' on Triton at ${url(protocol)} is not ready (not loaded); attempt 1,`,
+      );
+      expect(lines.at(-1)).toMatch(
+        /model 'ensemble_unary' .* is not ready \(not loaded\); gave up after \d+ attempts in 1\.5 s \(--triton-wait\)$/,
+      );
+      // Listed, so not "missing": the fix is on Triton, not a typo in --model.
+      expect(run.err()).not.toContain('is not on Triton');
+      expect(out.join('')).not.toContain('serving');
+    },
+  );
+
+  it('a model that failed to load is waited for with Triton’s reason; a ready one is served though Triton is not ready', {
+    timeout: 60_000,
+  }, async () => {
+    const load = await fetch(`${triton.http}/v2/repository/models/llmapi/load`, {
+      method: 'POST',
+      body: JSON.stringify({ parameters: { config: JSON.stringify({ backend: 'no_such_backend' }) } }),
+    });
+    expect(load.status).toBe(400);
+    const entry = await indexEntry(triton, 'llmapi');
+    expect(entry?.state).toBe('UNAVAILABLE');
+    expect(entry?.reason).toContain('no_such_backend');
+    // Strict readiness (Triton's default): one failed model and the server as a whole is not ready.
+    expect((await fetch(`${triton.http}/v2/health/ready`)).status).not.toBe(200);
+
+    const failed = started(['--triton', triton.http, '--model', 'llmapi', '--triton-wait', '1']);
+    expect(await failed.exit).toBe(1);
+    expect(failed.err()).toContain(
+      `model 'llmapi' on Triton at ${triton.http} is not ready (UNAVAILABLE: ${entry?.reason}); attempt 1,`,
+    );
+    expect(failed.err()).toMatch(/gave up after \d+ attempts in 1 s \(--triton-wait\)\n$/);
+
+    const ready = started(['--triton', triton.grpc, '--model', 'tensorrt_llm_bls', '--triton-wait', '1']);
+    try {
+      const baseURL = await servingUrl(ready.child);
+      const client = new OpenAI({ baseURL, apiKey: 'unused', maxRetries: 0 });
+      const r = await client.completions.create({
+        model: 'tensorrt_llm_bls',
+        prompt: 'Hello world',
+        max_tokens: 5,
+      });
+      expect(r.choices[0]?.text).toBe(expected('Hello world', 5));
+      expect(ready.err()).not.toContain('attempt');
+    } finally {
+      ready.child.kill('SIGKILL');
+    }
+  });
+
+  it('a model loaded while the CLI waits is then served', { timeout: 90_000 }, async () => {
+    const run = started(['--triton', triton.grpc, '--model', 'ensemble', '--triton-wait', '60']);
+    try {
+      const serving = servingUrl(run.child);
+      serving.catch(() => undefined);
+      await stderrLine(run, /model 'ensemble' .* is not ready \(not loaded\); attempt 1,/);
+      const load = await fetch(`${triton.http}/v2/repository/models/ensemble/load`, { method: 'POST' });
+      expect(load.status).toBe(200);
+      const client = new OpenAI({ baseURL: await serving, apiKey: 'unused', maxRetries: 0 });
+      const r = await client.completions.create({ model: 'ensemble', prompt: 'Hello world', max_tokens: 5 });
+      expect(r.choices[0]?.text).toBe(expected('Hello world', 5));
+    } finally {
+      run.child.kill('SIGKILL');
+    }
+  });
+});
