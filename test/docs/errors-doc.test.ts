@@ -273,11 +273,59 @@ async function openAiError(
   };
 }
 
+/** trtllm-openai in front of a Triton that is not there. */
+async function openAiUnavailable(): Promise<Messages> {
+  const port = await closedPort();
+  const transport = own(transportFromUrl(`grpc://127.0.0.1:${port}`));
+  // A retry budget of 1 s instead of 10: the same message, sooner (see refusedOver).
+  const llm = new TritonLlm({ transport, model: 'ensemble', retry: { budgetMs: 1000 } });
+  return { grpc: atDocPorts(await openAiError({ llm }, { model: 'ensemble' }), { [port]: 8001 }) };
+}
+
+/** The model fails on the server before its first token (not retried: the model said no). */
+const MODEL_FAILS = { model: 'ensemble', errorAfterTokens: 0 } as const;
+
 /**
  * How to cause each quoted error, by the name of its mark. A case returns what was printed,
  * by where: a mark's quote must match every message of its case.
  */
 const CASES: Record<string, (quoted: string) => Promise<Messages>> = {
+  // Each front end's lead, on a model that fails on the server before its first token
+  'lead.generate': () =>
+    withFaults(MODEL_FAILS, () =>
+      overBoth((p) => llmOver(p, 'ensemble').generate({ prompt: 'Hi', maxTokens: 4 })),
+    ),
+  'lead.stream': () =>
+    withFaults(MODEL_FAILS, () =>
+      overBoth((p) => drain(llmOver(p, 'ensemble').stream({ prompt: 'Hi', maxTokens: 4 }))),
+    ),
+  'lead.generateText': () =>
+    withFaults(MODEL_FAILS, async () => ({
+      grpc: await messageOf(generateText({ model: provider('grpc')('ensemble'), prompt: 'Hi' })),
+      http: await messageOf(generateText({ model: provider('http')('ensemble'), prompt: 'Hi' })),
+    })),
+  'lead.streamText': () =>
+    withFaults(MODEL_FAILS, async () => ({
+      grpc: await streamTextError({ model: provider('grpc')('ensemble'), prompt: 'Hi' }),
+      http: await streamTextError({ model: provider('http')('ensemble'), prompt: 'Hi' }),
+    })),
+  'lead.invoke': () =>
+    withFaults(MODEL_FAILS, async () => ({
+      grpc: await messageOf(chat('grpc', 'ensemble').invoke('Hi')),
+      http: await messageOf(chat('http', 'ensemble').invoke('Hi')),
+    })),
+  'lead.chat-stream': () =>
+    withFaults(MODEL_FAILS, async () => ({
+      grpc: await messageOf(async () => drain(await chat('grpc', 'ensemble').stream('Hi'))),
+      http: await messageOf(async () => drain(await chat('http', 'ensemble').stream('Hi'))),
+    })),
+  'lead.openai.answered': () =>
+    withFaults(MODEL_FAILS, async () => ({
+      grpc: await openAiError({ transport: fake.transport('grpc'), model: 'ensemble' }, {}),
+      http: await openAiError({ transport: fake.transport('http'), model: 'ensemble' }, {}),
+    })),
+  'lead.openai.unavailable': () => openAiUnavailable(),
+
   // Connecting
   'connect.refused.grpc': async () => ({ grpc: await refusedOver('grpc') }),
   'connect.refused.http': async () => ({ http: await refusedOver('http') }),
@@ -521,13 +569,7 @@ const CASES: Record<string, (quoted: string) => Promise<Messages>> = {
   'openai.raw-model': async () => ({
     grpc: await openAiError({ transport: fake.transport('grpc'), model: 'tensorrt_llm' }, {}),
   }),
-  'openai.unavailable': async () => {
-    const port = await closedPort();
-    const transport = own(transportFromUrl(`grpc://127.0.0.1:${port}`));
-    // A retry budget of 1 s instead of 10: the same message, sooner (see refusedOver).
-    const llm = new TritonLlm({ transport, model: 'ensemble', retry: { budgetMs: 1000 } });
-    return { grpc: atDocPorts(await openAiError({ llm }, { model: 'ensemble' }), { [port]: 8001 }) };
-  },
+  'openai.unavailable': () => openAiUnavailable(),
 };
 
 /** What the error shows against what the first cell of the doc's table row says of it. */
