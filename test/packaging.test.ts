@@ -1,8 +1,9 @@
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -119,4 +120,75 @@ describe.each(packages)('the published %s package', (dir) => {
       expect(imported).toBeGreaterThan(0);
     }
   });
+});
+
+/** A workspace package's manifest, as far as linking its commands goes. */
+interface Manifest {
+  readonly name: string;
+  readonly bin?: Record<string, string>;
+  readonly engines?: { readonly node?: string };
+  readonly dependencies?: Record<string, string>;
+  readonly devDependencies?: Record<string, string>;
+}
+
+// Issue #53: the quick start's `pnpm install` on a clean clone is quiet. A command whose bin target is
+// a build output (dist/) does not exist before the build, and pnpm warns "Failed to create bin" once
+// per package that depends on it (12 warnings, before the committed shims).
+describe('pnpm install on a fresh clone of this repository', () => {
+  const clone = mkdtempSync(join(tmpdir(), 'trtllm-clone-'));
+  afterAll(() => rmSync(clone, { recursive: true, force: true }));
+
+  it('links every workspace command and prints no bin warning (nor any other, on a supported Node)', async () => {
+    const exec = promisify(execFile);
+    // The committed tree, as a user clones it: no dist/, no node_modules. The working tree's own
+    // node_modules are not touched.
+    await exec('git', ['clone', '--quiet', root, clone]);
+    // Offline from the store this workspace was installed from (named, in case the clone's folder is
+    // on another filesystem, where pnpm would otherwise pick a store of its own).
+    const { stdout: store } = await exec('pnpm', ['store', 'path'], { cwd: root });
+    let output: string;
+    try {
+      const run = await exec(
+        'pnpm',
+        ['install', '--frozen-lockfile', '--offline', '--store-dir', store.trim()],
+        { cwd: clone, env: { ...process.env, CI: 'true' }, maxBuffer: 64 * 1024 * 1024 },
+      );
+      output = `${run.stdout}\n${run.stderr}`;
+    } catch (err) {
+      const { stdout, stderr } = err as { stdout?: string; stderr?: string };
+      throw new Error(`pnpm install failed in a fresh clone:\n${stdout ?? ''}\n${stderr ?? ''}`);
+    }
+
+    const manifests = readdirSync(join(clone, 'packages'))
+      .filter((dir) => existsSync(join(clone, 'packages', dir, 'package.json')))
+      .map((dir) => ({
+        dir,
+        pkg: JSON.parse(readFileSync(join(clone, 'packages', dir, 'package.json'), 'utf8')) as Manifest,
+      }));
+    // On a Node outside the packages' engines (the quick start allows Node 20), pnpm names each
+    // package's engines: that warning is the one a user on that Node should see.
+    const engines = manifests.find(({ pkg }) => pkg.name === '@trtllm/sdk')?.pkg.engines?.node ?? '';
+    const majors = [...engines.matchAll(/\^(\d+)\./g)].map((m) => m[1]);
+    expect(majors.length).toBeGreaterThan(0);
+    const supported = majors.includes(process.versions.node.split('.')[0]);
+    const warnings = output
+      .split('\n')
+      .filter((line) => /\bWARN\b|Failed to create bin/.test(line))
+      .filter((line) => supported || !/Unsupported engine/.test(line));
+    expect(warnings).toEqual([]);
+
+    // Every command of a workspace package is linked into each workspace package that depends on it.
+    const commands = new Map(manifests.map(({ pkg }) => [pkg.name, Object.keys(pkg.bin ?? {})]));
+    const links: { readonly link: string; readonly exists: boolean }[] = [];
+    for (const { dir, pkg } of manifests) {
+      for (const dep of Object.keys({ ...pkg.dependencies, ...pkg.devDependencies })) {
+        for (const command of commands.get(dep) ?? []) {
+          const link = `packages/${dir}/node_modules/.bin/${command}`;
+          links.push({ link, exists: existsSync(join(clone, link)) });
+        }
+      }
+    }
+    expect(links.length).toBeGreaterThan(0);
+    expect(links.filter((l) => !l.exists)).toEqual([]);
+  }, 180_000);
 });
