@@ -47,8 +47,8 @@ const LAST_ATTEMPT_MS = 1000;
  * start instead of failing its first client (issue 53). An unreachable or not yet ready Triton, or
  * a model its repository has but not ready (loading, not loaded, failed to load: the line says
  * which, with Triton's reason), is tried again, one log line per attempt, until `waitMs` has
- * passed; a model the repository lacks fails at once, naming its models and the closest one. Every failure is a `TritonLlmError` whose
- * message is ready to print.
+ * passed; a model the repository lacks fails at once, naming its models and the closest one.
+ * Every failure is a `TritonLlmError` whose message is ready to print.
  */
 export async function waitForBackend(check: BackendCheck): Promise<void> {
   const { llm, settings } = check;
