@@ -15,7 +15,7 @@ export type { GenerationEvent } from './generation/events.js';
 export type { GenerateOptions } from './generation/options.js';
 export type { GenerationStream } from './generation/stream.js';
 export type { ModelSchema } from './models/schema.js';
-export type { EndpointState, EndpointStats } from './replicas/endpoint.js';
+export type { EndpointStats } from './replicas/endpoint.js';
 export type {
   NamedTransport,
   ReplicaDiscovery,
@@ -41,7 +41,6 @@ export type {
   Logits,
   PerfMetrics,
   SequenceResult,
-  StopMeans,
   StreamChunk,
   Timings,
   TokenLogProb,

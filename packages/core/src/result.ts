@@ -6,9 +6,6 @@
  */
 export type FinishReason = 'stop' | 'length' | 'stopped' | 'cancelled' | 'error' | 'unknown';
 
-/** How an early end of a request reached the server, if it did. */
-export type StopMeans = 'in_band_stop' | 'grpc_cancel' | 'http_disconnect' | 'none';
-
 /**
  * The truth about ending a request early. On real Triton only the raw `tensorrt_llm` and LLM-API
  * models stop generating when told; cancelling an `ensemble` or `tensorrt_llm_bls` call ends the
@@ -19,8 +16,11 @@ export interface EarlyStopReport {
   readonly trigger: 'abort' | 'break' | 'stop' | 'stop_sequence' | 'idle_timeout' | 'deadline';
   /** Whether a message was sent to the server (in-band stop, gRPC cancel, HTTP disconnect). */
   readonly serverTold: boolean;
-  /** Every means used, in order. */
-  readonly via: readonly StopMeans[];
+  /**
+   * How the early end reached the server, every means used, in order: `in_band_stop` (the model's
+   * stop input), `grpc_cancel`, `http_disconnect`, or `none`.
+   */
+  readonly via: readonly ('in_band_stop' | 'grpc_cancel' | 'http_disconnect' | 'none')[];
   /** Whether the server is known to stop generating for this model flavor and path. */
   readonly serverStopsGenerating: boolean;
 }

@@ -37,9 +37,10 @@ function unexportedIn(report: string): string[] {
 }
 
 // The application API (issue 54): what a user of TritonLlm names. Everything a transport or an
-// adapter needs besides goes to `@trtllm/sdk/transport`, which semver does not bind. Raised from 60
-// for the vLLM flavor's request and log-prob types (#57) and ImageInput (#56).
-const FACE_LIMIT = 62;
+// adapter needs besides goes to `@trtllm/sdk/transport`, which semver does not bind. Small literal
+// unions (an endpoint's state, how an early stop reached the server) are written inline in the field
+// that holds them rather than named (`EndpointStats['state']` names one where needed).
+const FACE_LIMIT = 60;
 
 describe('the public face of @trtllm/sdk', () => {
   it(`exports at most ${FACE_LIMIT} names from its main entry`, () => {

@@ -1,9 +1,12 @@
 import { TritonLlmError } from '../errors.js';
 import { type EncodedRequest, encodeGenerateRequest, encodeStopRequest } from '../models/encode-request.js';
-import type { EarlyStopReport, FinishReason, StopMeans } from '../result.js';
+import type { EarlyStopReport, FinishReason } from '../result.js';
 import { backoff, exhausted, RetryPlan } from '../retry.js';
 import type { CallOptions, InferRequest, InferResponse, InferStream } from '../transport.js';
 import type { WireContext } from './options.js';
+
+/** How an early end reached the server (inline in the public type, named here). */
+type StopMeans = EarlyStopReport['via'][number];
 
 // How long an early end waits for the in-band stop to be answered before it cancels instead: a
 // server that accepted the connection but stopped answering (frozen, overloaded) must not hold

@@ -1,18 +1,16 @@
 import { TritonLlmError } from '../errors.js';
 import type { Transport } from '../transport.js';
 
-/**
- * Where an endpoint of a {@link ReplicaTransport} stands. `healthy`: picked for requests.
- * `ejected`: skipped while a healthy endpoint exists, until a health check (or a request) succeeds
- * on it. `draining`: discovery no longer lists it; it finishes its requests and is then closed.
- */
-export type EndpointState = 'healthy' | 'ejected' | 'draining';
-
 /** A snapshot of one endpoint of a {@link ReplicaTransport}, from `endpointStats()`. */
 export interface EndpointStats {
   /** Its base URL when `grpcTransport`/`httpTransport` built it, else the name it was given (or `endpoint-<i>`). */
   readonly name: string;
-  readonly state: EndpointState;
+  /**
+   * Where it stands. `healthy`: picked for requests. `ejected`: skipped while a healthy endpoint
+   * exists, until a health check (or a request) succeeds on it. `draining`: discovery no longer
+   * lists it; it finishes its requests and is then closed.
+   */
+  readonly state: 'healthy' | 'ejected' | 'draining';
   /** Inference requests (`infer` and streams) it carries now; a stream counts until its final response. */
   readonly inFlight: number;
   /** Inference requests sent to it, including the ones that then failed over to another endpoint. */
@@ -51,7 +49,7 @@ const LATENCY_WEIGHT = 0.2;
 
 /** The bookkeeping of one endpoint; the pool decides, this only counts. */
 export class ReplicaEndpoint {
-  state: EndpointState = 'healthy';
+  state: EndpointStats['state'] = 'healthy';
   inFlight = 0;
   private requests = 0;
   private errors = 0;
