@@ -6,7 +6,8 @@ import { TritonLlmError } from '../errors.js';
  * front end (the AI SDK provider, LangChain's chat model) never made, so their message leads with
  * their own call instead.
  */
-const STEP = /^(?:(?:Model|Server|Repository)[A-Za-z]* '[^']*'(?: failed)?: |(?:GET|POST) \/\S*: )/;
+const STEP =
+  /^(?:(?:Model|Server|Repository)[A-Za-z]* '[^']*'(?: failed)?: |(?:GET|POST) \/\S*(?: failed(?: with HTTP \d+)?)?: )/;
 
 /** A hint naming an SDK function that a caller configured by URL does not use. */
 const TRANSPORT_HINT = /;? ?use (?:http|grpc)Transport for (?:HTTP|gRPC)/g;
