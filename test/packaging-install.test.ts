@@ -1,4 +1,4 @@
-import { execFile, execFileSync, spawn } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { type FakeTriton, fakeScript, startFakeTriton } from '@trtllm/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { lastCallAt, type ScriptRun } from './lifetime/child-process.js';
+import { GIVE_UP_MS, lastCallAt, runUntilExit } from './lifetime/child-process.js';
 import { installPacked, PUBLISHED_PACKAGES } from './support/packed-project.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -149,39 +149,6 @@ console.log(JSON.stringify({ generated: text }));
 // As test/lifetime: exiting this soon after the last call is "by itself"; a script still alive after
 // GIVE_UP_MS never ends by itself and is killed.
 const EXIT_WITHIN_MS = 1000;
-const GIVE_UP_MS = 30_000;
-
-/** Runs `node <script>` in `cwd` and resolves when the process exits (or is killed for not exiting). */
-function runUntilExit(script: string, cwd: string, env: Record<string, string>): Promise<ScriptRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script], {
-      cwd,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    let killed = false;
-    child.stdout.setEncoding('utf8').on('data', (s: string) => {
-      stdout += s;
-    });
-    child.stderr.setEncoding('utf8').on('data', (s: string) => {
-      stderr += s;
-    });
-    const timer = setTimeout(() => {
-      killed = true;
-      child.kill('SIGKILL');
-    }, GIVE_UP_MS);
-    child.on('error', reject);
-    // 'exit' is the moment the process ended; the output is complete only at 'close', after it.
-    let exitedAt = 0;
-    child.on('exit', () => {
-      exitedAt = Date.now();
-      clearTimeout(timer);
-    });
-    child.on('close', (code) => resolve({ stdout, stderr, code, killed, exitedAt }));
-  });
-}
 
 describe('the packages installed from their tarballs with npm into a fresh project', () => {
   // Outside the repository, so nothing resolves through the workspace's node_modules.
@@ -292,7 +259,7 @@ describe('the packages installed from their tarballs with npm into a fresh proje
     it.each(SCRIPTS)(
       `%s (%s) exits with code 0 within ${EXIT_WITHIN_MS} ms of its last call`,
       async (file, _what, expected) => {
-        const run = await runUntilExit(file, project, {
+        const run = await runUntilExit([file], project, {
           TRITON_GRPC_URL: fake.grpcUrl,
           GENERATE_PROMPT: `Hi ${fakeScript(expected.generated!)}`,
           STREAM_PROMPT: `Hi ${fakeScript(expected.streamed ?? '')}`,

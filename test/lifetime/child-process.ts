@@ -11,7 +11,7 @@ const tsconfig = fileURLToPath(
 );
 
 // A script that is still alive this long after it started never ends by itself.
-const GIVE_UP_MS = 30_000;
+export const GIVE_UP_MS = 30_000;
 
 /** How a script ran: its output, how it ended, and when (the test process's clock, as the script's). */
 export interface ScriptRun {
@@ -29,15 +29,26 @@ export interface ScriptRun {
  * fake's addresses in the environment. Resolves when the process exits, or is killed for not exiting.
  */
 export function runScript(name: string, urls: { grpcUrl: string; httpUrl: string }): Promise<ScriptRun> {
+  return runUntilExit(['--import', 'tsx', `test/lifetime/scripts/${name}.ts`], root, {
+    TSX_TSCONFIG_PATH: tsconfig,
+    TRITON_GRPC_URL: urls.grpcUrl,
+    TRITON_HTTP_URL: urls.httpUrl,
+  });
+}
+
+/**
+ * Runs `node <args>` in `cwd` with `env` added to ours, and resolves when the process exits, or is
+ * killed after GIVE_UP_MS for not exiting.
+ */
+export function runUntilExit(
+  args: readonly string[],
+  cwd: string,
+  env: Record<string, string>,
+): Promise<ScriptRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', `test/lifetime/scripts/${name}.ts`], {
-      cwd: root,
-      env: {
-        ...process.env,
-        TSX_TSCONFIG_PATH: tsconfig,
-        TRITON_GRPC_URL: urls.grpcUrl,
-        TRITON_HTTP_URL: urls.httpUrl,
-      },
+    const child = spawn(process.execPath, args, {
+      cwd,
+      env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
