@@ -1,6 +1,7 @@
 /**
  * The results block of `pnpm bench:openai` in docs/PERFORMANCE.md: each front end's own CPU per
- * streamed chunk at each level, beside the floors and the Rust peer, from bench/results/openai.json.
+ * streamed chunk at each level, beside the floors and the Rust peer, and the throughput part
+ * (workers beside the peer on every CPU), from bench/results/openai.json.
  */
 import { markdownTable as table, writeGeneratedBlock } from '../markdown.js';
 import type { Machine } from '../overhead/machine.js';
@@ -15,6 +16,8 @@ export interface FrontEndFigures {
   readonly systemUsPerChunk: number;
   readonly writesPerChunk?: number;
   readonly chunksPerSec: number;
+  /** The front end's CPU over the window's wall time (absent from runs before 2026-11-29). */
+  readonly coresBusy?: number;
 }
 
 /** What bench/openai/run.ts writes to bench/results/openai.json (the parts rendered here). */
@@ -29,6 +32,15 @@ export interface OpenAiResults {
   };
   /** Per level: `streams`, one entry per front end by its name, and the ratios. */
   readonly summary: readonly Readonly<Record<string, unknown> & { streams: number }>[];
+  /**
+   * The throughput part: each front end allowed `cpus` (every CPU), `trtllm-openai` with each count
+   * of `workers`; per level, one entry per front end by its name.
+   */
+  readonly throughput?: {
+    readonly cpus: string;
+    readonly workers: readonly number[];
+    readonly summary: readonly Readonly<Record<string, unknown> & { streams: number }>[];
+  };
 }
 
 /** The table's name for each front end the bench starts; a baseline build keeps its own name. */
@@ -84,6 +96,36 @@ export function openAiMarkdown(r: OpenAiResults): string {
     ([key, label]) =>
       `${label} ${r.summary.map((row) => (typeof row[key] === 'number' ? `${(row[key] as number).toFixed(2)}x` : '-')).join(' / ')}`,
   );
+  const t = r.throughput;
+  const wide =
+    t === undefined
+      ? []
+      : [
+          '',
+          `Throughput on every core, a second part of the same run: each front end allowed CPUs ${t.cpus} ` +
+            "(so the peer's tokio runs a thread per CPU, and `--workers N` forks N workers), the fake and the " +
+            'load generator still on CPU 1 for all of them; streamed chunks per second, median (runs), with ' +
+            "the front end's CPU per chunk (every process and thread) and the cores it kept busy: " +
+            t.summary
+              .map(
+                (row) =>
+                  `at ${row.streams} streams ` +
+                  Object.keys(row)
+                    .filter((k) => isFigures(row[k]))
+                    .map((name) => {
+                      const f = row[name] as FrontEndFigures & { chunksPerSecRuns?: readonly number[] };
+                      const runs = f.chunksPerSecRuns?.map((v) => v.toLocaleString('en-US')).join(', ');
+                      return (
+                        `${name} ${Math.round(f.chunksPerSec).toLocaleString('en-US')}` +
+                        `${runs === undefined ? '' : ` (${runs})`}, ${f.cpuUsPerChunk.toFixed(1)} µs` +
+                        `${f.coresBusy === undefined ? '' : `, ${f.coresBusy.toFixed(2)} cores`}`
+                      );
+                    })
+                    .join('; '),
+              )
+              .join('. ') +
+            '.',
+        ];
   return [
     START,
     `Measured ${m.date.slice(0, 10)} on ${m.cpu}, ${m.cores} cores, Node ${m.node}; ` +
@@ -97,6 +139,7 @@ export function openAiMarkdown(r: OpenAiResults): string {
     '',
     figures,
     ...(ratios.length === 0 ? [] : ['', `At ${levels.join(' / ')} streams: ${ratios.join('; ')}.`]),
+    ...wide,
     END,
   ].join('\n');
 }
