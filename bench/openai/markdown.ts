@@ -108,8 +108,8 @@ export function openAiMarkdown(r: OpenAiResults): string {
             "the front end's CPU per chunk (every process and thread) and the cores it kept busy: " +
             t.summary
               .map(
-                (row) =>
-                  `at ${row.streams} streams ` +
+                (row, i) =>
+                  `${i === 0 ? 'at' : 'At'} ${row.streams} streams ` +
                   Object.keys(row)
                     .filter((k) => isFigures(row[k]))
                     .map((name) => {
