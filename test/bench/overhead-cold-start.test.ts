@@ -1,4 +1,3 @@
-import { createServer } from 'node:net';
 import { startFakeTriton } from '@trtllm/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
@@ -11,21 +10,13 @@ import {
 } from '../../bench/overhead/cold-start.js';
 import { readConfig } from '../../bench/overhead/config.js';
 import { resultsMarkdown } from '../../bench/overhead/markdown.js';
+import { closedPort } from '../reliability/support/processes.js';
 import { emptyResults } from './overhead-results.js';
 
 // Each test sets the variables it reads; none leaks into the next.
 afterEach(() => {
   vi.unstubAllEnvs();
 });
-
-/** A loopback port with nothing listening on it. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 describe('bench:overhead cold start (process start to first token)', () => {
   it('runs 10 fresh processes per client by default, skips the part given 0, and can run alone', () => {

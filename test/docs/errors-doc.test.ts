@@ -9,7 +9,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTriton } from '@trtllm/ai-sdk';
@@ -22,6 +21,7 @@ import { type Transport, TritonLlm, TritonLlmError } from '@trtllm/sdk';
 import { fakeTokenizer, generateTokens } from '@trtllm/testing';
 import { generateText, streamText } from 'ai';
 import { afterAll, describe, expect, it } from 'vitest';
+import { closedPort } from '../reliability/support/processes.js';
 import { type Protocol, useFakeTriton } from '../support/fake.js';
 import { type ErrorMark, errorMarks, quoteMatches, quotePattern, type RowFacts } from './error-marks.js';
 import { root } from './markdown.js';
@@ -87,15 +87,6 @@ function docPortsIn(text: string, ports: Record<number, number>): string {
 
 function atDocPorts(printed: Printed, ports: Record<number, number>): Printed {
   return { ...printed, message: docPortsIn(printed.message, ports) };
-}
-
-/** A loopback port nothing listens on (bound once, then released). */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 const grpcPort = () => fake.triton().grpcPort;

@@ -1,7 +1,7 @@
-import { createServer } from 'node:net';
 import { createOpenAiServer, transportFromUrl } from '@trtllm/openai';
 import OpenAI, { APIError, InternalServerError, NotFoundError } from 'openai';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { closedPort } from '../../../test/reliability/support/processes.js';
 import { type Stack, startStack } from './stack.js';
 
 async function failure(call: Promise<unknown>): Promise<unknown> {
@@ -9,15 +9,6 @@ async function failure(call: Promise<unknown>): Promise<unknown> {
     () => expect.fail('the call succeeded'),
     (err: unknown) => err,
   );
-}
-
-/** A loopback port nothing listens on (bound once, then released). */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 // Words of the SDK's own calls, which a client of this server never made.

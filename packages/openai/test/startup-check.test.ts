@@ -1,7 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createOpenAiServer, transportFromUrl } from '@trtllm/openai';
@@ -9,6 +8,7 @@ import { TritonLlmError } from '@trtllm/sdk';
 import { type FakeTriton, startFakeTriton } from '@trtllm/testing';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { closedPort } from '../../../test/reliability/support/processes.js';
 import { runCli as spawnCli } from './cli-process.js';
 import { generated } from './expected.js';
 
@@ -50,15 +50,6 @@ async function exitCode(child: ChildProcess): Promise<number | null> {
   if (child.exitCode !== null) return child.exitCode;
   const [code] = await once(child, 'exit');
   return code as number | null;
-}
-
-/** A loopback port nothing listens on (bound once, then released). */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /** The smallest Hugging Face tokenizer.json: enough for the CLI to have a tokenizer, not the fake's vocabulary. */

@@ -33,6 +33,11 @@ export async function freePorts(count: number): Promise<number[]> {
   return ports;
 }
 
+/** A loopback port with nothing listening on it (bound once, then released): a server that refuses. */
+export async function closedPort(): Promise<number> {
+  return (await freePorts(1))[0]!;
+}
+
 async function firstLine(child: ChildProcess): Promise<string> {
   if (child.stdout === null) throw new Error('child has no stdout');
   const lines = createInterface({ input: child.stdout });
