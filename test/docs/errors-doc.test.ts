@@ -6,7 +6,6 @@
  * this file only knows how to cause each error, never what it says, so a message that changes
  * fails here naming the doc line to update.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -21,10 +20,10 @@ import { type Transport, TritonLlm, TritonLlmError } from '@trtllm/sdk';
 import { fakeTokenizer, generateTokens } from '@trtllm/testing';
 import { generateText, streamText } from 'ai';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../packages/openai/test/cli-process.js';
 import { closedPort } from '../reliability/support/processes.js';
 import { type Protocol, useFakeTriton } from '../support/fake.js';
 import { type ErrorMark, errorMarks, quoteMatches, quotePattern, type RowFacts } from './error-marks.js';
-import { root } from './markdown.js';
 
 const DOC = 'docs/ERRORS.md';
 const marks = errorMarks(DOC);
@@ -187,14 +186,9 @@ function chat(protocol: Protocol, model: string): ChatTriton {
 
 // ---- trtllm-openai, as a process --------------------------------------------------------------
 
-const cliEntry = join(root, 'packages/openai/src/cli.ts');
-
-/** trtllm-openai from source (tsx resolves the workspace through tsconfig paths): its stderr and exit code. */
+/** trtllm-openai as a process (`runCli`): its stderr and exit code. */
 async function cliRefusal(args: readonly string[]): Promise<{ stderr: string; code: number | null }> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', cliEntry, '--port', '0', ...args], {
-    cwd: root,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = runCli(['--port', '0', ...args]);
   let stderr = '';
   let stdout = '';
   child.stderr!.on('data', (d) => {
