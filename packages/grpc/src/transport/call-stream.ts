@@ -155,9 +155,9 @@ export class CallStream extends ResponseQueue implements InferStream, CallListen
   /**
    * The request failed with the server's `error_message`, but the server may still have responses
    * for it: NVIDIA's `tensorrt_llm_bls` sends a flags-only final after its error. Resetting the
-   * stream while it does so crashed Triton 2.51 (SIGSEGV in `ModelStreamInferHandler::Process`,
-   * about one server in four over 300 such errors), so the consumer gets the error at once while
-   * the call is half-closed and left for the server to end, what it still sends read and dropped.
+   * stream while it does so crashed Triton 2.51 (SIGSEGV in `ModelStreamInferHandler::Process`;
+   * measured in docs/RELIABILITY.md), so the consumer gets the error at once while the call is
+   * half-closed and left for the server to end, what it still sends read and dropped.
    * A server that has not ended it after `LINGER_MS` gets the reset after all.
    */
   private failInStream(error: TritonLlmError): void {
