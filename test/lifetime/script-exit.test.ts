@@ -1,3 +1,6 @@
+import { once } from 'node:events';
+import { createServer, type Http2Server } from 'node:http2';
+import type { AddressInfo } from 'node:net';
 import { type FakeTriton, startFakeTriton } from '@trtllm/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lastCallAt, limit, runScript, type ScriptRun } from './child-process.js';
@@ -81,5 +84,50 @@ describe('a call in flight keeps the process alive', () => {
     expect(finalAt - started).toBeGreaterThanOrEqual(1300);
     expect(run.exitedAt).toBeGreaterThanOrEqual(finalAt);
     expect(run.exitedAt - finalAt).toBeLessThan(EXIT_WITHIN_MS);
+  }, 60_000);
+});
+
+describe('a call the server leaves open after an in-stream error', () => {
+  let server: Http2Server;
+  let url: string;
+  const halfClosed: boolean[] = [];
+
+  beforeAll(async () => {
+    // Answers every call with an error message and never ends it: the client half-closes and
+    // waits (up to 5 s) for the server to end the call rather than resetting it.
+    const message = Buffer.from("request parameter 'fake_script' must be a string");
+    const body = Buffer.concat([Buffer.from([0x0a, message.length]), message]); // error_message = 1
+    const frame = Buffer.alloc(5 + body.length);
+    frame.writeUInt32BE(body.length, 1);
+    body.copy(frame, 5);
+    server = createServer();
+    server.on('stream', (stream) => {
+      const index = halfClosed.push(false) - 1;
+      stream.on('error', () => {});
+      stream.on('end', () => {
+        halfClosed[index] = true;
+      });
+      stream.once('data', () => {
+        stream.respond({ ':status': 200, 'content-type': 'application/grpc' });
+        stream.write(frame);
+      });
+      stream.resume();
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    server.close();
+  });
+
+  it(`does not keep the script alive: it exits within ${EXIT_WITHIN_MS} ms of its last call`, async () => {
+    const run = await runScript('grpc-in-stream-error', { grpcUrl: url, httpUrl: url });
+    expect(run.killed).toBe(false);
+    expect(run.code, run.stderr).toBe(0);
+    expect(halfClosed).toEqual([true]);
+    const sinceLastCall = run.exitedAt - lastCallAt(run);
+    expect(sinceLastCall).toBeGreaterThanOrEqual(0);
+    expect(sinceLastCall).toBeLessThan(EXIT_WITHIN_MS);
   }, 60_000);
 });

@@ -170,8 +170,9 @@ export class CallStream extends ResponseQueue implements InferStream, CallListen
       this.paused = false;
       call.resume();
     }
+    // A script that caught the error may end: neither the open call nor its timer keeps it alive.
+    call.setIdle(true);
     this.linger = setTimeout(() => call.cancel(), LINGER_MS);
-    // A script that caught the error may end: the open stream is not a reason to keep it alive.
     this.linger.unref?.();
   }
 
