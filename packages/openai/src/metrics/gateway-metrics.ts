@@ -1,6 +1,7 @@
 import { TritonLlmError } from '@trtllm/sdk';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Registry } from 'prom-client';
 import type { OpenAiUsage } from '../wire.js';
+import { LatencyHistogram, type LatencyRecorder } from './latency-histogram.js';
 
 /**
  * The prefix of every metric. The suffixes are vLLM's where vLLM has the metric
@@ -34,9 +35,9 @@ export class GatewayMetrics {
   private readonly errors: Counter<'model_name' | 'code'>;
   private readonly promptTokens: Counter<ModelLabel>;
   private readonly generationTokens: Counter<ModelLabel>;
-  private readonly ttft: Histogram<ModelLabel>;
-  private readonly itl: Histogram<ModelLabel>;
-  private readonly e2e: Histogram<ModelLabel>;
+  private readonly ttft: LatencyHistogram;
+  private readonly itl: LatencyHistogram;
+  private readonly e2e: LatencyHistogram;
 
   constructor(queueLength: () => number) {
     const registers = [this.registry];
@@ -79,24 +80,21 @@ export class GatewayMetrics {
       labelNames: ['model_name'],
       registers,
     });
-    this.ttft = new Histogram({
+    this.ttft = new LatencyHistogram({
       name: `${p}time_to_first_token_seconds`,
       help: 'Time from the request reaching the gateway to its first streamed token.',
-      labelNames: ['model_name'],
       buckets: TTFT_BUCKETS,
       registers,
     });
-    this.itl = new Histogram({
+    this.itl = new LatencyHistogram({
       name: `${p}inter_token_latency_seconds`,
       help: 'Time between two streamed pieces of text of one choice.',
-      labelNames: ['model_name'],
       buckets: ITL_BUCKETS,
       registers,
     });
-    this.e2e = new Histogram({
+    this.e2e = new LatencyHistogram({
       name: `${p}e2e_request_latency_seconds`,
       help: 'Time from the request reaching the gateway to its response ending.',
-      labelNames: ['model_name'],
       buckets: E2E_BUCKETS,
       registers,
     });
@@ -120,9 +118,9 @@ export class GatewayMetrics {
   /** Starts the meter of one generation request that arrived at `arrived` (`performance.now()`). */
   begin(model: string, arrived: number): RequestMeter {
     return new RequestMeter(model, arrived, this.running.labels(model), (err) => this.failed(model, err), {
-      ttft: this.ttft.labels(model),
-      itl: this.itl.labels(model),
-      e2e: this.e2e.labels(model),
+      ttft: this.ttft.recorder(model),
+      itl: this.itl.recorder(model),
+      e2e: this.e2e.recorder(model),
       prompt: this.promptTokens.labels(model),
       generation: this.generationTokens.labels(model),
     });
@@ -130,9 +128,9 @@ export class GatewayMetrics {
 }
 
 interface ModelInstruments {
-  readonly ttft: { observe(value: number): void };
-  readonly itl: { observe(value: number): void };
-  readonly e2e: { observe(value: number): void };
+  readonly ttft: LatencyRecorder;
+  readonly itl: LatencyRecorder;
+  readonly e2e: LatencyRecorder;
   readonly prompt: { inc(value: number): void };
   readonly generation: { inc(value: number): void };
 }
