@@ -61,7 +61,9 @@ function makeVariant(name: string, endpoints: Endpoints): Variant {
     case 'sdk-grpc-mux':
       return sdkVariant('grpc', endpoints, { multiplex: true });
     case 'sdk-grpc-replicas':
-      return sdkVariant('grpc', endpoints, { replicas: true });
+      return sdkVariant('grpc', endpoints, { replicas: 2 });
+    case 'sdk-grpc-replica-one':
+      return sdkVariant('grpc', endpoints, { replicas: 1 });
     case 'sdk-grpc-mux-baseline':
       return sdkBaselineVariant('grpc', endpoints, { multiplex: true });
     case 'sdk-http':

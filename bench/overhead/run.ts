@@ -303,14 +303,21 @@ try {
   await server.stop();
 }
 console.log(`throughput runs done after ${((Date.now() - started) / 1000).toFixed(0)} s`);
-// Balanced streams against one endpoint's: the replica transport's cost per token.
-for (const balanced of throughput.filter((t) => t.variant === 'sdk-grpc-replicas')) {
-  const single = throughput.find((t) => t.variant === 'sdk-grpc' && t.concurrency === balanced.concurrency);
-  if (single === undefined) continue;
-  console.log(
-    `replicas/default at ${balanced.concurrency}: ${(balanced.cpuUsPerToken / single.cpuUsPerToken).toFixed(3)}x ` +
-      `CPU per token (${balanced.cpuUsPerToken.toFixed(2)} vs ${single.cpuUsPerToken.toFixed(2)} µs)`,
-  );
+// Streams through the replica transport against one endpoint's: over one address (the transport's
+// own per-token path) and balanced over two (that path plus a second connection).
+const replicaRatios = [
+  ['sdk-grpc-replica-one', 'replica transport, one address/default'],
+  ['sdk-grpc-replicas', 'replicas/default'],
+] as const;
+for (const [variant, label] of replicaRatios) {
+  for (const through of throughput.filter((t) => t.variant === variant)) {
+    const single = throughput.find((t) => t.variant === 'sdk-grpc' && t.concurrency === through.concurrency);
+    if (single === undefined) continue;
+    console.log(
+      `${label} at ${through.concurrency}: ${(through.cpuUsPerToken / single.cpuUsPerToken).toFixed(3)}x ` +
+        `CPU per token (${through.cpuUsPerToken.toFixed(2)} vs ${single.cpuUsPerToken.toFixed(2)} µs)`,
+    );
+  }
 }
 
 // The two gRPC paths again, on a fake that sends one token of each generation in turn, as a GPU's

@@ -53,18 +53,20 @@ export function sdkBaselineVariant(
 export function sdkVariant(
   protocol: 'grpc' | 'http',
   endpoints: Endpoints,
-  grpcOptions: { readonly multiplex?: boolean; readonly replicas?: boolean } = {},
+  grpcOptions: { readonly multiplex?: boolean; readonly replicas?: 1 | 2 } = {},
 ): Variant {
   // BENCH_GRPC_MAX_CONNECTIONS: connections past a server's stream limit (see BENCH_FAKE_MAX_STREAMS).
   const maxConnections = process.env.BENCH_GRPC_MAX_CONNECTIONS;
   const { replicas, ...options } = grpcOptions;
   const connections = maxConnections !== undefined ? { maxConnections: Number(maxConnections) } : {};
-  // `replicas`: the same server under two names (127.0.0.1 and localhost), balanced as two
-  // endpoints, so that the cost of the replica transport is all that differs from `sdk-grpc`.
+  // `replicas: 2`: the same server under two names (127.0.0.1 and localhost), balanced as two
+  // endpoints (two connections). `replicas: 1`: the replica transport over the one address, so
+  // that its own per-token path is all that differs from `sdk-grpc`.
+  const addresses = replicas === 2 ? [endpoints.grpcUrl, otherName(endpoints.grpcUrl)] : [endpoints.grpcUrl];
   const transport: Transport =
     protocol === 'grpc'
-      ? replicas === true
-        ? grpcTransport({ baseUrls: [endpoints.grpcUrl, otherName(endpoints.grpcUrl)], ...connections })
+      ? replicas !== undefined
+        ? grpcTransport({ baseUrls: addresses, ...connections })
         : grpcTransport({ baseUrl: endpoints.grpcUrl, ...options, ...connections })
       : httpTransport({ baseUrl: endpoints.httpUrl });
   return streamingVariant(new TritonLlm({ transport, model: 'ensemble' }));

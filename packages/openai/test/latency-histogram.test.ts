@@ -55,11 +55,13 @@ describe('LatencyHistogram', () => {
   test('sums across workers as prom-client’s Histogram does (AggregatorRegistry, as --workers scrapes)', async () => {
     const workers = [pair(), pair()];
     const all = observations();
-    all.forEach(([model, v], i) => workers[i % 2]!.observe(model, v));
+    for (const [i, [model, v]] of all.entries()) workers[i % 2]!.observe(model, v);
     const aggregate = async (pick: (w: ReturnType<typeof pair>) => Registry) =>
       sorted(
         readSamples(
-          await AggregatorRegistry.aggregate(await Promise.all(workers.map((w) => pick(w).getMetricsAsJSON()))).metrics(),
+          await AggregatorRegistry.aggregate(
+            await Promise.all(workers.map((w) => pick(w).getMetricsAsJSON())),
+          ).metrics(),
         ),
       );
     const got = await aggregate((w) => w.ours);
