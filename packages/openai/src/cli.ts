@@ -66,8 +66,9 @@ Options:
   --drain-timeout <s>      On SIGTERM: stop accepting, /health 503, let requests in flight finish for
                            up to this long, then end them and exit 0 (default 30)
   --workers <n>            Processes sharing the port (node:cluster), 1 to 256 or auto (one per
-                           available core); default 1. --max-concurrency and --max-queue hold per
-                           worker; /metrics answers every worker's sum; SIGTERM drains them all
+                           usable core, within a container's CPU limit); default 1. --max-concurrency
+                           and --max-queue hold per worker; /metrics answers every worker's sum;
+                           SIGTERM drains them all
   -h, --help               Show this help
 
 GET /metrics is Prometheus text; GET /health is 200 when every model is ready and not draining.

@@ -2,15 +2,22 @@ import cluster, { type Worker } from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { AggregatorRegistry, type Registry } from 'prom-client';
 import { UsageError } from './cli-models.js';
+import { cgroupCpuLimit } from './cpu-quota.js';
 import type { ServerHooks } from './server.js';
 
 /** Most workers `--workers` takes: past the cores of any machine this runs on, only memory grows. */
 const MAX_WORKERS = 256;
 
-/** `--workers`: an integer 1..256, or `auto` (the machine's available parallelism); default 1. */
-export function workersFlag(value: string | undefined): number {
+/**
+ * `--workers`: an integer 1..256, or `auto` (one per CPU the process may run on, within a
+ * container's CPU limit: see cpu-quota.ts); default 1. `cgroupRoot` is for tests.
+ */
+export function workersFlag(value: string | undefined, cgroupRoot?: string): number {
   if (value === undefined) return 1;
-  if (value === 'auto') return Math.min(MAX_WORKERS, availableParallelism());
+  if (value === 'auto') {
+    const limit = cgroupCpuLimit(cgroupRoot) ?? MAX_WORKERS;
+    return Math.min(MAX_WORKERS, availableParallelism(), limit);
+  }
   const n = Number(value);
   if (!/^\d+$/.test(value) || !Number.isInteger(n) || n < 1 || n > MAX_WORKERS)
     throw new UsageError(
