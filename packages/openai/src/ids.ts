@@ -11,9 +11,15 @@ export function tritonRequestId(): string {
   return String(nextRequest);
 }
 
+/** A random UUID's 32 hex digits, its dashes (8-4-4-4-12) cut out by slices: `replaceAll` cost more than the UUID. */
+function uuidHex(): string {
+  const u = randomUUID();
+  return u.slice(0, 8) + u.slice(9, 13) + u.slice(14, 18) + u.slice(19, 23) + u.slice(24);
+}
+
 /** An OpenAI-style response id such as `chatcmpl-…` or `cmpl-…`. */
 export function responseId(prefix: 'cmpl' | 'chatcmpl'): string {
-  return `${prefix}-${randomUUID().replaceAll('-', '')}`;
+  return `${prefix}-${uuidHex()}`;
 }
 
 /** Seconds since the epoch, as OpenAI's `created` fields are. */
@@ -23,5 +29,5 @@ export function unixSeconds(): number {
 
 /** A tool call id in OpenAI's `call_…` form; clients echo it back in the `tool` message that answers the call. */
 export function toolCallId(): string {
-  return `call_${randomUUID().replaceAll('-', '').slice(0, 24)}`;
+  return `call_${uuidHex().slice(0, 24)}`;
 }

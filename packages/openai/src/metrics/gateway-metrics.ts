@@ -38,6 +38,8 @@ export class GatewayMetrics {
   private readonly ttft: LatencyHistogram;
   private readonly itl: LatencyHistogram;
   private readonly e2e: LatencyHistogram;
+  /** Each served model's instruments, bound to its label once (models are the few the gateway serves). */
+  private readonly perModel = new Map<string, ModelInstruments>();
 
   constructor(queueLength: () => number) {
     const registers = [this.registry];
@@ -117,17 +119,27 @@ export class GatewayMetrics {
 
   /** Starts the meter of one generation request that arrived at `arrived` (`performance.now()`). */
   begin(model: string, arrived: number): RequestMeter {
-    return new RequestMeter(model, arrived, this.running.labels(model), (err) => this.failed(model, err), {
-      ttft: this.ttft.recorder(model),
-      itl: this.itl.recorder(model),
-      e2e: this.e2e.recorder(model),
-      prompt: this.promptTokens.labels(model),
-      generation: this.generationTokens.labels(model),
-    });
+    let instruments = this.perModel.get(model);
+    if (instruments === undefined) {
+      instruments = {
+        running: this.running.labels(model),
+        ttft: this.ttft.recorder(model),
+        itl: this.itl.recorder(model),
+        e2e: this.e2e.recorder(model),
+        prompt: this.promptTokens.labels(model),
+        generation: this.generationTokens.labels(model),
+        failed: (err) => this.failed(model, err),
+      };
+      this.perModel.set(model, instruments);
+    }
+    return new RequestMeter(model, arrived, instruments);
   }
 }
 
 interface ModelInstruments {
+  readonly running: { inc(): void; dec(): void };
+  /** Counts an error that ended the request after its response began (a stream's error event). */
+  readonly failed: (err: unknown) => void;
   readonly ttft: LatencyRecorder;
   readonly itl: LatencyRecorder;
   readonly e2e: LatencyRecorder;
@@ -145,12 +157,14 @@ export class RequestMeter {
   constructor(
     readonly model: string,
     private readonly start: number,
-    private readonly runningGauge: { inc(): void; dec(): void },
-    /** Counts an error that ended the request after its response began (a stream's error event). */
-    readonly error: (err: unknown) => void,
     private readonly instruments: ModelInstruments,
   ) {
-    runningGauge.inc();
+    instruments.running.inc();
+  }
+
+  /** Counts an error that ended the request after its response began (a stream's error event). */
+  error(err: unknown): void {
+    this.instruments.failed(err);
   }
 
   /** A choice streamed a piece of text. */
@@ -175,7 +189,7 @@ export class RequestMeter {
   end(): void {
     if (this.ended) return;
     this.ended = true;
-    this.runningGauge.dec();
+    this.instruments.running.dec();
     this.instruments.e2e.observe((performance.now() - this.start) / 1000);
   }
 }
