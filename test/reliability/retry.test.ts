@@ -8,23 +8,32 @@ import { rejection } from './support/streams.js';
 
 // A server that accepts each connection and resets it at once: a failure before any response
 // byte, on every attempt. Counting connections counts attempts.
-let server: Server;
-let connections = 0;
-let url: string;
+interface ResettingServer {
+  readonly url: string;
+  readonly connections: () => number;
+  close(): Promise<void>;
+}
 
-beforeAll(async () => {
-  server = createServer((socket) => {
+async function resettingServer(): Promise<ResettingServer> {
+  let connections = 0;
+  const server: Server = createServer((socket) => {
     connections++;
     socket.resetAndDestroy();
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
-  url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-});
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    connections: () => connections,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
 
-afterAll(async () => {
-  await new Promise((resolve) => server.close(resolve));
+let shared: ResettingServer;
+beforeAll(async () => {
+  shared = await resettingServer();
 });
+afterAll(() => shared.close());
 
 const FAST: RetryOptions = { initialDelayMs: 1, maxDelayMs: 5 };
 
@@ -36,7 +45,7 @@ describe.each(['grpc', 'http'] as const)(
       await Promise.all(transports.splice(0).map((t) => t.close()));
     });
 
-    function client(retry?: RetryOptions): TritonLlm {
+    function client(retry?: RetryOptions, url = shared.url): TritonLlm {
       const transport =
         protocol === 'grpc' ? grpcTransport({ baseUrl: url }) : httpTransport({ baseUrl: url });
       transports.push(transport);
@@ -46,10 +55,10 @@ describe.each(['grpc', 'http'] as const)(
     async function attemptsOf(
       call: () => Promise<unknown>,
     ): Promise<{ attempts: number; error: TritonLlmError }> {
-      const before = connections;
+      const before = shared.connections();
       const error = await rejection(call());
       expect(error).toBeInstanceOf(TritonLlmError);
-      return { attempts: connections - before, error: error as TritonLlmError };
+      return { attempts: shared.connections() - before, error: error as TritonLlmError };
     }
 
     it('retries an idempotent read up to the attempts, then says how many were made', async () => {
@@ -98,14 +107,20 @@ describe.each(['grpc', 'http'] as const)(
     });
 
     it('an abort during the wait between attempts ends the call with cancelled', async () => {
-      const controller = new AbortController();
-      const llm = client({ attempts: 10, initialDelayMs: 60_000, maxDelayMs: 60_000, budgetMs: 600_000 });
-      const before = connections;
-      const pending = rejection(llm.health({ signal: controller.signal }));
-      await expect.poll(() => connections - before).toBe(1);
-      controller.abort();
-      expect(((await pending) as TritonLlmError).code).toBe('cancelled');
-      expect(connections - before).toBe(1);
+      // A server of its own: an attempt of the test before, cut off by its deadline while it
+      // connected, may reach the shared server after this test began and count as one of its own.
+      const own = await resettingServer();
+      try {
+        const controller = new AbortController();
+        const retry = { attempts: 10, initialDelayMs: 60_000, maxDelayMs: 60_000, budgetMs: 600_000 };
+        const pending = rejection(client(retry, own.url).health({ signal: controller.signal }));
+        await expect.poll(() => own.connections()).toBe(1);
+        controller.abort();
+        expect(((await pending) as TritonLlmError).code).toBe('cancelled');
+        expect(own.connections()).toBe(1);
+      } finally {
+        await own.close();
+      }
     });
   },
 );
