@@ -172,6 +172,91 @@ describe.skipIf(REAL_SKIPPED)('trtllm-openai at start, on a real Triton with exp
     }
   });
 
+  it.each(['grpc', 'http'] as const)(
+    '(%s) a ready BLS whose tensorrt_llm is not loaded is waited for, naming that model, then served once it loads',
+    { timeout: 90_000 },
+    async (protocol) => {
+      // Triton keeps the BLS ready without the model it calls, and fails each of its requests.
+      expect(
+        (await fetch(`${triton.http}/v2/repository/models/tensorrt_llm/unload`, { method: 'POST' })).status,
+      ).toBe(200);
+      let run: ReturnType<typeof started> | undefined;
+      try {
+        // Triton answers the unload at once and unloads in the background (UNLOADING meanwhile).
+        let entry = await indexEntry(triton, 'tensorrt_llm');
+        while (entry?.state === 'READY' || entry?.state === 'UNLOADING') {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          entry = await indexEntry(triton, 'tensorrt_llm');
+        }
+        const state = entry?.reason ? `${entry.state}: ${entry.reason}` : entry?.state;
+        expect(state).toMatch(/^UNAVAILABLE/);
+        expect((await fetch(`${triton.http}/v2/models/tensorrt_llm_bls/ready`)).status).toBe(200);
+        const direct = await fetch(`${triton.http}/v2/models/tensorrt_llm_bls/generate`, {
+          method: 'POST',
+          body: JSON.stringify({ text_input: 'Hello world', max_tokens: 5 }),
+        });
+        expect(await direct.text()).toContain("Model 'tensorrt_llm' is not ready");
+
+        run = started(['--triton', url(protocol), '--model', 'tensorrt_llm_bls', '--triton-wait', '60']);
+        const serving = servingUrl(run.child);
+        serving.catch(() => undefined);
+        const line = await stderrLine(run, /attempt 1,/);
+        expect(line).toContain(
+          `model 'tensorrt_llm_bls' on Triton at ${url(protocol)} calls 'tensorrt_llm' (its config parameter tensorrt_llm_model_name), which is not ready (${state}); attempt 1,`,
+        );
+        expect(
+          (await fetch(`${triton.http}/v2/repository/models/tensorrt_llm/load`, { method: 'POST' })).status,
+        ).toBe(200);
+        const client = new OpenAI({ baseURL: await serving, apiKey: 'unused', maxRetries: 0 });
+        const r = await client.completions.create({
+          model: 'tensorrt_llm_bls',
+          prompt: 'Hello world',
+          max_tokens: 5,
+        });
+        expect(r.choices[0]?.text).toBe(expected('Hello world', 5));
+      } finally {
+        run?.child.kill('SIGKILL');
+        await fetch(`${triton.http}/v2/repository/models/tensorrt_llm/load`, { method: 'POST' });
+      }
+    },
+  );
+
+  it('a BLS whose config still holds the template’s placeholder for tensorrt_llm_model_name exits 1 at once, saying so', {
+    timeout: 60_000,
+  }, async () => {
+    const original = (await (await fetch(`${triton.http}/v2/models/tensorrt_llm_bls/config`)).json()) as {
+      parameters: Record<string, { string_value: string }>;
+    };
+    const load = (config: unknown) =>
+      fetch(`${triton.http}/v2/repository/models/tensorrt_llm_bls/load`, {
+        method: 'POST',
+        body: JSON.stringify({ parameters: { config: JSON.stringify(config) } }),
+      });
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the literal text of NVIDIA's unfilled config template
+    const placeholder = '${tensorrt_llm_model_name}';
+    const unfilled = {
+      ...original,
+      parameters: { ...original.parameters, tensorrt_llm_model_name: { string_value: placeholder } },
+    };
+    expect((await load(unfilled)).status).toBe(200);
+    try {
+      const run = started(['--triton', triton.grpc, '--model', 'tensorrt_llm_bls', '--triton-wait', '60']);
+      expect(await run.exit).toBe(1);
+      const err = run.err();
+      expect(err).toContain(
+        `model 'tensorrt_llm_bls' on Triton at ${triton.grpc} calls '${placeholder}' (its config parameter tensorrt_llm_model_name), which is not on Triton at ${triton.grpc} (its models: `,
+      );
+      expect(err).toContain(
+        "that is a placeholder of NVIDIA's config template: fill the BLS model's config.pbtxt (tools/fill_template.py)",
+      );
+      // Missing from the repository: no wait, a single line.
+      expect(err).not.toContain('attempt');
+    } finally {
+      // A load without a config keeps the last override: the original goes back the same way.
+      expect((await load(original)).status).toBe(200);
+    }
+  });
+
   it('a model loaded while the CLI waits is then served', { timeout: 90_000 }, async () => {
     const run = started(['--triton', triton.grpc, '--model', 'ensemble', '--triton-wait', '60']);
     try {

@@ -1,4 +1,5 @@
 import { type ModelSchema, type Transport, type TritonLlm, TritonLlmError } from '@trtllm/sdk';
+import { detectSchema } from '@trtllm/sdk/transport';
 import { tritonDetail } from './api-error.js';
 import { nearestName } from './nearest.js';
 import { rawModelNeedsTokenizer, type TokenizerSetting } from './raw-model.js';
@@ -66,15 +67,24 @@ export async function waitForBackend(check: BackendCheck): Promise<void> {
       ...(check.signal !== undefined ? { signal: check.signal } : {}),
     };
     let problem: string;
+    // A model a BLS calls that the repository lacks: waiting cannot help, and it is not the user's setting.
+    let missingCallee: TritonLlmError | undefined;
     try {
       // The model first: Triton's strict readiness (its default) keeps the whole server not ready
       // while any model of its repository failed to load, a model this server may not serve.
-      if (await llm.modelReady(call)) break;
-      const state = await modelState(check, call);
-      if (state instanceof TritonLlmError) throw state;
-      if (state !== undefined) problem = `model '${llm.model}' on ${settings.triton} is not ready (${state})`;
-      else if (!(await llm.ready(call))) problem = `${settings.triton} answered but is not ready yet`;
-      else problem = `model '${llm.model}' on ${settings.triton} is not ready yet`;
+      if (await llm.modelReady(call)) {
+        const callees = await calleesProblem(check, call);
+        if (callees === undefined) break;
+        if (callees instanceof TritonLlmError) missingCallee = callees;
+        problem = String(callees);
+      } else {
+        const state = await modelState(check, llm.model, call);
+        if (typeof state === 'object') throw notOnTriton(check, llm.model, state.missing);
+        if (state !== undefined)
+          problem = `model '${llm.model}' on ${settings.triton} is not ready (${state})`;
+        else if (!(await llm.ready(call))) problem = `${settings.triton} answered but is not ready yet`;
+        else problem = `model '${llm.model}' on ${settings.triton} is not ready yet`;
+      }
     } catch (err) {
       const e = TritonLlmError.from(err, 'internal');
       if (e.code === 'cancelled' || e.field === settings.model) throw e;
@@ -85,6 +95,7 @@ export async function waitForBackend(check: BackendCheck): Promise<void> {
       }
       problem = `${settings.triton} did not answer (${detail})`;
     }
+    if (missingCallee !== undefined) throw missingCallee;
     const left = check.waitMs - (performance.now() - started);
     if (left <= 0) {
       throw new TritonLlmError(
@@ -121,22 +132,22 @@ export async function waitForBackend(check: BackendCheck): Promise<void> {
 }
 
 /**
- * Why a model that is not ready is not: the error of a model the server does not have, to throw at
- * once, or the state its repository gives (a load failure, loading, not loaded), to wait on; or
- * undefined when the server says nothing more.
+ * Why a model that is not ready is not: `missing` when the server does not have it (with the
+ * server's models, when they can be listed), to fail at once, or the state its repository gives (a
+ * load failure, loading, not loaded), to wait on; or undefined when the server says nothing more.
  */
 async function modelState(
   check: BackendCheck,
+  model: string,
   call: { readonly timeoutMs: number; readonly signal?: AbortSignal },
-): Promise<TritonLlmError | string | undefined> {
-  const { llm, settings, transport } = check;
+): Promise<{ readonly missing: readonly string[] | undefined } | string | undefined> {
+  const { transport } = check;
   // The repository index lists every model, loaded or not, with its state and a load failure's
   // reason: a model that failed to load, or was never loaded (explicit model control), is there
   // but not ready, not missing. ModelStatistics, the fallback, lists only the loaded ones.
-  let models: string[] | undefined;
   if (transport?.repositoryIndex !== undefined) {
     const index = await transport.repositoryIndex(call);
-    const own = index.filter((m) => m.name === llm.model);
+    const own = index.filter((m) => m.name === model);
     // Ready between the two calls: the next attempt finds it so.
     if (own.some((m) => m.state === 'READY')) return undefined;
     const entry = own.find((m) => m.state !== '') ?? own[0];
@@ -144,25 +155,111 @@ async function modelState(
       if (entry.state === '') return 'not loaded';
       return entry.reason === '' ? entry.state : `${entry.state}: ${entry.reason}`;
     }
-    models = index.map((m) => m.name);
-  } else if (transport !== undefined) {
-    models = (await transport.modelStatistics(undefined, undefined, call)).map((s) => s.name);
-    if (models.includes(llm.model)) return undefined;
+    return { missing: index.map((m) => m.name) };
   }
-  const near = models !== undefined ? nearestName(llm.model, models) : undefined;
-  const list =
-    models === undefined
-      ? ''
-      : models.length === 0
-        ? ' (it has no models)'
-        : ` (its models: ${[...new Set(models)].sort().join(', ')})`;
+  if (transport !== undefined) {
+    const models = (await transport.modelStatistics(undefined, undefined, call)).map((s) => s.name);
+    return models.includes(model) ? undefined : { missing: models };
+  }
+  return { missing: undefined };
+}
+
+/** "model 'x' is not on Triton (its models: ...); did you mean 'y'? check --model", for the user's setting. */
+function notOnTriton(
+  check: BackendCheck,
+  model: string,
+  models: readonly string[] | undefined,
+): TritonLlmError {
+  const { settings } = check;
   return new TritonLlmError(
     'not_found',
-    `model '${llm.model}' is not on ${settings.triton}${list}; ${
-      near !== undefined ? `did you mean '${near}'? ` : ''
-    }check ${settings.model}`,
-    { model: llm.model, field: settings.model },
+    `model '${model}' is not on ${settings.triton}${modelList(models)}; ${didYouMean(model, models)}check ${settings.model}`,
+    { model, field: settings.model },
   );
+}
+
+function modelList(models: readonly string[] | undefined): string {
+  if (models === undefined) return '';
+  if (models.length === 0) return ' (it has no models)';
+  return ` (its models: ${[...new Set(models)].sort().join(', ')})`;
+}
+
+function didYouMean(model: string, models: readonly string[] | undefined): string {
+  const near = models !== undefined ? nearestName(model, models) : undefined;
+  return near !== undefined ? `did you mean '${near}'? ` : '';
+}
+
+/** A model a BLS calls, and where that name comes from. */
+interface Callee {
+  readonly name: string;
+  readonly from: string;
+}
+
+/**
+ * The models every request through a BLS model (NVIDIA's `tensorrt_llm_bls`) goes through: the one
+ * its config parameter `tensorrt_llm_model_name` names (`tensorrt_llm` without it, as NVIDIA's code
+ * reads it: a value left as the template's `${...}` is taken as it is), and `preprocessing` and
+ * `postprocessing`, which its code calls by those names. A draft model or multimodal encoders serve
+ * only requests that ask for them, which this server does not send.
+ */
+function blsCallees(parameters: Readonly<Record<string, string>>): Callee[] {
+  const llmModel = parameters.tensorrt_llm_model_name;
+  return [
+    llmModel === undefined
+      ? { name: 'tensorrt_llm', from: "NVIDIA's BLS calls it by that name without a tensorrt_llm_model_name" }
+      : { name: llmModel, from: 'its config parameter tensorrt_llm_model_name' },
+    { name: 'preprocessing', from: "NVIDIA's BLS calls it by that name" },
+    { name: 'postprocessing', from: "NVIDIA's BLS calls it by that name" },
+  ];
+}
+
+/**
+ * Whether the models a ready BLS calls are ready too. Triton loads a BLS model without them (it
+ * cannot know what the model's code calls), and then fails every request with "Model
+ * 'tensorrt_llm' is not ready": undefined when all are ready, the problem to wait on when one is
+ * not, or the error to stop on when the repository lacks one. Unchecked without a transport.
+ */
+async function calleesProblem(
+  check: BackendCheck,
+  call: {
+    readonly timeoutMs: number;
+    readonly retry: { readonly attempts: number };
+    readonly signal?: AbortSignal;
+  },
+): Promise<TritonLlmError | string | undefined> {
+  const { llm, settings, transport } = check;
+  if (transport === undefined) return undefined;
+  const config = await llm.modelConfig(call);
+  let flavor: string;
+  try {
+    flavor = detectSchema(config).flavor;
+  } catch {
+    // Not a model this server can serve: the schema read after the wait says why.
+    return undefined;
+  }
+  if (flavor !== 'bls') return undefined;
+  for (const callee of blsCallees(config.parameters)) {
+    const ready = await transport.modelReady(callee.name, undefined, call).catch((err: unknown) => {
+      // Over HTTP, Triton answers a model it does not have with an error, not with "not ready".
+      if (TritonLlmError.from(err).code === 'not_found') return false;
+      throw err;
+    });
+    if (ready) continue;
+    const state = await modelState(check, callee.name, call);
+    const calls = `model '${llm.model}' on ${settings.triton} calls '${callee.name}' (${callee.from})`;
+    if (typeof state === 'string') return `${calls}, which is not ready (${state})`;
+    if (state === undefined) return `${calls}, which is not ready yet`;
+    return new TritonLlmError(
+      'not_found',
+      `${calls}, which is not on ${settings.triton}${modelList(state.missing)}; ${
+        callee.name.startsWith('${')
+          ? "that is a placeholder of NVIDIA's config template: fill the BLS model's config.pbtxt (tools/fill_template.py)"
+          : `${didYouMean(callee.name, state.missing)}check the BLS model's config.pbtxt or Triton's model repository`
+      }`,
+      { model: llm.model },
+    );
+  }
+  return undefined;
 }
 
 function seconds(ms: number): string {
