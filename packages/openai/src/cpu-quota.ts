@@ -33,7 +33,7 @@ export function cgroupCpuLimit(root = '/'): number | undefined {
               .map((mount) => smallest(mount, path, v1Cpus))
               .find((n) => n !== undefined)
           : undefined;
-    if (found !== undefined) cpus = cpus === undefined ? found : Math.min(cpus, found);
+    cpus = least(cpus, found);
   }
   return cpus;
 }
@@ -52,8 +52,7 @@ function smallest(
   let cpus: number | undefined;
   let dir = posix.normalize(`/${path}`);
   for (;;) {
-    const n = limit(join(mount, dir));
-    if (n !== undefined) cpus = cpus === undefined ? n : Math.min(cpus, n);
+    cpus = least(cpus, limit(join(mount, dir)));
     if (dir === '/') return cpus;
     dir = posix.dirname(dir);
   }
@@ -74,6 +73,11 @@ function v1Cpus(dir: string): number | undefined {
 function cpusOf(quota: number, period: number): number | undefined {
   if (!Number.isFinite(quota) || !Number.isFinite(period) || quota <= 0 || period <= 0) return undefined;
   return Math.max(1, Math.ceil(quota / period));
+}
+
+/** The smaller of two limits, either of which may be absent (no limit). */
+function least(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined ? b : b === undefined ? a : Math.min(a, b);
 }
 
 function read(file: string): string | undefined {

@@ -16,6 +16,13 @@ function tree(files: Record<string, string>): string {
   }
   return root;
 }
+/** A cgroup v1 cpu controller's two files for the cgroup at `dir` (under `sys/fs/cgroup/`). */
+function v1Files(dir: string, quota: number, period = 100_000): Record<string, string> {
+  return {
+    [`sys/fs/cgroup/${dir}/cpu.cfs_quota_us`]: `${quota}\n`,
+    [`sys/fs/cgroup/${dir}/cpu.cfs_period_us`]: `${period}\n`,
+  };
+}
 afterEach(() => {
   for (const root of roots.splice(0)) rmSync(root, { recursive: true, force: true });
 });
@@ -39,16 +46,13 @@ describe('cgroupCpuLimit (the CPU limit --workers auto keeps to)', () => {
   test('cgroup v1: cpu.cfs_quota_us over cpu.cfs_period_us of the cpu hierarchy (half a CPU is one)', () => {
     const root = tree({
       'proc/self/cgroup': '11:memory:/docker/abc\n4:cpu,cpuacct:/docker/abc\n0::/\n',
-      'sys/fs/cgroup/cpu,cpuacct/docker/abc/cpu.cfs_quota_us': '250000\n',
-      'sys/fs/cgroup/cpu,cpuacct/docker/abc/cpu.cfs_period_us': '100000\n',
-      'sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us': '-1\n',
-      'sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us': '100000\n',
+      ...v1Files('cpu,cpuacct/docker/abc', 250_000),
+      ...v1Files('cpu,cpuacct', -1),
     });
     expect(cgroupCpuLimit(root)).toBe(3);
     const half = tree({
       'proc/self/cgroup': '1:cpu:/\n',
-      'sys/fs/cgroup/cpu/cpu.cfs_quota_us': '50000\n',
-      'sys/fs/cgroup/cpu/cpu.cfs_period_us': '100000\n',
+      ...v1Files('cpu', 50_000),
     });
     expect(cgroupCpuLimit(half)).toBe(1);
   });
@@ -56,8 +60,7 @@ describe('cgroupCpuLimit (the CPU limit --workers auto keeps to)', () => {
   test('cgroup v1 in a cgroup namespace: a path missing under the mount reads the mount root', () => {
     const root = tree({
       'proc/self/cgroup': '4:cpu,cpuacct:/kubepods/burstable/pod-a/ctr\n',
-      'sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us': '200000\n',
-      'sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us': '100000\n',
+      ...v1Files('cpu,cpuacct', 200_000),
     });
     expect(cgroupCpuLimit(root)).toBe(2);
   });
@@ -68,8 +71,7 @@ describe('cgroupCpuLimit (the CPU limit --workers auto keeps to)', () => {
     ).toBe(undefined);
     const v1 = tree({
       'proc/self/cgroup': '4:cpu:/\n',
-      'sys/fs/cgroup/cpu/cpu.cfs_quota_us': '-1\n',
-      'sys/fs/cgroup/cpu/cpu.cfs_period_us': '100000\n',
+      ...v1Files('cpu', -1),
     });
     expect(cgroupCpuLimit(v1)).toBe(undefined);
     expect(cgroupCpuLimit(tree({ 'proc/self/cgroup': '0::/\n', 'sys/fs/cgroup/cpu.max': 'garbage\n' }))).toBe(
