@@ -240,6 +240,13 @@ describe.skipIf(REAL_SKIPPED)('trtllm-openai at start, on a real Triton with exp
     };
     expect((await load(unfilled)).status).toBe(200);
     try {
+      // Triton keeps it ready, and each request fails on the name.
+      expect((await fetch(`${triton.http}/v2/models/tensorrt_llm_bls/ready`)).status).toBe(200);
+      const direct = await fetch(`${triton.http}/v2/models/tensorrt_llm_bls/generate`, {
+        method: 'POST',
+        body: JSON.stringify({ text_input: 'Hello world', max_tokens: 5 }),
+      });
+      expect(await direct.text()).toContain(placeholder);
       const run = started(['--triton', triton.grpc, '--model', 'tensorrt_llm_bls', '--triton-wait', '60']);
       expect(await run.exit).toBe(1);
       const err = run.err();

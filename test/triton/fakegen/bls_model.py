@@ -106,7 +106,10 @@ class TritonPythonModel:
         self.config = io.model_config_of(args)
         self.model_name = args["model_name"]
         self.accumulate = io.bool_parameter(self.config, "accumulate_tokens", False)
-        self.llm_model = io.parameter(self.config, "tensorrt_llm_model_name", "tensorrt_llm")
+        # As NVIDIA's BLS reads it: "tensorrt_llm" only without the parameter; a value is taken as it
+        # is, even a template placeholder left unfilled (its requests then fail on that name).
+        entry = self.config.get("parameters", {}).get("tensorrt_llm_model_name")
+        self.llm_model = "tensorrt_llm" if entry is None else entry.get("string_value", "")
         self.workers = Workers()
 
     def finalize(self):
