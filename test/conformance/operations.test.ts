@@ -33,6 +33,22 @@ describeEachServer('conformance: %s Triton over %s', (kind, protocol) => {
     expect((await c.serverMetadata()).name).toBe('triton');
   });
 
+  it('answers readiness over HTTP as Triton does: 200 with no body, or 400 with its error JSON, both as text/plain', async () => {
+    // The same exchange whichever protocol the block is for: it is HTTP's own.
+    const answer = async (path: string) => {
+      const r = await fetch(`${server().httpUrl}${path}`);
+      return { status: r.status, type: r.headers.get('content-type'), body: await r.text() };
+    };
+    const ready = { status: 200, type: 'text/plain', body: '' };
+    const notReady = { status: 400, type: 'text/plain', body: '{"error":"Model version not ready"}' };
+    expect(await answer('/v2/health/live')).toEqual(ready);
+    expect(await answer('/v2/health/ready')).toEqual(ready);
+    expect(await answer('/v2/models/ensemble/ready')).toEqual(ready);
+    expect(await answer('/v2/models/ensemble/versions/1/ready')).toEqual(ready);
+    expect(await answer('/v2/models/nope/ready')).toEqual(notReady);
+    expect(await answer('/v2/models/ensemble/versions/7/ready')).toEqual(notReady);
+  });
+
   it('reports each model flavor from its config and metadata', async () => {
     const schemas = await Promise.all(
       ['ensemble', 'tensorrt_llm_bls', 'tensorrt_llm', 'tensorrt_llm_unary', 'llmapi'].map((m) =>

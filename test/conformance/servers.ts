@@ -12,6 +12,8 @@ export type Protocol = 'grpc' | 'http';
 /** What a conformance test needs of a server, the same for the fake and the real Triton. */
 export interface ConformanceServer {
   readonly kind: ServerKind;
+  /** The server's HTTP address, for answers read byte for byte rather than through a transport. */
+  readonly httpUrl: string;
   transport(protocol: Protocol): Transport;
   /** Events of the generator (GENERATOR.md "Event log"): the fake's log, or the real models' JSONL file. */
   events(): FakeEvent[];
@@ -60,6 +62,7 @@ export function useServer(kind: ServerKind): () => ConformanceServer {
       fake = f;
       server = {
         kind,
+        httpUrl: f.httpUrl,
         transport: (p) =>
           track(p === 'grpc' ? grpcTransport({ baseUrl: f.grpcUrl }) : httpTransport({ baseUrl: f.httpUrl })),
         events: () => f.events(),
@@ -71,6 +74,7 @@ export function useServer(kind: ServerKind): () => ConformanceServer {
       const events = (): FakeEvent[] => readEventLog(eventLog);
       server = {
         kind,
+        httpUrl,
         transport: (p) =>
           track(p === 'grpc' ? grpcTransport({ baseUrl: grpcUrl }) : httpTransport({ baseUrl: httpUrl })),
         events,

@@ -45,10 +45,9 @@ export class Exchange {
     this.json(httpStatusOf(error), { error: error.message });
   }
 
+  /** Triton's answer with no body (health and readiness), typed text/plain as Triton's is. */
   empty(status: number): void {
-    if (this.gone) return;
-    this.res.writeHead(status, { 'Content-Length': 0 });
-    this.res.end();
+    this.send(status, 'text/plain', '');
   }
 
   /** Writes, waiting for the socket to drain when its buffer is full. */

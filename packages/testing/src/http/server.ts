@@ -79,8 +79,10 @@ async function route(ex: Exchange, ctx: EngineContext): Promise<void> {
     case 'generate_stream':
       return handleGenerate(ex, ctx, name, version, true);
     case 'ready':
-      // Triton answers readiness with a bare status.
-      return ex.empty(ctx.models.has(name) && (version === '' || version === MODEL_VERSION) ? 200 : 400);
+      // Triton answers a ready model with an empty 200, and any other (unknown, not loaded, another
+      // version) with this error, both typed text/plain.
+      if (ctx.models.has(name) && (version === '' || version === MODEL_VERSION)) return ex.empty(200);
+      return ex.send(400, 'text/plain', '{"error":"Model version not ready"}');
     case 'config':
       return ex.json(200, modelConfig(findModel(ctx, name, version)));
     case 'stats': {
