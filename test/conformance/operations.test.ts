@@ -228,6 +228,31 @@ describeEachServer('conformance: %s Triton over %s', (kind, protocol) => {
     expect((err as TritonLlmError).message).toContain('nope');
   });
 
+  it('says the statistics of a misspelt model are not found, naming the closest (Triton answers invalid argument)', async () => {
+    const err = await llm('ensembel')
+      .statistics()
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TritonLlmError);
+    const e = err as TritonLlmError;
+    expect(e.code).toBe('not_found');
+    expect(e.serverMessage).toBe("requested model 'ensembel' is not available");
+    expect(e.message).toContain("did you mean 'ensemble'?");
+  });
+
+  it('refuses a model load or unload over HTTP as Triton does without explicit model control: 503 and its message', async () => {
+    for (const action of ['load', 'unload']) {
+      const r = await fetch(`${server().httpUrl}/v2/repository/models/ensemble/${action}`, {
+        method: 'POST',
+      });
+      expect(r.status, action).toBe(503);
+      expect(await r.json(), action).toEqual({
+        error: 'explicit model load / unload is not allowed if polling is enabled',
+      });
+    }
+    // The model is still served.
+    expect(await llm('ensemble').modelReady()).toBe(true);
+  });
+
   it('refuses bad input before sending', async () => {
     const before = server().events().length;
     const err = await llm('ensemble')

@@ -54,6 +54,8 @@ export function codeFromGrpcStatus(status: number): ErrorCode {
 // `error_message` and an HTTP body or event sent after status 200 carry no code at all, and a
 // Python model's failure arrives as INTERNAL / 500 whatever caused it: the text is what both
 // transports share, so it decides wherever the status does not say more.
+const STATISTICS_OF_MISSING_MODEL = /^requested model (?:'[^']*' |version )is not available/;
+
 const SERVER_TEXT_CODES: ReadonlyArray<readonly [RegExp, ErrorCode]> = [
   [/unknown model|is not found/i, 'not_found'],
   [/generate stream|exactly 1 response|doesn't support models with decoupled/i, 'unimplemented'],
@@ -69,9 +71,12 @@ const SERVER_TEXT_CODES: ReadonlyArray<readonly [RegExp, ErrorCode]> = [
  * The code of an error the server reported, the same on every transport: `status` is the code of
  * the gRPC status or HTTP status it came with (none for an in-stream error or a 2xx body). A
  * specific status stands; a generic one (`internal`, `unknown`, none) gives way to the class the
- * message names, and an unknown model answered as `unavailable` is `not_found`.
+ * message names, and an unknown model answered as `unavailable` is `not_found`, as are the
+ * statistics of one (answered as `invalid_argument`).
  */
 export function codeFromServerError(message: string, status?: ErrorCode): ErrorCode {
+  // Triton answers the statistics of a model or version it lacks with INVALID_ARGUMENT (400).
+  if (STATISTICS_OF_MISSING_MODEL.test(message)) return 'not_found';
   const byText = SERVER_TEXT_CODES.find(([re]) => re.test(message))?.[1];
   if (status === undefined) return byText ?? 'internal';
   if (status === 'internal' || status === 'unknown') return byText ?? status;

@@ -67,6 +67,24 @@ export function requestPrefix(id: string): string {
   return `[request id: ${id === '' ? '<id_unknown>' : id}] `;
 }
 
+/**
+ * Triton's statistics of a model it does not have, or of a version it lacks: INVALID_ARG (400 /
+ * INVALID_ARGUMENT) with messages of their own, where every other call says NOT_FOUND.
+ */
+export function statisticsUnavailable(name: string, version: string): TritonError {
+  return new TritonError(
+    'INVALID_ARG',
+    version === ''
+      ? `requested model '${name}' is not available`
+      : `requested model version is not available for model '${name}'`,
+  );
+}
+
+/** Triton's answer to a model load or unload without `--model-control-mode=explicit`. */
+export function modelControlDisabled(): TritonError {
+  return new TritonError('UNAVAILABLE', 'explicit model load / unload is not allowed if polling is enabled');
+}
+
 export function unknownModel(name: string, version?: string): TritonError {
   const v = version === undefined || version === '' ? '' : ` version ${version}`;
   return new TritonError('NOT_FOUND', `Request for unknown model: '${name}'${v} is not found`);

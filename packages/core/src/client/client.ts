@@ -343,7 +343,9 @@ export class TritonLlm {
   statistics(options?: ClientCallOptions): Promise<ModelStatistics[]> {
     return this.call(options, true, (o) =>
       this.transport.modelStatistics(this.model, this.options.modelVersion, o),
-    ).catch(failedCall('statistics', this.model));
+    )
+      .catch((err: unknown) => this.notFound(err, this.model, options))
+      .catch(failedCall('statistics', this.model));
   }
 
   /** Closes the transport's connections. */

@@ -1,5 +1,5 @@
 /** The engine's entry: find the model, run the request on the right model kind, track it. */
-import { asTritonError, unknownModel } from '../errors.js';
+import { asTritonError, statisticsUnavailable, unknownModel } from '../errors.js';
 import { MODEL_VERSION, type ModelDef } from '../models/repository.js';
 import { batchNeedsNonDecoupled, batchSize } from './batch.js';
 import type { EngineContext } from './context.js';
@@ -16,6 +16,14 @@ import { executeVllm } from './vllm-model.js';
 export function findModel(ctx: EngineContext, name: string, version = ''): ModelDef {
   const model = ctx.models.get(name);
   if (!model || (version !== '' && version !== MODEL_VERSION)) throw unknownModel(name, version);
+  return model;
+}
+
+/** The model whose statistics are asked for: Triton refuses an unknown one with an error of its own. */
+export function statisticsModel(ctx: EngineContext, name: string, version = ''): ModelDef {
+  const model = ctx.models.get(name);
+  if (!model) throw statisticsUnavailable(name, '');
+  if (version !== '' && version !== MODEL_VERSION) throw statisticsUnavailable(name, version);
   return model;
 }
 

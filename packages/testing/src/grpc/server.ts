@@ -13,7 +13,7 @@ import {
 } from '@grpc/grpc-js';
 import { destroyAfterFlush } from '../drop.js';
 import type { EngineContext } from '../engine/context.js';
-import { findModel } from '../engine/execute.js';
+import { findModel, statisticsModel } from '../engine/execute.js';
 import { asTritonError, grpcStatusOf } from '../errors.js';
 import { listen } from '../listen.js';
 import {
@@ -109,7 +109,7 @@ export async function startGrpcFrontEnd(
     ModelMetadata: unary((r: Named) => modelMetadata(findModel(ctx, r.name, r.version))),
     ModelConfig: unary((r: Named) => ({ config: modelConfig(findModel(ctx, r.name, r.version)) })),
     ModelStatistics: unary((r: Named) => {
-      const models = r.name === '' ? [...ctx.models.values()] : [findModel(ctx, r.name, r.version)];
+      const models = r.name === '' ? [...ctx.models.values()] : [statisticsModel(ctx, r.name, r.version)];
       return { model_stats: models.map((m) => modelStatistics(m, ctx.statistics.get(m.name))) };
     }),
     RepositoryIndex: unary(() => ({

@@ -7,8 +7,8 @@ import {
 } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { EngineContext } from '../engine/context.js';
-import { findModel } from '../engine/execute.js';
-import { asTritonError, TritonError } from '../errors.js';
+import { findModel, statisticsModel } from '../engine/execute.js';
+import { asTritonError, modelControlDisabled, TritonError } from '../errors.js';
 import type { TlsOptions } from '../grpc/server.js';
 import { listen } from '../listen.js';
 import {
@@ -29,6 +29,8 @@ export interface HttpFrontEnd {
   close(): Promise<void>;
 }
 
+/** Triton's model control: `POST /v2/repository/models/<name>/load` and `.../unload`. */
+const REPOSITORY_CONTROL = /^\/v2\/repository\/models\/[^/]+\/(?:load|unload)$/;
 const MODEL_ROUTE =
   /^\/v2\/models\/([^/]+)(?:\/versions\/([^/]+))?(?:\/(ready|config|stats|infer|generate|generate_stream))?$/;
 
@@ -64,6 +66,8 @@ async function route(ex: Exchange, ctx: EngineContext): Promise<void> {
       [...ctx.models.keys()].map((name) => ({ name, version: MODEL_VERSION, state: 'READY' })),
     );
   }
+  // The fake serves its whole repository, as Triton without --model-control-mode=explicit.
+  if (method === 'POST' && REPOSITORY_CONTROL.test(path)) throw modelControlDisabled();
   const m = MODEL_ROUTE.exec(path);
   if (!m) return ex.json(404, { error: 'Not Found' });
   const name = decodeURIComponent(m[1]!);
@@ -86,7 +90,7 @@ async function route(ex: Exchange, ctx: EngineContext): Promise<void> {
     case 'config':
       return ex.json(200, modelConfig(findModel(ctx, name, version)));
     case 'stats': {
-      const model = findModel(ctx, name, version);
+      const model = statisticsModel(ctx, name, version);
       return ex.json(200, { model_stats: [modelStatistics(model, ctx.statistics.get(model.name))] });
     }
     default:
