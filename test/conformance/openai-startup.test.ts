@@ -4,6 +4,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { grpcTransport } from '@trtllm/grpc';
+import { httpTransport } from '@trtllm/http';
+import { TritonLlm, TritonLlmError } from '@trtllm/sdk';
 import { fakeTokenizer, generateTokens } from '@trtllm/testing';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -196,6 +199,21 @@ describe.skipIf(REAL_SKIPPED)('trtllm-openai at start, on a real Triton with exp
           body: JSON.stringify({ text_input: 'Hello world', max_tokens: 5 }),
         });
         expect(await direct.text()).toContain("Model 'tensorrt_llm' is not ready");
+        // The SDK tells it as it is: the server is not ready for that model (not an internal error).
+        const transport =
+          protocol === 'grpc'
+            ? grpcTransport({ baseUrl: triton.grpc })
+            : httpTransport({ baseUrl: triton.http });
+        const llm = new TritonLlm({ transport, model: 'tensorrt_llm_bls', retry: { attempts: 1 } });
+        try {
+          const err = await llm.generate({ prompt: 'Hello world', maxTokens: 5 }).catch((e: unknown) => e);
+          expect(err).toBeInstanceOf(TritonLlmError);
+          expect((err as TritonLlmError).code).toBe('unavailable');
+          expect((err as TritonLlmError).retryable).toBe(true);
+          expect((err as TritonLlmError).serverMessage).toContain("Model 'tensorrt_llm' is not ready");
+        } finally {
+          await llm.close();
+        }
 
         run = started(['--triton', url(protocol), '--model', 'tensorrt_llm_bls', '--triton-wait', '60']);
         const serving = servingUrl(run.child);

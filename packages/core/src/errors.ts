@@ -58,6 +58,8 @@ const STATISTICS_OF_MISSING_MODEL = /^requested model (?:'[^']*' |version )is no
 
 const SERVER_TEXT_CODES: ReadonlyArray<readonly [RegExp, ErrorCode]> = [
   [/unknown model|is not found/i, 'not_found'],
+  // A model another one calls (a BLS's tensorrt_llm) that is not loaded: the server is not ready for it.
+  [/Model '[^']*' is not ready/, 'unavailable'],
   [/generate stream|exactly 1 response|doesn't support models with decoupled/i, 'unimplemented'],
   [/cancel/i, 'cancelled'],
   [/timed out|deadline/i, 'deadline_exceeded'],

@@ -6,6 +6,8 @@ const UNKNOWN_MODEL = "Request for unknown model: 'nope' is not found";
 const WRONG_TYPE =
   "Traceback (most recent call last): ... inference input 'SEQUENCE_LENGTH' data-type is 'FP64', but model 'postprocessing' expects 'INT32'";
 const NOT_JSON = 'failed to parse the request JSON buffer: Invalid value. at 1';
+const CALLEE_NOT_READY =
+  "Model tensorrt_llm - Error when running inference: Failed for execute the inference request. Model 'tensorrt_llm' is not ready.";
 const DECOUPLED_GENERATE =
   'generate expects model to produce exactly 1 response, use generate stream for model that generates various number of responses';
 
@@ -26,6 +28,23 @@ describe('codeFromServerError', () => {
     expect(codeFromServerError(UNKNOWN_MODEL)).toBe('not_found');
     expect(codeFromServerError(UNKNOWN_MODEL, 'unavailable')).toBe('not_found');
     expect(codeFromServerError('connection reset', 'unavailable')).toBe('unavailable');
+  });
+
+  it('reads a model that a BLS calls and that is not loaded as unavailable (gRPC in-stream, HTTP 400 or INTERNAL)', () => {
+    expect(codeFromServerError(CALLEE_NOT_READY)).toBe('unavailable');
+    expect(codeFromServerError(CALLEE_NOT_READY, 'internal')).toBe('unavailable');
+  });
+
+  it('reads the statistics of a missing model or version as not_found, though Triton says invalid argument', () => {
+    expect(codeFromServerError("requested model 'nope' is not available", 'invalid_argument')).toBe(
+      'not_found',
+    );
+    expect(
+      codeFromServerError(
+        "requested model version is not available for model 'ensemble'",
+        'invalid_argument',
+      ),
+    ).toBe('not_found');
   });
 
   it('reads /generate on a decoupled model as unimplemented', () => {
