@@ -228,6 +228,24 @@ describeEachServer('conformance: %s Triton over %s', (kind, protocol) => {
     expect((err as TritonLlmError).message).toContain('nope');
   });
 
+  it('answers a wrong method with 405 and an unknown path with 404 over HTTP, each typed as Triton types it', async () => {
+    const answer = async (method: string, path: string) => {
+      const r = await fetch(`${server().httpUrl}${path}`, { method });
+      return `${r.status} ${r.headers.get('content-type')} ${await r.text()}`;
+    };
+    const notAllowed = '{"error":"Method Not Allowed"}';
+    expect(await answer('GET', '/v2/models/ensemble/infer')).toBe(`405 text/plain ${notAllowed}`);
+    expect(await answer('POST', '/v2/models/ensemble/ready')).toBe(`405 text/plain ${notAllowed}`);
+    expect(await answer('POST', '/v2/health/ready')).toBe(`405 text/plain ${notAllowed}`);
+    expect(await answer('GET', '/v2/models/ensemble/generate')).toBe(`405 application/json ${notAllowed}`);
+    expect(await answer('POST', '/v2/models/ensemble/config')).toBe(`405 application/json ${notAllowed}`);
+    expect(await answer('GET', '/v2/repository/index')).toBe(`405 application/json ${notAllowed}`);
+    expect(await answer('GET', '/v2/repository/models/ensemble/load')).toBe(
+      `405 application/json ${notAllowed}`,
+    );
+    expect(await answer('GET', '/v2/nothing')).toBe('404 text/plain {"error":"Not Found"}');
+  });
+
   it('says the statistics of a misspelt model are not found, naming the closest (Triton answers invalid argument)', async () => {
     const err = await llm('ensembel')
       .statistics()

@@ -46,35 +46,50 @@ function corsHeaders(req: IncomingMessage): Record<string, string> {
   };
 }
 
+/**
+ * Triton's answer to a known path asked with another method: 405 and this body, typed text/plain
+ * on its health, readiness and infer handlers and application/json on the others.
+ */
+function methodNotAllowed(ex: Exchange, plain: boolean): void {
+  ex.send(405, plain ? 'text/plain' : 'application/json', '{"error":"Method Not Allowed"}');
+}
+
 async function route(ex: Exchange, ctx: EngineContext): Promise<void> {
   const { req } = ex;
   const path = new URL(req.url ?? '/', 'http://fake').pathname;
   const method = req.method ?? 'GET';
   const get = method === 'GET';
-  if (get && path === '/v2/health/live') return ex.empty(200);
-  if (get && path === '/v2/health/ready') return ex.empty(200);
-  if (get && path === '/v2') {
+  if (path === '/v2/health/live' || path === '/v2/health/ready') {
+    return get ? ex.empty(200) : methodNotAllowed(ex, true);
+  }
+  if (path === '/v2') {
+    if (!get) return methodNotAllowed(ex, false);
     return ex.json(200, { name: SERVER_NAME, version: SERVER_VERSION, extensions: SERVER_EXTENSIONS });
   }
-  if (get && path === '/v2/models/stats') {
+  if (path === '/v2/models/stats') {
+    if (!get) return methodNotAllowed(ex, false);
     const stats = [...ctx.models.values()].map((m) => modelStatistics(m, ctx.statistics.get(m.name)));
     return ex.json(200, { model_stats: stats });
   }
-  if (method === 'POST' && path === '/v2/repository/index') {
+  if (path === '/v2/repository/index') {
+    if (method !== 'POST') return methodNotAllowed(ex, false);
     return ex.json(
       200,
       [...ctx.models.keys()].map((name) => ({ name, version: MODEL_VERSION, state: 'READY' })),
     );
   }
-  // The fake serves its whole repository, as Triton without --model-control-mode=explicit.
-  if (method === 'POST' && REPOSITORY_CONTROL.test(path)) throw modelControlDisabled();
+  if (REPOSITORY_CONTROL.test(path)) {
+    if (method !== 'POST') return methodNotAllowed(ex, false);
+    // The fake serves its whole repository, as Triton without --model-control-mode=explicit.
+    throw modelControlDisabled();
+  }
   const m = MODEL_ROUTE.exec(path);
-  if (!m) return ex.json(404, { error: 'Not Found' });
+  if (!m) return ex.send(404, 'text/plain', '{"error":"Not Found"}');
   const name = decodeURIComponent(m[1]!);
   const version = m[2] === undefined ? '' : decodeURIComponent(m[2]);
   const action = m[3];
   const wants = action === 'infer' || action === 'generate' || action === 'generate_stream' ? 'POST' : 'GET';
-  if (method !== wants) return ex.json(405, { error: `Method Not Allowed: ${method} ${path}` });
+  if (method !== wants) return methodNotAllowed(ex, action === 'infer' || action === 'ready');
   switch (action) {
     case 'infer':
       return handleInfer(ex, ctx, name, version);
