@@ -1,3 +1,13 @@
+import { fileURLToPath } from 'node:url';
+import {
+  credentials,
+  type GrpcObject,
+  status as grpcStatus,
+  loadPackageDefinition,
+  type ServiceClientConstructor,
+  type ServiceError,
+} from '@grpc/grpc-js';
+import { loadSync } from '@grpc/proto-loader';
 import { type StreamChunk, TritonLlm, TritonLlmError } from '@trtllm/sdk';
 import { fakeTokenizer, generateTokens } from '@trtllm/testing';
 import { expect, it } from 'vitest';
@@ -14,6 +24,31 @@ async function text(stream: AsyncIterable<StreamChunk>): Promise<string> {
   let out = '';
   for await (const chunk of stream) out += chunk.text;
   return out;
+}
+
+const PROTO_DIR = fileURLToPath(new URL('../../proto', import.meta.url));
+
+/** A RepositoryModelLoad or RepositoryModelUnload call, made with grpc-js (the SDK has no such call): its error. */
+async function repositoryControl(
+  grpcUrl: string,
+  action: 'load' | 'unload',
+  model: string,
+): Promise<ServiceError | null> {
+  const definition = loadSync('inference/grpc_service.proto', { includeDirs: [PROTO_DIR] });
+  const inference = loadPackageDefinition(definition).inference as GrpcObject;
+  const Service = inference.GRPCInferenceService as ServiceClientConstructor;
+  const client = new Service(new URL(grpcUrl).host, credentials.createInsecure());
+  const method = action === 'load' ? 'RepositoryModelLoad' : 'RepositoryModelUnload';
+  try {
+    return await new Promise<ServiceError | null>((resolve) => {
+      (client[method] as (r: object, cb: (e: ServiceError | null) => void) => void)(
+        { model_name: model },
+        resolve,
+      );
+    });
+  } finally {
+    client.close();
+  }
 }
 
 describeEachServer('conformance: %s Triton over %s', (kind, protocol) => {
@@ -257,15 +292,20 @@ describeEachServer('conformance: %s Triton over %s', (kind, protocol) => {
     expect(e.message).toContain("did you mean 'ensemble'?");
   });
 
-  it('refuses a model load or unload over HTTP as Triton does without explicit model control: 503 and its message', async () => {
-    for (const action of ['load', 'unload']) {
-      const r = await fetch(`${server().httpUrl}/v2/repository/models/ensemble/${action}`, {
-        method: 'POST',
-      });
-      expect(r.status, action).toBe(503);
-      expect(await r.json(), action).toEqual({
-        error: 'explicit model load / unload is not allowed if polling is enabled',
-      });
+  it('refuses a model load or unload as Triton does without explicit model control (HTTP 503, gRPC UNAVAILABLE)', async () => {
+    const message = 'explicit model load / unload is not allowed if polling is enabled';
+    for (const action of ['load', 'unload'] as const) {
+      if (protocol === 'http') {
+        const r = await fetch(`${server().httpUrl}/v2/repository/models/ensemble/${action}`, {
+          method: 'POST',
+        });
+        expect(r.status, action).toBe(503);
+        expect(await r.json(), action).toEqual({ error: message });
+      } else {
+        const err = await repositoryControl(server().grpcUrl, action, 'ensemble');
+        expect(err?.code, action).toBe(grpcStatus.UNAVAILABLE);
+        expect(err?.details, action).toBe(message);
+      }
     }
     // The model is still served.
     expect(await llm('ensemble').modelReady()).toBe(true);

@@ -12,8 +12,9 @@ export type Protocol = 'grpc' | 'http';
 /** What a conformance test needs of a server, the same for the fake and the real Triton. */
 export interface ConformanceServer {
   readonly kind: ServerKind;
-  /** The server's HTTP address, for answers read byte for byte rather than through a transport. */
+  /** The server's HTTP and gRPC addresses, for answers read as they come rather than through a transport. */
   readonly httpUrl: string;
+  readonly grpcUrl: string;
   transport(protocol: Protocol): Transport;
   /** Events of the generator (GENERATOR.md "Event log"): the fake's log, or the real models' JSONL file. */
   events(): FakeEvent[];
@@ -63,6 +64,7 @@ export function useServer(kind: ServerKind): () => ConformanceServer {
       server = {
         kind,
         httpUrl: f.httpUrl,
+        grpcUrl: f.grpcUrl,
         transport: (p) =>
           track(p === 'grpc' ? grpcTransport({ baseUrl: f.grpcUrl }) : httpTransport({ baseUrl: f.httpUrl })),
         events: () => f.events(),
@@ -75,6 +77,7 @@ export function useServer(kind: ServerKind): () => ConformanceServer {
       server = {
         kind,
         httpUrl,
+        grpcUrl,
         transport: (p) =>
           track(p === 'grpc' ? grpcTransport({ baseUrl: grpcUrl }) : httpTransport({ baseUrl: httpUrl })),
         events,

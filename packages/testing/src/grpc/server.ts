@@ -14,7 +14,7 @@ import {
 import { destroyAfterFlush } from '../drop.js';
 import type { EngineContext } from '../engine/context.js';
 import { findModel, statisticsModel } from '../engine/execute.js';
-import { asTritonError, grpcStatusOf } from '../errors.js';
+import { asTritonError, grpcStatusOf, modelControlDisabled } from '../errors.js';
 import { listen } from '../listen.js';
 import {
   modelConfig,
@@ -120,6 +120,13 @@ export async function startGrpcFrontEnd(
         reason: '',
       })),
     })),
+    // The fake serves its whole repository, as Triton without --model-control-mode=explicit.
+    RepositoryModelLoad: unary(() => {
+      throw modelControlDisabled();
+    }),
+    RepositoryModelUnload: unary(() => {
+      throw modelControlDisabled();
+    }),
     ModelInfer: ((call, callback) => handleModelInfer(call, callback, ctx, drop)) satisfies handleUnaryCall<
       ProtoInferRequest,
       Buffer
