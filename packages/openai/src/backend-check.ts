@@ -240,7 +240,7 @@ async function calleesProblem(
   if (flavor !== 'bls') return undefined;
   for (const callee of blsCallees(config.parameters)) {
     const ready = await transport.modelReady(callee.name, undefined, call).catch((err: unknown) => {
-      // Over HTTP, Triton answers a model it does not have with an error, not with "not ready".
+      // A transport that reports a model the server lacks as not found: it is not ready all the same.
       if (TritonLlmError.from(err).code === 'not_found') return false;
       throw err;
     });
