@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
 import { inCi } from './ci.js';
@@ -48,6 +49,25 @@ export async function setup(project: TestProject): Promise<() => void> {
     eventLog: EVENT_LOG,
   });
   return () => {
+    reportDeadServer();
     execFileSync('bash', ['scripts/triton-down.sh'], { cwd: root, env, stdio: 'inherit' });
   };
+}
+
+/**
+ * A shared server that is gone at the end of the run died under some test (every test that stops it
+ * starts it again): say so with the end of its log, since the tests after it only saw a refused
+ * connection.
+ */
+function reportDeadServer(): void {
+  const pidFile = `${root}/build/triton-${HTTP_PORT}.pid`;
+  try {
+    process.kill(Number(readFileSync(pidFile, 'utf8').trim()), 0);
+    return;
+  } catch {
+    // No pid file, or no such process: the server is gone.
+  }
+  const log = `${root}/build/triton-${HTTP_PORT}.log`;
+  const tail = existsSync(log) ? readFileSync(log, 'utf8').split('\n').slice(-30).join('\n') : '(no log)';
+  console.error(`\n!!! The shared real Triton exited during the run. The end of ${log}:\n${tail}\n`);
 }

@@ -170,6 +170,15 @@ export interface LoadOutcome {
 }
 
 /**
+ * How long a request of the load may hear nothing before it ends: it frees the workers the freeze
+ * caught, within the tests' 3.5 s after it. Not shorter: on a busy machine the healthy replica (in
+ * the conformance suite, the shared real Triton) can pause for half a second, and each idle timeout
+ * there is a cancel racing the request's last responses, the race that crashed Triton 2.51's gRPC
+ * handler before (docs/RELIABILITY.md). The freeze itself is seen by the replica layer's stall probe.
+ */
+const LOAD_IDLE_TIMEOUT_MS = 2000;
+
+/**
  * `workers` loops sending `request` until stopped, each answer checked against `expected`: the load a
  * replica is frozen under. `markFrozen()` records the freeze (and returns its time) so each outcome
  * says whether its request started after it.
@@ -190,7 +199,7 @@ export function loadWorkers(
       try {
         const result = await llm.generate(
           { inputIds: [...request.inputIds], maxTokens: request.maxTokens },
-          { idleTimeoutMs: 500 },
+          { idleTimeoutMs: LOAD_IDLE_TIMEOUT_MS },
         );
         expect(result.sequences[0]?.tokenIds).toEqual(expected);
         outcomes.push({ startedAfterFreezeMs, ok: true });

@@ -12,18 +12,28 @@ import { executeTextModel } from './text-model.js';
 import { executeTokenizerModel } from './tokenizer-models.js';
 import { executeVllm } from './vllm-model.js';
 
+/**
+ * The model `name` at `version` ('' = latest) when the fake serves it, else undefined: the one
+ * answer behind readiness, metadata, config, statistics and inference, which differ only in the
+ * error each gives for a model it does not serve.
+ */
+export function servedModel(ctx: EngineContext, name: string, version = ''): ModelDef | undefined {
+  const model = ctx.models.get(name);
+  return model !== undefined && (version === '' || version === MODEL_VERSION) ? model : undefined;
+}
+
 /** The model `name` at `version` ('' = latest), or Triton's unknown-model error. */
 export function findModel(ctx: EngineContext, name: string, version = ''): ModelDef {
-  const model = ctx.models.get(name);
-  if (!model || (version !== '' && version !== MODEL_VERSION)) throw unknownModel(name, version);
+  const model = servedModel(ctx, name, version);
+  if (model === undefined) throw unknownModel(name, version);
   return model;
 }
 
 /** The model whose statistics are asked for: Triton refuses an unknown one with an error of its own. */
 export function statisticsModel(ctx: EngineContext, name: string, version = ''): ModelDef {
-  const model = ctx.models.get(name);
-  if (!model) throw statisticsUnavailable(name, '');
-  if (version !== '' && version !== MODEL_VERSION) throw statisticsUnavailable(name, version);
+  const model = servedModel(ctx, name, version);
+  // Triton names the version only when the model exists and that version does not.
+  if (model === undefined) throw statisticsUnavailable(name, ctx.models.has(name) ? version : '');
   return model;
 }
 

@@ -13,7 +13,7 @@ import {
 } from '@grpc/grpc-js';
 import { destroyAfterFlush } from '../drop.js';
 import type { EngineContext } from '../engine/context.js';
-import { findModel, statisticsModel } from '../engine/execute.js';
+import { findModel, servedModel, statisticsModel } from '../engine/execute.js';
 import { asTritonError, grpcStatusOf, modelControlDisabled } from '../errors.js';
 import { listen } from '../listen.js';
 import {
@@ -98,9 +98,7 @@ export async function startGrpcFrontEnd(
   const implementation: UntypedServiceImplementation = {
     ServerLive: unary(() => ({ live: true })),
     ServerReady: unary(() => ({ ready: true })),
-    ModelReady: unary((r: Named) => ({
-      ready: ctx.models.has(r.name) && (r.version === '' || r.version === MODEL_VERSION),
-    })),
+    ModelReady: unary((r: Named) => ({ ready: servedModel(ctx, r.name, r.version) !== undefined })),
     ServerMetadata: unary(() => ({
       name: SERVER_NAME,
       version: SERVER_VERSION,

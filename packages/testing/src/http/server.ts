@@ -7,7 +7,7 @@ import {
 } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { EngineContext } from '../engine/context.js';
-import { findModel, statisticsModel } from '../engine/execute.js';
+import { findModel, servedModel, statisticsModel } from '../engine/execute.js';
 import { asTritonError, modelControlDisabled, TritonError } from '../errors.js';
 import type { TlsOptions } from '../grpc/server.js';
 import { listen } from '../listen.js';
@@ -100,7 +100,7 @@ async function route(ex: Exchange, ctx: EngineContext): Promise<void> {
     case 'ready':
       // Triton answers a ready model with an empty 200, and any other (unknown, not loaded, another
       // version) with this error, both typed text/plain.
-      if (ctx.models.has(name) && (version === '' || version === MODEL_VERSION)) return ex.empty(200);
+      if (servedModel(ctx, name, version) !== undefined) return ex.empty(200);
       return ex.send(400, 'text/plain', '{"error":"Model version not ready"}');
     case 'config':
       return ex.json(200, modelConfig(findModel(ctx, name, version)));
