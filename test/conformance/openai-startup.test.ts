@@ -1,8 +1,5 @@
-import { type ChildProcess, execFileSync } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { grpcTransport } from '@trtllm/grpc';
 import { httpTransport } from '@trtllm/http';
@@ -11,7 +8,7 @@ import { fakeTokenizer, generateTokens } from '@trtllm/testing';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, servingUrl } from '../../packages/openai/test/cli-process.js';
-import { freePorts } from '../reliability/support/processes.js';
+import { type ExplicitTriton, startExplicitTriton } from './model-control-support.js';
 import { type Protocol, REAL_SKIPPED } from './servers.js';
 
 // Issue 53 on the real Triton: trtllm-openai checks at start that every model it serves is ready.
@@ -19,43 +16,7 @@ import { type Protocol, REAL_SKIPPED } from './servers.js';
 // control (the suite's shared server keeps its models), which loads only tensorrt_llm_bls and the
 // models it calls: the other models of the repository are listed but not loaded, one is made to fail its
 // load (which also turns Triton's strict server readiness false), and one is loaded while the CLI waits.
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-
-interface ExplicitTriton {
-  readonly grpc: string;
-  readonly http: string;
-  stop(): void;
-}
-
-async function startExplicitTriton(): Promise<ExplicitTriton> {
-  const [http, grpc, metrics] = await freePorts(3);
-  const dir = mkdtempSync(join(tmpdir(), 'trtllm-openai-startup-'));
-  const env = {
-    ...process.env,
-    TRITON_HTTP_PORT: String(http),
-    TRITON_GRPC_PORT: String(grpc),
-    TRITON_METRICS_PORT: String(metrics),
-    TRTLLM_FAKE_EVENT_LOG: join(dir, 'events.jsonl'),
-    TRITON_EXTRA_ARGS: [
-      '--model-control-mode=explicit',
-      // The BLS and the models it calls: Triton cannot know that a BLS model calls them.
-      ...['tensorrt_llm', 'preprocessing', 'postprocessing', 'tensorrt_llm_bls'].map(
-        (m) => `--load-model=${m}`,
-      ),
-    ].join(' '),
-  };
-  execFileSync('bash', ['scripts/triton-up.sh'], { cwd: ROOT, env, stdio: ['ignore', 'inherit', 'inherit'] });
-  // The pid file is what triton-down.sh stops; read here so a failed start shows up at once.
-  readFileSync(join(ROOT, `build/triton-${http}.pid`), 'utf8');
-  return {
-    grpc: `grpc://127.0.0.1:${grpc}`,
-    http: `http://127.0.0.1:${http}`,
-    stop: () => {
-      execFileSync('bash', ['scripts/triton-down.sh'], { cwd: ROOT, env, stdio: 'inherit' });
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
+const _ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** A model's entries in Triton's repository index, as Triton gives them. */
 async function indexEntry(
@@ -104,7 +65,10 @@ describe.skipIf(REAL_SKIPPED)('trtllm-openai at start, on a real Triton with exp
   let triton: ExplicitTriton;
   const url = (protocol: Protocol) => (protocol === 'grpc' ? triton.grpc : triton.http);
   beforeAll(async () => {
-    triton = await startExplicitTriton();
+    triton = await startExplicitTriton(
+      // The BLS and the models it calls: Triton cannot know that a BLS model calls them.
+      ['tensorrt_llm', 'preprocessing', 'postprocessing', 'tensorrt_llm_bls'],
+    );
   });
   afterAll(() => triton?.stop());
 

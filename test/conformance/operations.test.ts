@@ -1,16 +1,8 @@
-import { fileURLToPath } from 'node:url';
-import {
-  credentials,
-  type GrpcObject,
-  status as grpcStatus,
-  loadPackageDefinition,
-  type ServiceClientConstructor,
-  type ServiceError,
-} from '@grpc/grpc-js';
-import { loadSync } from '@grpc/proto-loader';
+import { status as grpcStatus } from '@grpc/grpc-js';
 import { type StreamChunk, TritonLlm, TritonLlmError } from '@trtllm/sdk';
 import { fakeTokenizer, generateTokens } from '@trtllm/testing';
 import { expect, it } from 'vitest';
+import { repositoryControl } from './model-control-support.js';
 import { describeEachServer, useServer } from './servers.js';
 
 const PROMPT = 'What is ML?';
@@ -24,31 +16,6 @@ async function text(stream: AsyncIterable<StreamChunk>): Promise<string> {
   let out = '';
   for await (const chunk of stream) out += chunk.text;
   return out;
-}
-
-const PROTO_DIR = fileURLToPath(new URL('../../proto', import.meta.url));
-
-/** A RepositoryModelLoad or RepositoryModelUnload call, made with grpc-js (the SDK has no such call): its error. */
-async function repositoryControl(
-  grpcUrl: string,
-  action: 'load' | 'unload',
-  model: string,
-): Promise<ServiceError | null> {
-  const definition = loadSync('inference/grpc_service.proto', { includeDirs: [PROTO_DIR] });
-  const inference = loadPackageDefinition(definition).inference as GrpcObject;
-  const Service = inference.GRPCInferenceService as ServiceClientConstructor;
-  const client = new Service(new URL(grpcUrl).host, credentials.createInsecure());
-  const method = action === 'load' ? 'RepositoryModelLoad' : 'RepositoryModelUnload';
-  try {
-    return await new Promise<ServiceError | null>((resolve) => {
-      (client[method] as (r: object, cb: (e: ServiceError | null) => void) => void)(
-        { model_name: model },
-        resolve,
-      );
-    });
-  } finally {
-    client.close();
-  }
 }
 
 describeEachServer('conformance: %s Triton over %s', (kind, protocol) => {

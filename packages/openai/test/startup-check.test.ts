@@ -212,6 +212,48 @@ describe('trtllm-openai checks Triton at start', () => {
   });
 });
 
+describe('trtllm-openai at start, on a fake Triton under explicit model control', () => {
+  test('a ready BLS whose tensorrt_llm is not loaded is waited for, naming that model, then served once it loads', async () => {
+    // The BLS and the two models it calls by name, not its tensorrt_llm: Triton keeps such a BLS ready.
+    await using fake = await startFakeTriton({
+      modelControl: 'explicit',
+      loadModels: ['tensorrt_llm_bls', 'preprocessing', 'postprocessing'],
+    });
+    // Never loaded the first time; the second, unloaded after the first round, as Triton lists it then.
+    for (const [triton, state] of [
+      [grpcUrl(fake), 'not loaded'],
+      [fake.httpUrl, 'UNAVAILABLE: unloaded'],
+    ] as const) {
+      const run = runCli(['--triton', triton, '--model', 'tensorrt_llm_bls', '--triton-wait', '30']);
+      try {
+        const [line] = await seen(run.child.stderr!, run.err, /.*attempt 1,.*/);
+        expect(line).toContain(
+          `model 'tensorrt_llm_bls' on Triton at ${triton} calls 'tensorrt_llm' (its config parameter tensorrt_llm_model_name), which is not ready (${state}); attempt 1,`,
+        );
+        const load = await fetch(`${fake.httpUrl}/v2/repository/models/tensorrt_llm/load`, {
+          method: 'POST',
+        });
+        expect(load.status).toBe(200);
+        const [, baseURL] = await seen(
+          run.child.stdout!,
+          run.out,
+          /serving 'tensorrt_llm_bls' at (http:\/\/\S+)/,
+        );
+        const client = new OpenAI({ baseURL: baseURL!, apiKey: 'unused', maxRetries: 0 });
+        const r = await client.completions.create({
+          model: 'tensorrt_llm_bls',
+          prompt: 'Hello',
+          max_tokens: 5,
+        });
+        expect(r.choices[0]!.text).toBe(generated('Hello', { maxTokens: 5 })[0]!.text);
+      } finally {
+        run.child.kill('SIGKILL');
+        await fetch(`${fake.httpUrl}/v2/repository/models/tensorrt_llm/unload`, { method: 'POST' });
+      }
+    }
+  });
+});
+
 describe('createOpenAiServer().ready()', () => {
   let fake: FakeTriton;
   beforeAll(async () => {

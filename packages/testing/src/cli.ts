@@ -8,7 +8,7 @@ import { startFakeTriton } from './server.js';
 import type { FakeEvent, FakeTriton } from './types.js';
 
 const USAGE =
-  'usage: trtllm-fake-triton [--grpc-port 8001] [--http-port 8000] [--host 127.0.0.1] [--ttft-ms N] [--itl-ms N] [--tokens-per-turn N] [--cors] [--log]';
+  'usage: trtllm-fake-triton [--grpc-port 8001] [--http-port 8000] [--host 127.0.0.1] [--ttft-ms N] [--itl-ms N] [--tokens-per-turn N] [--cors] [--log]\n  [--model-control-mode explicit [--load-model NAME]...]';
 
 /** How the log names the end of a request (Triton's verbose log says the same in more words). */
 const OUTCOMES: Partial<Record<FakeEvent['event'], string>> = {
@@ -56,6 +56,19 @@ function atLeastOne(name: string, value: string): number {
   return n;
 }
 
+/** `--model-control-mode` and `--load-model` as Triton reads them: `none` is the default mode. */
+function modelControl(
+  mode: string | undefined,
+  load: readonly string[] | undefined,
+): { modelControl?: 'explicit'; loadModels?: readonly string[] } {
+  if (mode === undefined || mode === 'none') {
+    if (load !== undefined) throw new Error('--load-model needs --model-control-mode explicit');
+    return {};
+  }
+  if (mode !== 'explicit') throw new Error(`--model-control-mode must be none or explicit, got '${mode}'`);
+  return { modelControl: 'explicit', ...(load !== undefined ? { loadModels: load } : {}) };
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -67,6 +80,9 @@ async function main(): Promise<void> {
       'tokens-per-turn': { type: 'string' },
       cors: { type: 'boolean' },
       log: { type: 'boolean' },
+      // Triton's own flag names, so a script written for Triton starts the fake the same way.
+      'model-control-mode': { type: 'string' },
+      'load-model': { type: 'string', multiple: true },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -85,6 +101,7 @@ async function main(): Promise<void> {
       ? { tokensPerTurn: atLeastOne('tokens-per-turn', values['tokens-per-turn']) }
       : {}),
     cors: values.cors ?? false,
+    ...modelControl(values['model-control-mode'], values['load-model']),
   });
   process.stdout.write(`fake Triton ready: grpc ${fake.grpcUrl} http ${fake.httpUrl}\n`);
   if (values.log) logRequests(fake, (line) => process.stdout.write(`${line}\n`));

@@ -85,6 +85,11 @@ export function modelControlDisabled(): TritonError {
   return new TritonError('UNAVAILABLE', 'explicit model load / unload is not allowed if polling is enabled');
 }
 
+/** Triton's answer for a model that was loaded and is not any more (explicit model control). */
+export function unloadedModel(name: string): TritonError {
+  return new TritonError('NOT_FOUND', `Request for unknown model: '${name}' has no available versions`);
+}
+
 export function unknownModel(name: string, version?: string): TritonError {
   const v = version === undefined || version === '' ? '' : ` version ${version}`;
   return new TritonError('NOT_FOUND', `Request for unknown model: '${name}'${v} is not found`);

@@ -3,6 +3,7 @@ import { asyncDispose } from './async-dispose.js';
 import { Activity, DEFAULT_TOKENS_PER_TURN, type EngineContext, StopRegistry } from './engine/context.js';
 import { DEFAULT_MAX_EVENTS, EventLog } from './engine/event-log.js';
 import { FaultState } from './engine/faults.js';
+import { ModelControl } from './engine/model-control.js';
 import { Statistics } from './engine/statistics.js';
 import { startGrpcFrontEnd } from './grpc/server.js';
 import { startHttpFrontEnd } from './http/server.js';
@@ -42,6 +43,23 @@ function maxEventsOf(value: number | undefined): number {
   return value;
 }
 
+/** The models explicit model control loads at start; undefined: Triton's default mode. */
+function loadAtStart(options: FakeTritonOptions): readonly string[] | undefined {
+  const { modelControl, loadModels } = options;
+  if (modelControl === undefined) {
+    if (loadModels !== undefined) {
+      throw new TypeError("startFakeTriton: loadModels needs modelControl: 'explicit', as --load-model does");
+    }
+    return undefined;
+  }
+  if (modelControl !== 'explicit') {
+    throw new TypeError(
+      `startFakeTriton: modelControl must be 'explicit' or left out, got ${String(modelControl)}`,
+    );
+  }
+  return loadModels ?? [];
+}
+
 /**
  * Starts a fake Triton Inference Server serving the TensorRT-LLM model repository of GENERATOR.md
  * over real gRPC and HTTP on loopback, with no GPU. Outputs are deterministic, so tests can
@@ -59,14 +77,17 @@ export async function startFakeTriton(
   const events = new EventLog(maxEventsOf(options.maxEvents));
   const faults = new FaultState();
   const activity = new Activity();
+  const repository = buildRepository({
+    backendVersion: options.backendVersion ?? 'latest',
+    decoupled: options.decoupled ?? {},
+    accumulateTokens: options.accumulateTokens ?? true,
+    ttftMs,
+    itlMs,
+  });
+  const control = new ModelControl(repository, loadAtStart(options));
   const ctx: EngineContext = {
-    models: buildRepository({
-      backendVersion: options.backendVersion ?? 'latest',
-      decoupled: options.decoupled ?? {},
-      accumulateTokens: options.accumulateTokens ?? true,
-      ttftMs,
-      itlMs,
-    }),
+    models: control.loaded,
+    control,
     events,
     faults,
     stops: new StopRegistry(),

@@ -52,6 +52,21 @@ export interface FakeTritonOptions {
   readonly decoupled?: Partial<Record<string, boolean>>;
   /** `accumulate_tokens` of `tensorrt_llm_bls`. Default true. */
   readonly accumulateTokens?: boolean;
+  /**
+   * Triton's `--model-control-mode=explicit`: only `loadModels` are loaded at start, and models load
+   * and unload on request (HTTP `POST /v2/repository/models/<name>/load` or `/unload`, gRPC
+   * `RepositoryModelLoad` / `RepositoryModelUnload`), with Triton's answers: a model never loaded is
+   * unknown but listed in the index by name, an unloaded one `UNAVAILABLE` ("has no available
+   * versions"), an ensemble is unloaded with a model it composes and loaded again with it, and a BLS
+   * whose `tensorrt_llm` is unloaded stays ready but fails each request. Left out: every model is
+   * served and load / unload are refused with 503 / UNAVAILABLE, as Triton refuses them by default.
+   */
+  readonly modelControl?: 'explicit';
+  /**
+   * With `modelControl: 'explicit'`, Triton's `--load-model`: the models loaded at start (an
+   * ensemble brings the models it composes; `'*'` loads all). Default none.
+   */
+  readonly loadModels?: readonly string[];
 }
 
 /** What a model request did, as the event log of GENERATOR.md records it. */

@@ -93,9 +93,41 @@ describe('trtllm-fake-triton', () => {
     expect(code).toBe(0);
   });
 
+  it('takes Triton’s --model-control-mode explicit and --load-model flags', async () => {
+    const { child, httpUrl } = await startCli([
+      '--grpc-port',
+      '0',
+      '--http-port',
+      '0',
+      '--model-control-mode',
+      'explicit',
+      '--load-model',
+      'tensorrt_llm',
+      '--load-model',
+      'llmapi',
+    ]);
+    try {
+      const index = (await (await fetch(`${httpUrl}/v2/repository/index`, { method: 'POST' })).json()) as {
+        name: string;
+        state?: string;
+      }[];
+      expect(index.filter((m) => m.state === 'READY').map((m) => m.name)).toEqual(['llmapi', 'tensorrt_llm']);
+      expect((await fetch(`${httpUrl}/v2/models/ensemble/ready`)).status).toBe(400);
+    } finally {
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    }
+  });
+
   const refusals = [
     [['--grpc-port', 'abc'], "--grpc-port must be a non-negative integer, got 'abc'"],
     [['--tokens-per-turn', '0'], "--tokens-per-turn must be a whole number >= 1, got '0'"],
+    [['--model-control-mode', 'poll'], "--model-control-mode must be none or explicit, got 'poll'"],
+    [['--load-model', 'ensemble'], '--load-model needs --model-control-mode explicit'],
+    [
+      ['--model-control-mode', 'explicit', '--load-model', 'ensembel'],
+      "loadModels names 'ensembel', which the fake does not have",
+    ],
   ] as const;
   for (const [args, message] of refusals) {
     it(`refuses a bad option with exit code 2 (${args.join(' ')})`, async () => {

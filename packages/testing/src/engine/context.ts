@@ -3,6 +3,7 @@ import { setMaxListeners } from 'node:events';
 import type { ModelDef } from '../models/repository.js';
 import type { EventLog } from './event-log.js';
 import type { FaultState } from './faults.js';
+import type { ModelControl } from './model-control.js';
 import type { Statistics } from './statistics.js';
 
 /** In-band `stop` requests find running generations by model and request id, across connections. */
@@ -74,7 +75,9 @@ export class Activity {
 }
 
 export interface EngineContext {
+  /** The models served now (all of them unless model control is explicit). */
   readonly models: ReadonlyMap<string, ModelDef>;
+  readonly control: ModelControl;
   readonly events: EventLog;
   readonly faults: FaultState;
   readonly stops: StopRegistry;

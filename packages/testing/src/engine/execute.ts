@@ -1,5 +1,5 @@
 /** The engine's entry: find the model, run the request on the right model kind, track it. */
-import { asTritonError, statisticsUnavailable, unknownModel } from '../errors.js';
+import { asTritonError, statisticsUnavailable, unknownModel, unloadedModel } from '../errors.js';
 import { MODEL_VERSION, type ModelDef } from '../models/repository.js';
 import { batchNeedsNonDecoupled, batchSize } from './batch.js';
 import type { EngineContext } from './context.js';
@@ -25,8 +25,8 @@ export function servedModel(ctx: EngineContext, name: string, version = ''): Mod
 /** The model `name` at `version` ('' = latest), or Triton's unknown-model error. */
 export function findModel(ctx: EngineContext, name: string, version = ''): ModelDef {
   const model = servedModel(ctx, name, version);
-  if (model === undefined) throw unknownModel(name, version);
-  return model;
+  if (model !== undefined) return model;
+  throw version === '' && ctx.control.wasUnloaded(name) ? unloadedModel(name) : unknownModel(name, version);
 }
 
 /** The model whose statistics are asked for: Triton refuses an unknown one with an error of its own. */

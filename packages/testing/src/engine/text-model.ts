@@ -121,11 +121,20 @@ export async function executeTextModel(
   ctx: EngineContext,
 ): Promise<void> {
   const { model, inputs } = req;
-  const inner: ModelDef | undefined = ctx.models.get(model.generator ?? '');
-  if (!inner) return refuse(req, sink, ctx, new TritonError('INTERNAL', `no generator for '${model.name}'`));
+  const generator = model.generator ?? '';
+  const inner: ModelDef | undefined = ctx.models.get(generator);
+  const official = model.innerRequestId === 'fresh';
+  if (!inner) {
+    if (ctx.control.defined(generator) === undefined) {
+      return refuse(req, sink, ctx, new TritonError('INTERNAL', `no generator for '${model.name}'`));
+    }
+    // Unloaded under explicit model control: Triton keeps a BLS ready (it cannot know which models
+    // a BLS calls), and each request fails on its call. (An ensemble was unloaded with it.)
+    const message = `Model ${generator} - Error when running inference: Failed for execute the inference request. Model '${generator}' is not ready.`;
+    return refuse(req, sink, ctx, new TritonError(official ? 'INTERNAL' : 'UNAVAILABLE', message));
+  }
   const guide = guideOf(inputs);
   const outer = new OuterRequest(req, sink, ctx, guide);
-  const official = model.innerRequestId === 'fresh';
   const innerId = official ? randomUUID() : req.id;
   const innerRefusal = (error: TritonError): void => {
     const base = { model: inner.name, id: innerId, tokens: 0, protocol: req.protocol } as const;

@@ -24,7 +24,6 @@ import {
   SERVER_NAME,
   SERVER_VERSION,
 } from '../models/describe.js';
-import { MODEL_VERSION } from '../models/repository.js';
 import { inferenceService } from './proto.js';
 import type { ProtoInferRequest } from './request.js';
 import { handleStreamInfer } from './stream.js';
@@ -54,6 +53,8 @@ function serviceDefinition(): ServiceDefinition {
 }
 
 type Named = { name: string; version: string };
+/** RepositoryModelLoadRequest and RepositoryModelUnloadRequest: the same two fields. */
+type RepositoryControl = { repository_name: string; model_name: string };
 
 function unary<Req, Res>(answer: (request: Req) => Res): handleUnaryCall<Req, Res> {
   return (call, callback) => {
@@ -111,19 +112,23 @@ export async function startGrpcFrontEnd(
       return { model_stats: models.map((m) => modelStatistics(m, ctx.statistics.get(m.name))) };
     }),
     RepositoryIndex: unary(() => ({
-      models: [...ctx.models.keys()].map((name) => ({
-        name,
-        version: MODEL_VERSION,
-        state: 'READY',
-        reason: '',
+      models: ctx.control.index().map((m) => ({
+        name: m.name,
+        version: m.version ?? '',
+        state: m.state ?? '',
+        reason: m.reason ?? '',
       })),
     })),
-    // The fake serves its whole repository, as Triton without --model-control-mode=explicit.
-    RepositoryModelLoad: unary(() => {
-      throw modelControlDisabled();
+    // Without explicit control the fake serves its whole repository, as Triton does.
+    RepositoryModelLoad: unary((r: RepositoryControl) => {
+      if (!ctx.control.explicit) throw modelControlDisabled();
+      ctx.control.load(r.model_name);
+      return {};
     }),
-    RepositoryModelUnload: unary(() => {
-      throw modelControlDisabled();
+    RepositoryModelUnload: unary((r: RepositoryControl) => {
+      if (!ctx.control.explicit) throw modelControlDisabled();
+      ctx.control.unload(r.model_name);
+      return {};
     }),
     ModelInfer: ((call, callback) => handleModelInfer(call, callback, ctx, drop)) satisfies handleUnaryCall<
       ProtoInferRequest,

@@ -19,7 +19,6 @@ import {
   SERVER_NAME,
   SERVER_VERSION,
 } from '../models/describe.js';
-import { MODEL_VERSION } from '../models/repository.js';
 import { Exchange } from './exchange.js';
 import { handleGenerate } from './generate.js';
 import { HEADER_LENGTH, handleInfer } from './infer.js';
@@ -30,7 +29,7 @@ export interface HttpFrontEnd {
 }
 
 /** Triton's model control: `POST /v2/repository/models/<name>/load` and `.../unload`. */
-const REPOSITORY_CONTROL = /^\/v2\/repository\/models\/[^/]+\/(?:load|unload)$/;
+const REPOSITORY_CONTROL = /^\/v2\/repository\/models\/([^/]+)\/(load|unload)$/;
 const MODEL_ROUTE =
   /^\/v2\/models\/([^/]+)(?:\/versions\/([^/]+))?(?:\/(ready|config|stats|infer|generate|generate_stream))?$/;
 
@@ -73,15 +72,17 @@ async function route(ex: Exchange, ctx: EngineContext): Promise<void> {
   }
   if (path === '/v2/repository/index') {
     if (method !== 'POST') return methodNotAllowed(ex, false);
-    return ex.json(
-      200,
-      [...ctx.models.keys()].map((name) => ({ name, version: MODEL_VERSION, state: 'READY' })),
-    );
+    return ex.json(200, ctx.control.index());
   }
-  if (REPOSITORY_CONTROL.test(path)) {
+  const control = REPOSITORY_CONTROL.exec(path);
+  if (control) {
     if (method !== 'POST') return methodNotAllowed(ex, false);
-    // The fake serves its whole repository, as Triton without --model-control-mode=explicit.
-    throw modelControlDisabled();
+    // Without explicit control the fake serves its whole repository, as Triton does.
+    if (!ctx.control.explicit) throw modelControlDisabled();
+    const name = decodeURIComponent(control[1]!);
+    if (control[2] === 'load') ctx.control.load(name);
+    else ctx.control.unload(name);
+    return ex.send(200, 'application/json', '');
   }
   const m = MODEL_ROUTE.exec(path);
   if (!m) return ex.send(404, 'text/plain', '{"error":"Not Found"}');
