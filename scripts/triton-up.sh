@@ -20,8 +20,9 @@ EVENTS="${TRTLLM_FAKE_EVENT_LOG:-$BUILD/triton-events.jsonl}"
 VENV="$ROOT/.venv-triton"
 MODELS="${TRITON_MODEL_REPOSITORY:-$ROOT/test/triton/models}"
 read -r -a EXTRA_ARGS <<<"${TRITON_EXTRA_ARGS:-}"
-# What a server's log shows when it died rather than stopped (an abort, a segfault, a stub that died).
-CRASH_LINES='terminate called|Signal \((6|11)\)|Segmentation fault|Stub process .*not healthy|Cannot allocate memory'
+# What a server's log shows when it died rather than stopped (an abort, a segfault, a stub that died),
+# one extended regular expression a line; .ci/run reads the same list.
+CRASH_LINES="$ROOT/scripts/triton-crash-lines.txt"
 
 say() { echo "triton-up: $*"; }
 
@@ -47,7 +48,7 @@ mkdir -p "$BUILD" "$(dirname "$EVENTS")"
 # otherwise erase the evidence of what went wrong before it.
 # A log that records a crash is also kept under a name of its own, which no later start rotates away
 # (.ci/run prints the crash lines of every such log when it fails).
-if [[ -s "$LOG" ]] && grep -qE "$CRASH_LINES" "$LOG"; then cp "$LOG" "$BUILD/triton-$HTTP_PORT.crash-$(date +%s).log"; fi
+if [[ -s "$LOG" ]] && grep -qEf "$CRASH_LINES" "$LOG"; then cp "$LOG" "$BUILD/triton-$HTTP_PORT.crash-$(date +%s).log"; fi
 if [[ -s "$LOG" ]]; then mv -f "$LOG" "$LOG.prev"; fi
 : >"$LOG"
 : >"$EVENTS" # a fresh event log per server run

@@ -1,5 +1,4 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,8 +7,8 @@ import { httpTransport } from '@trtllm/http';
 import { type ReplicaTransport, TritonLlm } from '@trtllm/sdk';
 import { generateTokens } from '@trtllm/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { freePorts } from '../reliability/support/processes.js';
 import { loadWorkers } from '../replicas/support.js';
+import { type OwnTriton, startOwnTriton } from './own-triton.js';
 import { type Protocol, REAL_SKIPPED } from './servers.js';
 
 // Issue 55 on the real server: a replica that freezes (SIGSTOP: its TCP connections stay open,
@@ -24,35 +23,17 @@ const WORKERS = 8;
 const SETTLE_MS = 1000;
 const AFTER_MS = 2500;
 
-interface SecondTriton {
-  readonly grpcUrl: string;
-  readonly httpUrl: string;
-  readonly pid: number;
-  stop(): void;
-}
-
-/** A second real Triton on free ports, serving `tensorrt_llm` from the suite's model repository. */
-async function startSecondTriton(): Promise<SecondTriton> {
-  const [http, grpc, metrics] = await freePorts(3);
+/** A second real Triton on free ports, serving only `tensorrt_llm` from the suite's model repository. */
+async function startSecondTriton(): Promise<OwnTriton> {
   const models = mkdtempSync(join(tmpdir(), 'trtllm-frozen-'));
   symlinkSync(join(ROOT, 'test/triton/models/tensorrt_llm'), join(models, 'tensorrt_llm'));
-  const env = {
-    ...process.env,
-    TRITON_HTTP_PORT: String(http),
-    TRITON_GRPC_PORT: String(grpc),
-    TRITON_METRICS_PORT: String(metrics),
-    TRITON_MODEL_REPOSITORY: models,
-    TRTLLM_FAKE_EVENT_LOG: join(models, 'events.jsonl'),
-  };
-  execFileSync('bash', ['scripts/triton-up.sh'], { cwd: ROOT, env, stdio: ['ignore', 'inherit', 'inherit'] });
-  const pid = Number(readFileSync(join(ROOT, `build/triton-${http}.pid`), 'utf8').trim());
+  const own = await startOwnTriton({ modelRepository: models });
   return {
-    grpcUrl: `http://127.0.0.1:${grpc}`,
-    httpUrl: `http://127.0.0.1:${http}`,
-    pid,
+    ...own,
     stop: () => {
-      signal(pid, 'SIGCONT');
-      execFileSync('bash', ['scripts/triton-down.sh'], { cwd: ROOT, env, stdio: 'inherit' });
+      // A frozen server would not stop.
+      signal(own.pid, 'SIGCONT');
+      own.stop();
       rmSync(models, { recursive: true, force: true });
     },
   };
@@ -67,7 +48,7 @@ function signal(pid: number, name: NodeJS.Signals): void {
 }
 
 describe.skipIf(REAL_SKIPPED)('a real Triton replica frozen under load', () => {
-  let frozen: SecondTriton | undefined;
+  let frozen: OwnTriton | undefined;
   const transports: ReplicaTransport[] = [];
 
   beforeAll(async () => {
@@ -85,9 +66,10 @@ describe.skipIf(REAL_SKIPPED)('a real Triton replica frozen under load', () => {
     async (protocol: Protocol) => {
       const real = inject('realTriton');
       if ('unavailable' in real) throw new Error(real.unavailable);
-      const second = frozen as SecondTriton;
+      const second = frozen as OwnTriton;
       const healthyUrl = protocol === 'grpc' ? real.grpcUrl : real.httpUrl;
-      const frozenUrl = protocol === 'grpc' ? second.grpcUrl : second.httpUrl;
+      // The transport names a gRPC endpoint by its http:// origin.
+      const frozenUrl = protocol === 'grpc' ? second.grpc.replace('grpc:', 'http:') : second.http;
       const baseUrls = [healthyUrl, frozenUrl];
       const transport = protocol === 'grpc' ? grpcTransport({ baseUrls }) : httpTransport({ baseUrls });
       transports.push(transport);

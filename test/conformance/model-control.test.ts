@@ -3,7 +3,7 @@ import { grpcTransport } from '@trtllm/grpc';
 import { TritonLlm, TritonLlmError } from '@trtllm/sdk';
 import { type FakeTriton, fakeTokenizer, generateTokens, startFakeTriton } from '@trtllm/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { repositoryControl, startExplicitTriton } from './model-control-support.js';
+import { repositoryControl, startExplicitTriton } from './own-triton.js';
 import { REAL_SKIPPED, type ServerKind } from './servers.js';
 
 // Explicit model control (`--model-control-mode=explicit`), the same steps on the fake

@@ -8,7 +8,7 @@ import { fakeTokenizer, generateTokens } from '@trtllm/testing';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, servingUrl } from '../../packages/openai/test/cli-process.js';
-import { type ExplicitTriton, startExplicitTriton } from './model-control-support.js';
+import { type OwnTriton, startExplicitTriton } from './own-triton.js';
 import { type Protocol, REAL_SKIPPED } from './servers.js';
 
 // Issue 53 on the real Triton: trtllm-openai checks at start that every model it serves is ready.
@@ -20,7 +20,7 @@ const _ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** A model's entries in Triton's repository index, as Triton gives them. */
 async function indexEntry(
-  triton: ExplicitTriton,
+  triton: OwnTriton,
   model: string,
 ): Promise<{ name: string; state?: string; reason?: string } | undefined> {
   const r = await fetch(`${triton.http}/v2/repository/index`, { method: 'POST' });
@@ -62,7 +62,7 @@ const expected = (prompt: string, maxTokens: number): string =>
   fakeTokenizer.decode(generateTokens(fakeTokenizer.encode(prompt), { maxTokens })[0]!.tokens);
 
 describe.skipIf(REAL_SKIPPED)('trtllm-openai at start, on a real Triton with explicit model control', () => {
-  let triton: ExplicitTriton;
+  let triton: OwnTriton;
   const url = (protocol: Protocol) => (protocol === 'grpc' ? triton.grpc : triton.http);
   beforeAll(async () => {
     triton = await startExplicitTriton(

@@ -2,7 +2,7 @@ import { status as grpcStatus } from '@grpc/grpc-js';
 import { type StreamChunk, TritonLlm, TritonLlmError } from '@trtllm/sdk';
 import { fakeTokenizer, generateTokens } from '@trtllm/testing';
 import { expect, it } from 'vitest';
-import { repositoryControl } from './model-control-support.js';
+import { repositoryControl } from './own-triton.js';
 import { describeEachServer, useServer } from './servers.js';
 
 const PROMPT = 'What is ML?';
