@@ -1,6 +1,7 @@
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { type StreamChunk, TritonLlm, TritonLlmError } from '@trtllm/sdk';
 import { generateTokens } from '@trtllm/testing';
 import { afterAll, describe, expect, inject, it } from 'vitest';
@@ -9,6 +10,7 @@ import { type Protocol, REAL_SKIPPED, useServer } from './servers.js';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const PIDFILE = `${ROOT}/build/triton-${process.env.TRITON_HTTP_PORT ?? '18000'}.pid`;
 const INPUT = [259, 260];
+const execFileAsync = promisify(execFile);
 
 function alive(pid: number): boolean {
   try {
@@ -19,21 +21,15 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Kills the real Triton (and its Python stub processes) the way a crash would: SIGKILL, no goodbye. */
+/**
+ * Kills the real Triton (and its Python stub processes) the way a crash would: SIGKILL, no goodbye.
+ * scripts/triton-down.sh does it, and then removes the shared memory the killed server leaves behind.
+ */
 async function killTriton(): Promise<void> {
-  const pid = Number(readFileSync(PIDFILE, 'utf8').trim());
-  let stubs: number[] = [];
-  try {
-    stubs = execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
-      .split('\n')
-      .filter(Boolean)
-      .map(Number);
-  } catch {
-    // No children: nothing more to end.
-  }
-  process.kill(pid, 'SIGKILL');
-  for (const stub of stubs) if (alive(stub)) process.kill(stub, 'SIGKILL');
-  while (alive(pid)) await new Promise((resolve) => setTimeout(resolve, 20));
+  await execFileAsync('bash', ['scripts/triton-down.sh'], {
+    cwd: ROOT,
+    env: { ...process.env, TRITON_DOWN_SIGNAL: 'KILL' },
+  });
 }
 
 /** Starts the real Triton again on the same ports with the same event log, as the global setup did. */
