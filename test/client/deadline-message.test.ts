@@ -21,11 +21,15 @@ async function deadlineError(llm: TritonLlm, timeoutMs: number): Promise<TritonL
 }
 
 describe.each(PROTOCOLS)('the deadline message over %s', (protocol) => {
-  it('names the timeoutMs given once the schema is known', async () => {
+  it('names the timeoutMs given, in whole milliseconds, once the schema is known', async () => {
     const llm = new TritonLlm({ transport: fake.transport(protocol), model: 'tensorrt_llm' });
     await llm.schema();
-    const err = await deadlineError(llm, 20);
-    expect(err.message).toMatch(/\b20 ms\b/);
+    const err = await deadlineError(llm, 200);
+    // The number is what was left when the request was sent (docs/ERRORS.md): with the schema known
+    // that is the timeoutMs given, less a busy machine's pause before the send (CI once showed 16 of 20).
+    const shown = Number(/(\d+) ms/.exec(err.message)?.[1]);
+    expect(shown).toBeLessThanOrEqual(200);
+    expect(shown).toBeGreaterThan(150);
     expect(err.message).not.toMatch(FRACTION);
   });
 
