@@ -30,8 +30,10 @@ const SLACK = 16 * MiB;
 // and how much of that garbage V8 lets pile up before collecting it is V8's choice (+24 to +33 MiB
 // over the limit seen in CI runs), not the client's. Live, the fetch build still holds what undici
 // read ahead of the client's reader: +1 to +13 MiB over the limit measured (Node 22 and 24, 5 runs
-// each case), allowed as UNDICI_READ_AHEAD; the Node build has no such layer.
-const UNDICI_READ_AHEAD = 16 * MiB;
+// each case), 0 to +17 in 10 runs under load, and once +34 in a whole unit run (2026-11-30), past
+// the 32 that SLACK and 16 MiB of read-ahead allowed. Allowed as UNDICI_READ_AHEAD, 24 MiB: the bound
+// stays a fixed size while the server sends without end; the Node build has no such layer.
+const UNDICI_READ_AHEAD = 24 * MiB;
 // The one-byte-per-second server is ended by the call's deadline: a short one.
 const SHORT_DEADLINE_MS = 1_500;
 

@@ -81,6 +81,8 @@ describe('errors in the caller’s words', () => {
     }
   });
 
+  // Each of the two calls retries for the SDK's whole default budget (10 s) before the gateway answers,
+  // so the test takes about 20 s: Vitest's default timeout, which a loaded machine would cross.
   test('an unreachable Triton is a 503 that says Triton did not answer', async () => {
     const port = await closedPort();
     for (const url of [`grpc://127.0.0.1:${port}`, `http://127.0.0.1:${port}`]) {
@@ -101,5 +103,5 @@ describe('errors in the caller’s words', () => {
         await transport.close();
       }
     }
-  });
+  }, 60_000);
 });
