@@ -62,6 +62,8 @@ function makeVariant(name: string, endpoints: Endpoints): Variant {
       return sdkVariant('grpc', endpoints, { multiplex: true });
     case 'sdk-grpc-replicas':
       return sdkVariant('grpc', endpoints, { replicas: 2 });
+    case 'sdk-grpc-replicas-baseline':
+      return sdkBaselineVariant('grpc', endpoints, { replicas: 2 });
     case 'sdk-grpc-replica-one':
       return sdkVariant('grpc', endpoints, { replicas: 1 });
     case 'sdk-grpc-mux-baseline':

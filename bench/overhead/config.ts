@@ -67,6 +67,7 @@ export const ALL_VARIANTS = [
   'sdk-grpc-mux',
   'sdk-grpc-mux-baseline',
   'sdk-grpc-replicas',
+  'sdk-grpc-replicas-baseline',
   'sdk-grpc-replica-one',
   'sdk-http',
   'sdk-http-baseline',
@@ -91,6 +92,8 @@ export const VARIANT_LABELS: Readonly<Record<VariantName, string>> = {
   'sdk-grpc-mux': 'TritonLlm over gRPC (multiplex)',
   'sdk-grpc-mux-baseline': 'TritonLlm over gRPC (multiplex), baseline build (BENCH_BASELINE)',
   'sdk-grpc-replicas': 'TritonLlm over gRPC, balanced over two addresses of the server (baseUrls)',
+  'sdk-grpc-replicas-baseline':
+    'TritonLlm over gRPC, balanced over two addresses, baseline build (BENCH_BASELINE)',
   'sdk-grpc-replica-one': 'TritonLlm over gRPC, through the replica transport with one address (baseUrls)',
   'sdk-http': 'TritonLlm over HTTP SSE',
   'sdk-http-baseline': 'TritonLlm over HTTP SSE, baseline build (BENCH_BASELINE)',

@@ -305,13 +305,15 @@ try {
 console.log(`throughput runs done after ${((Date.now() - started) / 1000).toFixed(0)} s`);
 // Streams through the replica transport against one endpoint's: over one address (the transport's
 // own per-token path) and balanced over two (that path plus a second connection).
+// The baseline build's balanced streams against its own single endpoint, for before/after.
 const replicaRatios = [
-  ['sdk-grpc-replica-one', 'replica transport, one address/default'],
-  ['sdk-grpc-replicas', 'replicas/default'],
+  ['sdk-grpc-replica-one', 'sdk-grpc', 'replica transport, one address/default'],
+  ['sdk-grpc-replicas', 'sdk-grpc', 'replicas/default'],
+  ['sdk-grpc-replicas-baseline', 'sdk-grpc-baseline', 'replicas/default, baseline build'],
 ] as const;
-for (const [variant, label] of replicaRatios) {
+for (const [variant, reference, label] of replicaRatios) {
   for (const through of throughput.filter((t) => t.variant === variant)) {
-    const single = throughput.find((t) => t.variant === 'sdk-grpc' && t.concurrency === through.concurrency);
+    const single = throughput.find((t) => t.variant === reference && t.concurrency === through.concurrency);
     if (single === undefined) continue;
     console.log(
       `${label} at ${through.concurrency}: ${(through.cpuUsPerToken / single.cpuUsPerToken).toFixed(3)}x ` +

@@ -39,12 +39,15 @@ export async function loadBaseline(root: string): Promise<void> {
 export function sdkBaselineVariant(
   protocol: 'grpc' | 'http',
   endpoints: Endpoints,
-  grpcOptions: { readonly multiplex?: boolean } = {},
+  grpcOptions: { readonly multiplex?: boolean; readonly replicas?: 2 } = {},
 ): Variant {
   if (baseline === undefined) throw new Error('BENCH_BASELINE is not loaded');
+  const { replicas, ...options } = grpcOptions;
   const transport =
     protocol === 'grpc'
-      ? baseline.grpcTransport({ baseUrl: endpoints.grpcUrl, ...grpcOptions })
+      ? replicas === 2
+        ? baseline.grpcTransport({ baseUrls: [endpoints.grpcUrl, otherName(endpoints.grpcUrl)] })
+        : baseline.grpcTransport({ baseUrl: endpoints.grpcUrl, ...options })
       : baseline.httpTransport({ baseUrl: endpoints.httpUrl });
   return streamingVariant(new baseline.TritonLlm({ transport, model: 'ensemble' }));
 }
