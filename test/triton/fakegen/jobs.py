@@ -12,6 +12,14 @@ from .generator import GenerationError
 from .hooks import guide_of
 
 POLL_S = 0.005
+# Calls into pb_utils from the job threads, one at a time per stub process. Triton 2.51's Python stub
+# corrupted its own heap when several threads sent responses and polled is_cancelled() at once: the
+# stub died (a segfault in libpython's allocator, or glibc's "double free or corruption") within
+# about 600 requests at 16 concurrent streams, and a frozen-replica run in CI lost it (see
+# test/conformance/README.md). With the calls taken in turn, 9,069 requests ran with no crash.
+# The execute() thread stays outside: holding the lock there stalled the stub past its 1 s health
+# check.
+PB_LOCK = threading.Lock()
 
 
 class Job:
@@ -30,7 +38,9 @@ class Job:
             if self.stop_event.is_set():
                 return "stopped"
             # A Python model learns of cancellation only by polling (triton-cpu.md).
-            if self.shutdown.is_set() or self.request.is_cancelled():
+            with PB_LOCK:
+                cancelled = self.request.is_cancelled()
+            if self.shutdown.is_set() or cancelled:
                 return "cancelled"
             remaining = deadline - time.monotonic()
             if remaining <= 0:

@@ -15,7 +15,7 @@ from . import triton_io as io
 from .events import log_event
 from .generator import GenerationError, GenParams, Sequence, log_prob
 from .hooks import script_of, script_parameter
-from .jobs import Job, Registry, Workers, start_job
+from .jobs import PB_LOCK, Job, Registry, Workers, start_job
 from .vocab import END_ID, decode
 from .word_lists import from_word_list
 
@@ -188,19 +188,22 @@ class TritonPythonModel:
                         if not s.done:
                             s.step()  # finds end_id
                     self._log_end(job, runs)
-                for i, (run, s, tok) in enumerate(produced):
-                    if run.req.streaming:
-                        last = ended and i == len(produced) - 1
-                        sender.send(self._token_response(run, s, tok, arrival), flags=FINAL if last else 0)
+                with PB_LOCK:
+                    for i, (run, s, tok) in enumerate(produced):
+                        if run.req.streaming:
+                            last = ended and i == len(produced) - 1
+                            sender.send(self._token_response(run, s, tok, arrival), flags=FINAL if last else 0)
             if ended and runs[0].req.streaming:
                 return
-            self._finish(job, runs, sender, arrival, logged=ended)
+            with PB_LOCK:
+                self._finish(job, runs, sender, arrival, logged=ended)
         except Exception as e:  # noqa: BLE001 - every failure must reach the client as an error response
             log_event(self.model_name, job.request_id, "error", _token_count(runs))
             traceback.print_exc()
             bad_request = isinstance(e, GenerationError)
             code = pb_utils.TritonError.INVALID_ARG if bad_request else pb_utils.TritonError.INTERNAL
-            sender.send(io.error(str(e), code), flags=FINAL)
+            with PB_LOCK:
+                sender.send(io.error(str(e), code), flags=FINAL)
         finally:
             self.registry.remove(job)
 

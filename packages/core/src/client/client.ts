@@ -36,6 +36,7 @@ import {
 } from './options.js';
 import { generateRequestId } from './request-id.js';
 import { runLimited } from './run-limited.js';
+import { SharedRead } from './shared-read.js';
 import { keepsGeneratingWarning, unmatchableStopWarning } from './warnings.js';
 
 /**
@@ -47,7 +48,7 @@ import { keepsGeneratingWarning, unmatchableStopWarning } from './warnings.js';
 export class TritonLlm {
   readonly model: string;
   private readonly transport: Transport;
-  private schemaPromise: Promise<ModelSchema> | undefined;
+  private readonly schemaRead = new SharedRead<ModelSchema>();
   private readonly warned = new Set<string>();
   private readonly retry: RetryPolicy;
   // One function for every generation of this client, rather than a closure per request.
@@ -80,16 +81,22 @@ export class TritonLlm {
 
   /** Forgets the cached schema (after a redeploy) and reads it again. */
   refreshSchema(options?: ClientCallOptions): Promise<ModelSchema> {
-    this.schemaPromise = undefined;
+    this.schemaRead.forget();
     return this.cachedSchema(options).catch(failedCall('refreshSchema', this.model));
   }
 
+  /** The schema, read once for every caller (see {@link SharedRead}); each caller waits on its own terms. */
   private cachedSchema(options?: ClientCallOptions): Promise<ModelSchema> {
-    this.schemaPromise ??= this.loadSchema(options).catch((err: unknown) => {
-      this.schemaPromise = undefined;
-      throw err;
-    });
-    return this.schemaPromise;
+    return this.schemaRead.wait(
+      (stop) => {
+        // The read takes the first caller's headers and retry, but its own signal; the client's
+        // default deadline still bounds it.
+        const { signal: _signal, timeoutMs: _timeoutMs, ...shared } = options ?? {};
+        return this.loadSchema({ ...shared, signal: stop });
+      },
+      { signal: options?.signal, timeoutMs: options?.timeoutMs },
+      this.model,
+    );
   }
 
   /**
