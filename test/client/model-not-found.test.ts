@@ -1,8 +1,9 @@
 import { grpcTransport } from '@trtllm/grpc';
 import { httpTransport } from '@trtllm/http';
-import { type Transport, TritonLlm, TritonLlmError } from '@trtllm/sdk';
+import { type Transport, TritonLlm } from '@trtllm/sdk';
 import { type FakeTriton, startFakeTriton } from '@trtllm/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { failure } from '../support/failure.js';
 
 // Issue 53: an unknown model did not list the models the server has. The client asks for the
 // repository index only after the server said not found, and suggests the closest name.
@@ -23,15 +24,6 @@ const TRANSPORTS: Record<string, () => Transport> = {
   'grpc replicas': () => grpcTransport({ baseUrls: fakes.map((f) => f.grpcUrl) }),
   'http replicas': () => httpTransport({ baseUrls: fakes.map((f) => f.httpUrl) }),
 };
-
-async function failure(p: Promise<unknown>): Promise<TritonLlmError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(TritonLlmError);
-  return err as TritonLlmError;
-}
 
 describe.each(Object.keys(TRANSPORTS))('an unknown model over %s', (name) => {
   let transport: Transport;

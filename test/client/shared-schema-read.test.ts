@@ -1,25 +1,17 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { grpcTransport } from '@trtllm/grpc';
 import { httpTransport } from '@trtllm/http';
-import { type Transport, TritonLlm, TritonLlmError } from '@trtllm/sdk';
+import { type Transport, TritonLlm } from '@trtllm/sdk';
 import { generateTokens } from '@trtllm/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROTOCOLS, type Protocol, transportFor, useFakeTriton } from '../support/fake.js';
+import { failure } from '../support/failure.js';
+import { PROTOCOLS, type Protocol, useFakeTriton } from '../support/fake.js';
 
 // A client reads its model's config once, for every request waiting on it. One caller's signal or
 // deadline ends that caller's wait only: found under load on the real Triton, where the first of 16
 // requests aborted at once failed 13 others with its "cancelled by the caller's signal".
 const INPUT = [259, 260];
 const MAX_TOKENS = 6;
-
-async function failure(p: Promise<unknown>): Promise<TritonLlmError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(TritonLlmError);
-  return err as TritonLlmError;
-}
 
 describe.each(PROTOCOLS)('the model config read shared by concurrent requests (%s)', (protocol: Protocol) => {
   const fake = useFakeTriton();
