@@ -19,7 +19,11 @@ import { type Protocol, REAL_SKIPPED } from './servers.js';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const INPUT = [259, 260];
 const MAX_TOKENS = 4;
-const WORKERS = 8;
+// Four workers, not eight: twice in CI (2026-11-30) the shared server's Python stub died of heap corruption
+// under this file's load once it all fell on that server (test/conformance/README.md), taking every later
+// case with it. Four still send each replica dozens of requests before the freeze and the healthy one
+// hundreds after it.
+const WORKERS = 4;
 const SETTLE_MS = 1000;
 const AFTER_MS = 2500;
 
