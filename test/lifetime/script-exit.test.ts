@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { createServer, type Http2Server } from 'node:http2';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createTcpServer, type Server, type Socket } from 'node:net';
 import { type FakeTriton, startFakeTriton } from '@trtllm/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lastCallAt, limit, runScript, type ScriptRun } from './child-process.js';
@@ -126,6 +126,39 @@ describe('a call the server leaves open after an in-stream error', () => {
     expect(run.killed).toBe(false);
     expect(run.code, run.stderr).toBe(0);
     expect(halfClosed).toEqual([true]);
+    const sinceLastCall = run.exitedAt - lastCallAt(run);
+    expect(sinceLastCall).toBeGreaterThanOrEqual(0);
+    expect(sinceLastCall).toBeLessThan(EXIT_WITHIN_MS);
+  }, 60_000);
+});
+
+describe('a first request aborted while the model config is read from a server that never answers', () => {
+  let server: Server;
+  let url: string;
+  const sockets = new Set<Socket>();
+
+  beforeAll(async () => {
+    // Accepts connections and never writes a byte: the config read waits until the client gives up.
+    server = createTcpServer((socket) => {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    for (const socket of sockets) socket.destroy();
+    server.close();
+  });
+
+  it(`gRPC and HTTP: the read ends with the wait, and the script exits within ${EXIT_WITHIN_MS} ms of its last call`, async () => {
+    const run = await runScript('config-read-abort', { grpcUrl: url, httpUrl: url });
+    expect(run.killed, `still running after 30 s:\n${run.stdout}\n${run.stderr}`).toBe(false);
+    expect(run.code, run.stderr).toBe(0);
+    // Each request failed at its own signal's deadline, in the caller's words.
+    expect(run.stdout).toMatch(/^grpc: .*ModelConfig 'ensemble': the caller's signal timed out$/m);
+    expect(run.stdout).toMatch(/^http: .*ModelConfig 'ensemble': the caller's signal timed out$/m);
     const sinceLastCall = run.exitedAt - lastCallAt(run);
     expect(sinceLastCall).toBeGreaterThanOrEqual(0);
     expect(sinceLastCall).toBeLessThan(EXIT_WITHIN_MS);

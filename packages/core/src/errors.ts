@@ -278,6 +278,22 @@ export function failedCall(operation: string, model?: string): (err: unknown) =>
   };
 }
 
+/**
+ * The error for a call the caller's own signal ended: `deadline_exceeded` when the signal was
+ * `AbortSignal.timeout()` (the caller's own deadline rather than a change of mind), `cancelled`
+ * otherwise. `where` names the call (`ModelInfer 'ensemble'`); every transport words it this way.
+ */
+export function callerAbortError(
+  signal: AbortSignal,
+  where: string,
+  options: TritonLlmErrorOptions = {},
+): TritonLlmError {
+  const timedOut = (signal.reason as { name?: unknown } | undefined)?.name === 'TimeoutError';
+  return timedOut
+    ? new TritonLlmError('deadline_exceeded', `${where}: the caller's signal timed out`, options)
+    : new TritonLlmError('cancelled', `${where} was cancelled by the caller's signal`, options);
+}
+
 /** Shorthand for the validation error every bad input gets before anything is sent. */
 export function invalidArgument(field: string, value: unknown, why: string): TritonLlmError {
   return new TritonLlmError('invalid_argument', `${field}: ${why} (got ${describe(value)})`, { field });

@@ -11,7 +11,7 @@
 export { asyncDispose } from './async-dispose.js';
 export { callerError } from './client/caller-error.js';
 export type { TritonLlmErrorOptions } from './errors.js';
-export { codeFromGrpcStatus, codeFromServerError, invalidArgument } from './errors.js';
+export { callerAbortError, codeFromGrpcStatus, codeFromServerError, invalidArgument } from './errors.js';
 export { detectSchema } from './models/schema.js';
 export type { FlavorKeys, OptionType, RequestOption, RequestOptions } from './request/options.js';
 export { REQUEST_OPTIONS } from './request/options.js';

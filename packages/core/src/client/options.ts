@@ -156,12 +156,15 @@ export function checkDeployed(
 export function afterSchemaRead(options: GenerateOptions, started: number, model: string): GenerateOptions {
   if (options.timeoutMs === undefined) return options;
   const left = options.timeoutMs - (performance.now() - started);
-  if (left <= 0) {
-    throw new TritonLlmError(
-      'deadline_exceeded',
-      `the ${options.timeoutMs} ms deadline passed while reading the model config`,
-      { model },
-    );
-  }
+  if (left <= 0) throw schemaReadDeadline(options.timeoutMs, model);
   return { ...options, timeoutMs: left };
+}
+
+/** A call's deadline that passed before the model config it waited for was read. */
+export function schemaReadDeadline(timeoutMs: number, model: string): TritonLlmError {
+  return new TritonLlmError(
+    'deadline_exceeded',
+    `the ${timeoutMs} ms deadline passed while reading the model config`,
+    { model },
+  );
 }

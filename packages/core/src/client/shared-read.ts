@@ -1,4 +1,5 @@
-import { TritonLlmError } from '../errors.js';
+import { callerAbortError, type TritonLlmError } from '../errors.js';
+import { schemaReadDeadline } from './options.js';
 
 /** What ends one caller's wait for a read it shares with others. */
 export interface OwnWait {
@@ -22,10 +23,17 @@ interface Read<T> {
  */
 export class SharedRead<T> {
   private read: Read<T> | undefined;
+  private value: T | undefined;
+
+  /** The value once read, for callers that need nothing else (no promise, no closure). */
+  get kept(): T | undefined {
+    return this.value;
+  }
 
   /** Drops the read, finished or not: the next caller starts another. */
   forget(): void {
     this.read = undefined;
+    this.value = undefined;
   }
 
   /** The read's value for one caller; `start` makes the read when none is kept or under way. */
@@ -76,13 +84,7 @@ export class SharedRead<T> {
       signal?.addEventListener('abort', onAbort, { once: true });
       if (timeoutMs !== undefined) {
         timer = setTimeout(() => {
-          giveUp(
-            new TritonLlmError(
-              'deadline_exceeded',
-              `the ${timeoutMs} ms deadline passed while reading the model config`,
-              { model },
-            ),
-          );
+          giveUp(schemaReadDeadline(timeoutMs, model));
         }, timeoutMs);
       }
     });
@@ -97,6 +99,7 @@ export class SharedRead<T> {
       value: start(stop.signal).then(
         (value) => {
           read.settled = true;
+          if (this.read === read) this.value = value;
           return value;
         },
         (err: unknown) => {
@@ -112,14 +115,6 @@ export class SharedRead<T> {
 }
 
 /** The caller's own abort, worded as the transports word it. */
-export function abortedWait(signal: AbortSignal, model: string): TritonLlmError {
-  // AbortSignal.timeout() is the caller's own deadline rather than a change of mind.
-  const timedOut = (signal.reason as { name?: unknown } | undefined)?.name === 'TimeoutError';
-  return timedOut
-    ? new TritonLlmError('deadline_exceeded', `ModelConfig '${model}': the caller's signal timed out`, {
-        model,
-      })
-    : new TritonLlmError('cancelled', `ModelConfig '${model}' was cancelled by the caller's signal`, {
-        model,
-      });
+function abortedWait(signal: AbortSignal, model: string): TritonLlmError {
+  return callerAbortError(signal, `ModelConfig '${model}'`, { model });
 }

@@ -1,6 +1,6 @@
 import { Code, ConnectError } from '@connectrpc/connect';
 import { TritonLlmError } from '@trtllm/sdk';
-import { codeFromGrpcStatus, codeFromServerError } from '@trtllm/sdk/transport';
+import { callerAbortError, codeFromGrpcStatus, codeFromServerError } from '@trtllm/sdk/transport';
 import { isOwnLimitError } from '../call/index.js';
 
 /** What the failing call was, so the error can say it. */
@@ -49,19 +49,8 @@ export function toTritonLlmError(err: unknown, context: ErrorContext): TritonLlm
   };
   if (err instanceof TritonLlmError) return err.withContext(ids);
   const where = context.model !== undefined ? `${context.method} '${context.model}'` : context.method;
-  if (context.signal?.aborted === true) {
-    // AbortSignal.timeout() is the caller's own deadline rather than a change of mind.
-    const timedOut = (context.signal.reason as { name?: unknown } | undefined)?.name === 'TimeoutError';
-    return timedOut
-      ? new TritonLlmError('deadline_exceeded', `${where}: the caller's signal timed out`, {
-          ...ids,
-          cause: err,
-        })
-      : new TritonLlmError('cancelled', `${where} was cancelled by the caller's signal`, {
-          ...ids,
-          cause: err,
-        });
-  }
+  if (context.signal?.aborted === true)
+    return callerAbortError(context.signal, where, { ...ids, cause: err });
   const ce = ConnectError.from(err);
   if (ce.isWireError && !PROTOCOL_MESSAGE.test(ce.rawMessage)) {
     // One code per cause on every transport (Triton answers an unknown model with UNAVAILABLE in several versions).
