@@ -446,9 +446,6 @@ export class TritonLlm {
     const merged: GenerateOptions = { ...this.options.defaults, ...options };
     checkCallOptions(merged, '');
     const retry = options.retry === undefined ? this.retry : retryPolicy(this.options.retry, options.retry);
-    // Every request after the first: the kept schema, with no wait and nothing built for one.
-    const kept = this.schemaRead.kept;
-    if (kept !== undefined) return { schema: kept, options: merged, retry };
     const started = performance.now();
     const schema = await this.cachedSchema({
       ...(merged.signal !== undefined ? { signal: merged.signal } : {}),

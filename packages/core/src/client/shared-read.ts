@@ -23,17 +23,10 @@ interface Read<T> {
  */
 export class SharedRead<T> {
   private read: Read<T> | undefined;
-  private value: T | undefined;
-
-  /** The value once read, for callers that need nothing else (no promise, no closure). */
-  get kept(): T | undefined {
-    return this.value;
-  }
 
   /** Drops the read, finished or not: the next caller starts another. */
   forget(): void {
     this.read = undefined;
-    this.value = undefined;
   }
 
   /** The read's value for one caller; `start` makes the read when none is kept or under way. */
@@ -99,7 +92,6 @@ export class SharedRead<T> {
       value: start(stop.signal).then(
         (value) => {
           read.settled = true;
-          if (this.read === read) this.value = value;
           return value;
         },
         (err: unknown) => {
