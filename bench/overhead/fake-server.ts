@@ -15,6 +15,8 @@ const itlMs = Number(process.env.FAKE_ITL_MS ?? '0');
 const maxStreams = process.env.FAKE_MAX_STREAMS;
 // FAKE_TOKENS_PER_TURN: tokens a generation sends back to back (1: in turn, as in-flight batching).
 const tokensPerTurn = process.env.FAKE_TOKENS_PER_TURN;
+// FAKE_BATCH_STEP_MS: one in-flight batching clock, every live generation's next token at each step.
+const batchStepMs = process.env.FAKE_BATCH_STEP_MS;
 const triton = await startFakeTriton({
   grpcPort: 0,
   httpPort: 0,
@@ -22,6 +24,7 @@ const triton = await startFakeTriton({
   itlMs,
   ...(maxStreams !== undefined && maxStreams !== '' ? { grpcMaxConcurrentStreams: Number(maxStreams) } : {}),
   ...(tokensPerTurn !== undefined && tokensPerTurn !== '' ? { tokensPerTurn: Number(tokensPerTurn) } : {}),
+  ...(batchStepMs !== undefined && batchStepMs !== '' ? { batchStepMs: Number(batchStepMs) } : {}),
 });
 process.stdout.write(`${JSON.stringify({ grpcUrl: triton.grpcUrl, httpUrl: triton.httpUrl })}\n`);
 

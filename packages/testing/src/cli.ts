@@ -8,7 +8,7 @@ import { startFakeTriton } from './server.js';
 import type { FakeEvent, FakeTriton } from './types.js';
 
 const USAGE =
-  'usage: trtllm-fake-triton [--grpc-port 8001] [--http-port 8000] [--host 127.0.0.1] [--ttft-ms N] [--itl-ms N] [--tokens-per-turn N] [--cors] [--log]\n  [--model-control-mode explicit [--load-model NAME]...]';
+  'usage: trtllm-fake-triton [--grpc-port 8001] [--http-port 8000] [--host 127.0.0.1] [--ttft-ms N] [--itl-ms N] [--tokens-per-turn N] [--batch-step-ms N] [--cors] [--log]\n  [--model-control-mode explicit [--load-model NAME]...]';
 
 /** How the log names the end of a request (Triton's verbose log says the same in more words). */
 const OUTCOMES: Partial<Record<FakeEvent['event'], string>> = {
@@ -78,6 +78,7 @@ async function main(): Promise<void> {
       'ttft-ms': { type: 'string' },
       'itl-ms': { type: 'string' },
       'tokens-per-turn': { type: 'string' },
+      'batch-step-ms': { type: 'string' },
       cors: { type: 'boolean' },
       log: { type: 'boolean' },
       // Triton's own flag names, so a script written for Triton starts the fake the same way.
@@ -99,6 +100,9 @@ async function main(): Promise<void> {
     itlMs: portOrNumber('itl-ms', values['itl-ms'], 0),
     ...(values['tokens-per-turn'] !== undefined
       ? { tokensPerTurn: atLeastOne('tokens-per-turn', values['tokens-per-turn']) }
+      : {}),
+    ...(values['batch-step-ms'] !== undefined
+      ? { batchStepMs: atLeastOne('batch-step-ms', values['batch-step-ms']) }
       : {}),
     cors: values.cors ?? false,
     ...modelControl(values['model-control-mode'], values['load-model']),

@@ -4,6 +4,7 @@ import { Activity, DEFAULT_TOKENS_PER_TURN, type EngineContext, StopRegistry } f
 import { DEFAULT_MAX_EVENTS, EventLog } from './engine/event-log.js';
 import { FaultState } from './engine/faults.js';
 import { ModelControl } from './engine/model-control.js';
+import { BatchClock } from './engine/pace.js';
 import { Statistics } from './engine/statistics.js';
 import { startGrpcFrontEnd } from './grpc/server.js';
 import { startHttpFrontEnd } from './http/server.js';
@@ -21,6 +22,13 @@ function nonNegative(name: string, value: number | undefined): number {
   if (value === undefined) return 0;
   if (!Number.isFinite(value) || value < 0) {
     throw new TypeError(`startFakeTriton: ${name} must be a non-negative number, got ${value}`);
+  }
+  return value;
+}
+
+function positive(name: string, value: number): number {
+  if (!Number.isFinite(value) || value <= 0) {
+    throw new TypeError(`startFakeTriton: ${name} must be a number > 0, got ${value}`);
   }
   return value;
 }
@@ -73,6 +81,8 @@ export async function startFakeTriton(
   const host = options.host ?? '127.0.0.1';
   const ttftMs = nonNegative('ttftMs', options.ttftMs);
   const itlMs = nonNegative('itlMs', options.itlMs);
+  const batchStepMs =
+    options.batchStepMs === undefined ? undefined : positive('batchStepMs', options.batchStepMs);
   const tokensPerTurn = positiveInteger('tokensPerTurn', options.tokensPerTurn, DEFAULT_TOKENS_PER_TURN);
   const events = new EventLog(maxEventsOf(options.maxEvents));
   const faults = new FaultState();
@@ -96,6 +106,7 @@ export async function startFakeTriton(
     ttftMs,
     itlMs,
     tokensPerTurn,
+    batchClock: batchStepMs === undefined ? undefined : new BatchClock(batchStepMs),
   };
   const grpc = await startGrpcFrontEnd(ctx, {
     host,

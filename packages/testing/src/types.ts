@@ -31,6 +31,13 @@ export interface FakeTritonOptions {
    * each token finds its request's state cold, so benchmarks of such clients want 1.
    */
   readonly tokensPerTurn?: number;
+  /**
+   * Milliseconds of one in-flight batching iteration. When set, every generation gets its next
+   * token at the same step of one clock, as a GPU's batch iteration makes one token for each request
+   * in it: the tokens of all live streams leave together, and a request that arrives between steps
+   * joins at the next (after `ttftMs`, if set). `itlMs` and `tokensPerTurn` are then unused.
+   */
+  readonly batchStepMs?: number;
   /** Answer browsers: `Access-Control-Allow-*` headers on HTTP, including OPTIONS preflights. */
   readonly cors?: boolean;
   /** Serve gRPC and HTTPS with this certificate; `requireClientCert` asks for mutual TLS. */

@@ -119,9 +119,34 @@ describe('trtllm-fake-triton', () => {
     }
   });
 
+  it('with --batch-step-ms gives each token at a step of one clock', async () => {
+    const { child, httpUrl } = await startCli([
+      '--grpc-port',
+      '0',
+      '--http-port',
+      '0',
+      '--batch-step-ms',
+      '40',
+    ]);
+    try {
+      const started = performance.now();
+      const done = await fetch(`${httpUrl}/v2/models/ensemble/generate`, {
+        method: 'POST',
+        body: JSON.stringify({ text_input: 'What is ML?', max_tokens: 4 }),
+      });
+      expect(done.status).toBe(200);
+      // Four tokens, each at a step: at least three whole steps after the first.
+      expect(performance.now() - started).toBeGreaterThanOrEqual(3 * 40);
+    } finally {
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    }
+  });
+
   const refusals = [
     [['--grpc-port', 'abc'], "--grpc-port must be a non-negative integer, got 'abc'"],
     [['--tokens-per-turn', '0'], "--tokens-per-turn must be a whole number >= 1, got '0'"],
+    [['--batch-step-ms', '0'], "--batch-step-ms must be a whole number >= 1, got '0'"],
     [['--model-control-mode', 'poll'], "--model-control-mode must be none or explicit, got 'poll'"],
     [['--load-model', 'ensemble'], '--load-model needs --model-control-mode explicit'],
     [

@@ -4,6 +4,7 @@ import type { ModelDef } from '../models/repository.js';
 import type { EventLog } from './event-log.js';
 import type { FaultState } from './faults.js';
 import type { ModelControl } from './model-control.js';
+import type { BatchClock } from './pace.js';
 import type { Statistics } from './statistics.js';
 
 /** In-band `stop` requests find running generations by model and request id, across connections. */
@@ -87,6 +88,8 @@ export interface EngineContext {
   readonly itlMs: number;
   /** Back-to-back tokens (itl 0) a generation sends before yielding to I/O and the others. */
   readonly tokensPerTurn: number;
+  /** In-flight batching's clock, when FakeTritonOptions.batchStepMs set one. */
+  readonly batchClock?: BatchClock | undefined;
 }
 
 /** See FakeTritonOptions.tokensPerTurn. */

@@ -208,10 +208,20 @@ export class Generation {
       }
       // Tokens are due on a fixed schedule from arrival, so timer lateness does not add up; a reader
       // that held us back (backpressure) restarts the schedule instead of getting a burst.
-      const now = performance.now();
-      due = round === 0 ? this.arrivalMs + ctx.ttftMs : Math.max(due + ctx.itlMs, now - ctx.itlMs);
-      if (due > now) await sleepUntil(due, [spec.signal, ctx.activity.signal, this.stopWake?.signal]);
-      else if (round % ctx.tokensPerTurn === ctx.tokensPerTurn - 1) await yieldToIo();
+      if (ctx.batchClock !== undefined) {
+        if (round === 0 && ctx.ttftMs > 0)
+          await sleepUntil(this.arrivalMs + ctx.ttftMs, [
+            spec.signal,
+            ctx.activity.signal,
+            this.stopWake?.signal,
+          ]);
+        await ctx.batchClock.next();
+      } else {
+        const now = performance.now();
+        due = round === 0 ? this.arrivalMs + ctx.ttftMs : Math.max(due + ctx.itlMs, now - ctx.itlMs);
+        if (due > now) await sleepUntil(due, [spec.signal, ctx.activity.signal, this.stopWake?.signal]);
+        else if (round % ctx.tokensPerTurn === ctx.tokensPerTurn - 1) await yieldToIo();
+      }
       if (this.stopRequested) {
         this.endLive(pending, 'stopped');
         return { kind: 'stopped' };

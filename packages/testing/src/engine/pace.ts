@@ -44,3 +44,40 @@ function aborted(signals: readonly (AbortSignal | undefined)[]): boolean {
 const SPIN_MS = 2;
 /** The share of what is left that a timer leaves out, for timers that run slow. */
 const TIMER_MARGIN = 0.03;
+
+/**
+ * In-flight batching's iteration clock: one step every `stepMs` on a fixed schedule, and each
+ * generation waiting on it gets its next token at that step, all of them together, as a GPU's
+ * batch iteration produces one token for every request in it. Requests that arrive between steps
+ * join at the next one. The timer runs only while a generation waits.
+ */
+export class BatchClock {
+  private waiters: (() => void)[] = [];
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private due = 0;
+
+  constructor(private readonly stepMs: number) {}
+
+  /** Resolves at the next step. */
+  next(): Promise<void> {
+    return new Promise((resolve) => {
+      this.waiters.push(resolve);
+      if (this.timer === undefined) this.arm();
+    });
+  }
+
+  private arm(): void {
+    const now = performance.now();
+    // On schedule while steps keep coming; after an idle spell (or a step that ran late by more
+    // than a whole step) the schedule starts again from now rather than catching up in a burst.
+    this.due = this.due + this.stepMs > now ? this.due + this.stepMs : now + this.stepMs;
+    this.timer = setTimeout(() => this.step(), this.due - now);
+  }
+
+  private step(): void {
+    this.timer = undefined;
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const resolve of waiters) resolve();
+  }
+}
