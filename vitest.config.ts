@@ -71,6 +71,10 @@ export default defineConfig({
           name: 'conformance',
           include: ['test/conformance/**/*.test.ts'],
           globalSetup: ['test/conformance/global-setup.ts'],
+          // A case under which the real server's Python stub died runs once more on a restarted server;
+          // any other failure stands (see stub-crash.ts).
+          setupFiles: ['test/conformance/stub-crash.ts'],
+          retry: 1,
           testTimeout: 30_000,
           hookTimeout: 180_000,
           // The real server is shared; keep its files from competing for the machine's two cores.
