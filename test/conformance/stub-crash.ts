@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { beforeEach, inject } from 'vitest';
 
@@ -67,56 +67,47 @@ function serverPid(): number | undefined {
   }
 }
 
+/** The command line of `pid`; empty for a zombie or a process gone meanwhile. */
+function commandLine(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
 function take(): Snapshot {
   const server = serverPid();
   const stubs = new Map<number, string>();
   if (server !== undefined && alive(server)) {
-    // Triton's log says nothing when a stub dies: its process is the evidence.
-    const listed = spawnSync('pgrep', ['-a', '-P', String(server), '-f', 'triton_python_backend_stub'], {
-      encoding: 'utf8',
-    }).stdout;
-    for (const line of listed.split('\n')) {
-      const match = /^(\d+) .*\/models\/([^/]+)\/\d+\/model\.py/.exec(line);
-      if (match !== null) stubs.set(Number(match[1]), match[2]!);
+    // Triton's log says nothing when a stub dies: its process is the evidence. Every child of the
+    // server is a stub; one already dead (a zombie) has no command line, so no model name.
+    const children = spawnSync('pgrep', ['-P', String(server)], { encoding: 'utf8' }).stdout;
+    for (const pid of children.split('\n').filter(Boolean).map(Number)) {
+      stubs.set(pid, /\/models\/([^/]+)\/\d+\/model\.py/.exec(commandLine(pid))?.[1] ?? 'a model');
     }
   }
   return { server, stubs, logAt: existsSync(LOG) ? statSync(LOG).size : 0 };
 }
 
 /**
- * Stubs that died: since `before`, while their server lived on (a test that restarts the server replaces
- * them all, and is not one), and any child of the server that is a zombie now (a stub that died before the
- * snapshot, in an earlier file); or the server itself gone with a crash in its log (it aborts on a dead
- * stub's lock).
+ * Stubs of `before` that are dead now (already dead then, too: a stub that died under an earlier
+ * case), while their server lives on (a test that restarts the server replaces them all, and is not
+ * one); or the server itself gone with a crash in its log (it aborts on a dead stub's lock).
  */
-function deathsSince(before: Snapshot | undefined): string[] {
-  const server = before?.server ?? serverPid();
-  if (server === undefined) return [];
-  if (serverPid() === server && alive(server)) {
-    const gone = new Set<number>();
-    for (const [pid] of before?.stubs ?? []) if (!alive(pid)) gone.add(pid);
-    const children = spawnSync('pgrep', ['-P', String(server)], { encoding: 'utf8' }).stdout;
-    for (const pid of children.split('\n').filter(Boolean).map(Number)) if (!alive(pid)) gone.add(pid);
-    return [...gone].map(
-      (pid) => `the stub of '${before?.stubs.get(pid) ?? 'a model'}' (pid ${pid}) is gone`,
-    );
+function deathsSince(before: Snapshot): string[] {
+  const { server } = before;
+  if (server === undefined || serverPid() !== server) return [];
+  if (alive(server)) {
+    return [...before.stubs]
+      .filter(([pid]) => !alive(pid))
+      .map(([pid, model]) => `the stub of '${model}' (pid ${pid}) is gone`);
   }
-  if (before !== undefined && serverPid() === server) return crashLines(logSince(before.logAt)).slice(0, 5);
-  return [];
+  return crashLines(logSince(before.logAt)).slice(0, 5);
 }
 
 function logSince(offset: number): string {
-  if (!existsSync(LOG)) return '';
-  const fd = openSync(LOG, 'r');
-  try {
-    const size = statSync(LOG).size;
-    if (offset >= size) return '';
-    const buf = Buffer.alloc(size - offset);
-    readSync(fd, buf, 0, buf.length, offset);
-    return buf.toString('utf8');
-  } finally {
-    closeSync(fd);
-  }
+  return existsSync(LOG) ? readFileSync(LOG).subarray(offset).toString('utf8') : '';
 }
 
 /** Restarts the shared server as reliability.test.ts does: killed, then started on the same ports. */
@@ -137,7 +128,8 @@ function restartTriton(): void {
 
 beforeEach(({ task }) => {
   if (port === undefined) return;
-  const deaths = deathsSince(snapshot);
+  // The first case of a file has no snapshot yet: one taken now still shows a stub dead before it.
+  const deaths = deathsSince(snapshot ?? take());
   const verdict = nextTry(task.result?.retryCount ?? 0, deaths);
   if (verdict instanceof Error) throw verdict;
   if (verdict === 'restart') {

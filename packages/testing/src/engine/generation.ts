@@ -184,6 +184,8 @@ export class Generation {
     // One step of lookahead tells whether a token is its sequence's last.
     const pending: SequenceStep[] = gens.map((g) => g.next());
     let due = this.arrivalMs;
+    // What ends a wait between tokens early; the same for every token of the generation.
+    const wakes = [spec.signal, ctx.activity.signal, this.stopWake?.signal];
     for (let round = 0; ; round++) {
       // A stop that arrived is answered before a cancel that came after it, as the real backend
       // does: the client that sent the stop may close its stream as soon as the stop is accepted.
@@ -206,20 +208,15 @@ export class Generation {
         const message = `fake-triton: injected error after ${this.delivered} tokens`;
         return { kind: 'error', error: new TritonError('INTERNAL', message) };
       }
-      // Tokens are due on a fixed schedule from arrival, so timer lateness does not add up; a reader
-      // that held us back (backpressure) restarts the schedule instead of getting a burst.
       if (ctx.batchClock !== undefined) {
-        if (round === 0 && ctx.ttftMs > 0)
-          await sleepUntil(this.arrivalMs + ctx.ttftMs, [
-            spec.signal,
-            ctx.activity.signal,
-            this.stopWake?.signal,
-          ]);
+        if (round === 0 && ctx.ttftMs > 0) await sleepUntil(this.arrivalMs + ctx.ttftMs, wakes);
         await ctx.batchClock.next();
       } else {
+        // Tokens are due on a fixed schedule from arrival, so timer lateness does not add up; a
+        // reader that held us back (backpressure) restarts the schedule instead of getting a burst.
         const now = performance.now();
         due = round === 0 ? this.arrivalMs + ctx.ttftMs : Math.max(due + ctx.itlMs, now - ctx.itlMs);
-        if (due > now) await sleepUntil(due, [spec.signal, ctx.activity.signal, this.stopWake?.signal]);
+        if (due > now) await sleepUntil(due, wakes);
         else if (round % ctx.tokensPerTurn === ctx.tokensPerTurn - 1) await yieldToIo();
       }
       if (this.stopRequested) {
