@@ -47,6 +47,9 @@ export class MemoryReplica implements Transport {
   readonly probes: string[] = [];
   lastOptions: CallOptions | undefined;
   private readonly held: Held[] = [];
+  /** Set while frozen: what every call, stream response and health check waits for. */
+  thawed: Promise<void> | undefined;
+  private thawNow: (() => void) | undefined;
 
   constructor(readonly name: string) {}
 
@@ -59,7 +62,34 @@ export class MemoryReplica implements Transport {
     for (const h of this.held.splice(0)) h.resolve();
   }
 
+  /** Lets the call held longest go on. */
+  releaseOne(): void {
+    this.held.shift()?.resolve();
+  }
+
+  /**
+   * From now on nothing answers, health checks included, and nothing fails either: a server
+   * stopped by SIGSTOP, whose connections stay open.
+   */
+  freeze(): void {
+    this.thawed ??= new Promise<void>((resolve) => {
+      this.thawNow = resolve;
+    });
+  }
+
+  thaw(): void {
+    this.thawNow?.();
+    this.thawed = undefined;
+  }
+
+  /** Waits while frozen. */
+  async frozen(): Promise<void> {
+    while (this.thawed !== undefined) await this.thawed;
+  }
+
   private async gate(): Promise<void> {
+    // Not awaited unless frozen: a held call is in `held` as soon as it is made.
+    if (this.thawed !== undefined) await this.frozen();
     if (this.closed) throw new TritonLlmError('unavailable', 'closed', { retryable: false });
     if (this.down) throw unavailable();
     if (this.hold) await new Promise<void>((resolve) => this.held.push({ resolve }));
@@ -81,6 +111,7 @@ export class MemoryReplica implements Transport {
     async function* responses(): AsyncGenerator<InferResponse> {
       await replica.gate();
       for (let i = 0; i < replica.streamLength; i++) {
+        if (replica.thawed !== undefined) await replica.frozen();
         yield response(r.id, false, replica.name);
         if (i === 0 && replica.failAfterFirst !== undefined) throw replica.failAfterFirst;
       }
@@ -91,6 +122,7 @@ export class MemoryReplica implements Transport {
 
   private async probe<T>(what: string, value: T): Promise<T> {
     this.probes.push(what);
+    await this.frozen();
     if (this.down || this.closed) throw unavailable();
     return value;
   }

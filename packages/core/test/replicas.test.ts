@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { TritonLlmError } from '../src/errors.js';
+import { STALL_MS } from '../src/replicas/endpoint.js';
 import { type ReplicaTransportOptions, replicaTransport } from '../src/replicas/replica-transport.js';
 import type { InferResponse, Transport } from '../src/transport.js';
 import { drain, MemoryReplica, rejection, request, servedBy, trio, unavailable } from './replica-doubles.js';
@@ -319,6 +320,88 @@ describe('failover of streams', () => {
     controller.abort();
     expect(stateOf(t, 'a').inFlight).toBe(0);
     expect(stateOf(t, 'a').errors).toBe(0);
+  });
+});
+
+describe('an endpoint gone silent (issue 55)', () => {
+  const pastStall = () => new Promise((resolve) => setTimeout(resolve, STALL_MS + 100));
+
+  // `a` holds its requests, so each new one stays in flight there: least outstanding would then
+  // send every other one to `b` unless `b` is suspected.
+  async function picksWhileAHolds(t: ReturnType<typeof over>, a: MemoryReplica, n: number) {
+    a.hold = true;
+    const calls = Array.from({ length: n }, (_, i) => t.infer(request(`late${i}`)));
+    // Every call has picked and reached its replica (a held one waits there) by the next turn.
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    a.release();
+    return (await Promise.all(calls)).map(servedBy);
+  }
+
+  it('suspects an endpoint that answered one request and froze with another still waiting', async () => {
+    const [a, b] = trio();
+    const t = over([a, b]);
+    a.hold = true;
+    b.hold = true;
+    const first = ['r0', 'r1', 'r2', 'r3'].map((id) => t.infer(request(id)));
+    expect([a.waiting, b.waiting]).toEqual([2, 2]);
+    // b answers its older request; the younger one still waits when it freezes.
+    const answered = b.calls[0]!.split(' ')[1]!;
+    b.releaseOne();
+    await first[Number(answered.slice(1))];
+    b.freeze();
+    a.release();
+    await pastStall();
+
+    expect(await picksWhileAHolds(t, a, 4)).toEqual(['a', 'a', 'a', 'a']);
+    expect(b.calls).toHaveLength(2);
+    // The suspect is probed (the probe waits, as the frozen server does) and stays in the pool.
+    expect(b.probes.length).toBeGreaterThan(0);
+    expect(stateOf(t, 'b')).toMatchObject({ state: 'healthy', inFlight: 1 });
+    b.thaw();
+    b.release();
+    await Promise.all(first);
+  });
+
+  it('suspects an endpoint whose stream it ended after a silence longer than STALL_MS', async () => {
+    const [a, b] = trio();
+    a.streamLength = 10;
+    b.streamLength = 10;
+    const t = over([a, b]);
+    const streams = [t.stream(request('s0')), t.stream(request('s1'))];
+    const readers = streams.map((s) => s[Symbol.asyncIterator]());
+    const firsts = await Promise.all(readers.map((r) => r.next()));
+    const onB = firsts.findIndex((r) => r.done === false && servedBy(r.value) === 'b');
+    expect(onB).toBeGreaterThanOrEqual(0);
+    // The stream on `a` ends now: ended after the pause, it too would have been silent that long.
+    await readers[1 - onB]!.return!();
+    b.freeze();
+    const stuck = readers[onB]!.next();
+    await pastStall();
+    // What a generation's idle timeout does: cancel the stream it heard nothing from.
+    streams[onB]!.cancel();
+    expect(stateOf(t, 'b').inFlight).toBe(0);
+
+    expect(await picksWhileAHolds(t, a, 4)).toEqual(['a', 'a', 'a', 'a']);
+    expect(b.calls).toEqual([`stream s${onB}`, `cancel s${onB}`]);
+    expect(b.probes.length).toBeGreaterThan(0);
+    b.thaw();
+    await stuck.catch(() => undefined);
+  });
+
+  it('does not suspect an endpoint whose stream the caller ended soon after a response', async () => {
+    const [a, b] = trio();
+    a.streamLength = 10;
+    b.streamLength = 10;
+    const t = over([a, b]);
+    const streams = [t.stream(request('s0')), t.stream(request('s1'))];
+    const readers = streams.map((s) => s[Symbol.asyncIterator]());
+    await Promise.all(readers.map((r) => r.next()));
+    for (const s of streams) s.cancel();
+    await pastStall();
+
+    const served = await picksWhileAHolds(t, a, 4);
+    expect(served.filter((s) => s === 'b')).toHaveLength(2);
+    expect(b.probes).toEqual([]);
   });
 });
 

@@ -60,11 +60,16 @@ export class ReplicaEndpoint {
   private lastError: TritonLlmError | undefined;
   private closing: Promise<void> | undefined;
   /**
-   * When a request began waiting on this endpoint with nothing heard from it since; undefined
-   * once it answers. Requests that end unanswered (an idle timeout, a deadline, an abort) leave
-   * it set: their silence is what a frozen peer looks like.
+   * Since when a request has waited on this endpoint with nothing heard from it; undefined when
+   * none waits. An answer restarts it while other requests still await their first response: a
+   * peer that answers one request and then freezes must not look heard forever by the ones it
+   * leaves waiting. Requests that end unanswered (an idle timeout, a deadline, an abort) leave
+   * it set, as does a stream ended after a silence (`silentSince`): that silence is what a
+   * frozen peer looks like.
    */
   private waitingSince: number | undefined;
+  /** Requests begun here still awaiting their first response (their whole answer for `infer`). */
+  private awaiting = 0;
   /** A probe of a suspected freeze is under way: no new requests meanwhile. */
   probing = false;
 
@@ -78,6 +83,7 @@ export class ReplicaEndpoint {
   begin(): void {
     this.inFlight += 1;
     this.requests += 1;
+    this.awaiting += 1;
     this.waitingSince ??= performance.now();
   }
 
@@ -91,15 +97,33 @@ export class ReplicaEndpoint {
     return this.silentMs(now) > STALL_MS;
   }
 
-  /** An inference request started by `begin()` is over. */
-  end(): void {
+  /**
+   * An inference request started by `begin()` is over; `answered`: `recordLatency` was called
+   * for it.
+   */
+  end(answered: boolean): void {
     this.inFlight -= 1;
+    if (!answered) this.awaiting -= 1;
     if (this.state === 'draining' && this.inFlight === 0) this.closeInBackground();
   }
 
-  /** A request's first response (the whole answer for `infer`) took `ms`: the endpoint is heard. */
+  /**
+   * A stream on it ended early (an idle timeout, a deadline, the caller) after hearing nothing
+   * since `heardAt`, longer than {@link STALL_MS} ago: the endpoint counts as silent since then,
+   * so a peer that froze mid-stream is probed before it gets the next request. A live server
+   * whose consumer merely stopped reading costs one probe, which it answers at once.
+   */
+  silentSince(heardAt: number): void {
+    if (this.waitingSince === undefined || heardAt < this.waitingSince) this.waitingSince = heardAt;
+  }
+
+  /**
+   * A request's first response (the whole answer for `infer`) took `ms`: the endpoint is heard.
+   * Called once per request, before its `end(true)`.
+   */
   recordLatency(ms: number): void {
-    this.waitingSince = undefined;
+    this.awaiting -= 1;
+    this.heard();
     this.lastLatencyMs = ms;
     this.latencyMs =
       this.latencyMs === undefined ? ms : this.latencyMs + LATENCY_WEIGHT * (ms - this.latencyMs);
@@ -107,9 +131,14 @@ export class ReplicaEndpoint {
 
   /** A call answered: the endpoint works, whatever its state said. */
   succeed(): void {
-    this.waitingSince = undefined;
+    this.heard();
     this.consecutiveFailures = 0;
     if (this.state === 'ejected') this.state = 'healthy';
+  }
+
+  // Heard now: the silence clock restarts for the requests still awaiting a first response.
+  private heard(): void {
+    this.waitingSince = this.awaiting > 0 ? performance.now() : undefined;
   }
 
   /**

@@ -178,10 +178,12 @@ export class ReplicaPool {
     for (;;) {
       const current = endpoint;
       const started = now();
+      let answered = false;
       if (inference) current.begin();
       try {
         const result = await run(current.transport, attempts.callOptions());
         if (inference) current.recordLatency(now() - started);
+        answered = true;
         current.succeed();
         return result;
       } catch (err) {
@@ -191,7 +193,7 @@ export class ReplicaPool {
         if (next === undefined) throw error;
         endpoint = next;
       } finally {
-        if (inference) current.end();
+        if (inference) current.end(answered);
       }
     }
   }

@@ -1,6 +1,6 @@
 import { TritonLlmError } from '../errors.js';
 import type { CallOptions, InferRequest, InferResponse, InferSink, InferStream } from '../transport.js';
-import type { ReplicaEndpoint } from './endpoint.js';
+import { type ReplicaEndpoint, STALL_MS } from './endpoint.js';
 import { Attempts, type ReplicaPool } from './pool.js';
 
 const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
@@ -11,6 +11,10 @@ interface Leg {
   readonly endpoint: ReplicaEndpoint;
   readonly stream: InferStream;
   readonly started: number;
+  /** When it last heard from its endpoint (a response; at first, its start). */
+  heardAt: number;
+  /** Its first response came: the endpoint's latency is recorded. */
+  answered: boolean;
   ended: boolean;
 }
 
@@ -169,11 +173,17 @@ export class ReplicaStream implements InferStream, InferSink, AsyncIterator<Infe
   /** @internal The endpoint stream's next response. */
   onResponse(response: InferResponse): void {
     const leg = this.active!;
+    // One clock read per response: an early end after a long silence tells the pool (see end()).
+    const at = now();
+    leg.heardAt = at;
+    if (!leg.answered) {
+      leg.answered = true;
+      leg.endpoint.recordLatency(at - leg.started);
+    }
     if (!this.delivered) {
       this.delivered = true;
       // It never moves from here: the request (its tensors) need not live as long as the stream.
       this.request = undefined;
-      leg.endpoint.recordLatency(now() - leg.started);
     }
     // The request is complete at its final response, even if the consumer never pulls again.
     if (response.final) this.succeed(leg);
@@ -195,8 +205,9 @@ export class ReplicaStream implements InferStream, InferSink, AsyncIterator<Infe
   onError(err: unknown): void {
     const error = TritonLlmError.from(err);
     const leg = this.active!;
-    leg.endpoint.fail(error, true);
+    // Ended first: a silence it ends after is the endpoint's, so a deadline then counts against it.
     this.end(leg);
+    leg.endpoint.fail(error, true);
     const next = this.cancelled
       ? undefined
       : this.pool.failover(this.attempts, error, { delivered: this.delivered, stopSent: this.stopSent });
@@ -240,7 +251,8 @@ export class ReplicaStream implements InferStream, InferSink, AsyncIterator<Infe
   private open(endpoint: ReplicaEndpoint): Leg {
     const stream = endpoint.transport.stream(this.request!, legOptions(this.attempts.callOptions()));
     endpoint.begin();
-    const leg: Leg = { endpoint, stream, started: now(), ended: false };
+    const started = now();
+    const leg: Leg = { endpoint, stream, started, heardAt: started, answered: false, ended: false };
     this.active = leg;
     this.opening = undefined;
     if (this.cancelled) {
@@ -266,13 +278,20 @@ export class ReplicaStream implements InferStream, InferSink, AsyncIterator<Infe
   private succeed(leg: Leg): void {
     if (leg.ended) return;
     leg.endpoint.succeed();
-    this.end(leg);
+    this.end(leg, false);
   }
 
-  private end(leg: Leg): void {
+  /**
+   * The leg is over; `early`: before its final response (a cancel, an idle timeout, an error).
+   * An early end after more than STALL_MS with nothing heard marks its endpoint silent since
+   * then: a peer frozen mid-stream keeps its connection open, and its open-request count, back
+   * down once this ends, would otherwise make it the next pick (issue 55).
+   */
+  private end(leg: Leg, early = true): void {
     if (leg.ended) return;
     leg.ended = true;
-    leg.endpoint.end();
+    if (early && now() - leg.heardAt > STALL_MS) leg.endpoint.silentSince(leg.heardAt);
+    leg.endpoint.end(leg.answered);
   }
 }
 
