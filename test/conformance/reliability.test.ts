@@ -1,16 +1,11 @@
-import { execFile, execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { type StreamChunk, TritonLlm, TritonLlmError } from '@trtllm/sdk';
 import { generateTokens } from '@trtllm/testing';
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { type Protocol, REAL_SKIPPED, useServer } from './servers.js';
+import { sharedTriton } from './shared-triton.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const PIDFILE = `${ROOT}/build/triton-${process.env.TRITON_HTTP_PORT ?? '18000'}.pid`;
 const INPUT = [259, 260];
-const execFileAsync = promisify(execFile);
 
 function alive(pid: number): boolean {
   try {
@@ -22,35 +17,14 @@ function alive(pid: number): boolean {
 }
 
 /**
- * Kills the real Triton (and its Python stub processes) the way a crash would: SIGKILL, no goodbye.
- * scripts/triton-down.sh does it, and then removes the shared memory the killed server leaves behind.
+ * The shared real Triton, killed the way a crash would (SIGKILL, no goodbye) and started again on the
+ * same ports with the same event log, as the global setup did.
  */
-async function killTriton(): Promise<void> {
-  await execFileAsync('bash', ['scripts/triton-down.sh'], {
-    cwd: ROOT,
-    env: { ...process.env, TRITON_DOWN_SIGNAL: 'KILL' },
-  });
-}
-
-/** Starts the real Triton again on the same ports with the same event log, as the global setup did. */
-function startTriton(): void {
-  const real = inject('realTriton');
-  if ('unavailable' in real) return;
-  execFileSync('bash', ['scripts/triton-up.sh'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      TRITON_HTTP_PORT: new URL(real.httpUrl).port,
-      TRITON_GRPC_PORT: new URL(real.grpcUrl).port,
-      TRTLLM_FAKE_EVENT_LOG: real.eventLog,
-    },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-}
+const triton = sharedTriton();
 
 function tritonRunning(): boolean {
   try {
-    return alive(Number(readFileSync(PIDFILE, 'utf8').trim()));
+    return alive(Number(readFileSync(triton!.pidFile, 'utf8').trim()));
   } catch {
     return false;
   }
@@ -62,7 +36,7 @@ describe.skipIf(REAL_SKIPPED)('the real Triton killed and restarted', () => {
   const server = useServer('real');
 
   afterAll(() => {
-    if (!tritonRunning()) startTriton();
+    if (!tritonRunning()) triton?.start();
   });
 
   it('streams over gRPC and HTTP end in unavailable after their chunks; the same clients work after a restart', {
@@ -87,7 +61,7 @@ describe.skipIf(REAL_SKIPPED)('the real Triton killed and restarted', () => {
         for await (const chunk of stream) {
           if (chunk.done) continue;
           got[i]!.push(...chunk.tokenIds);
-          if (got[i]!.length === 5 && ++started === protocols.length) killed = killTriton();
+          if (got[i]!.length === 5 && ++started === protocols.length) killed = triton?.kill();
         }
       } catch (err) {
         return err;
@@ -103,7 +77,7 @@ describe.skipIf(REAL_SKIPPED)('the real Triton killed and restarted', () => {
       expect(got[i]).toEqual(expected.slice(0, got[i]!.length));
     }
 
-    startTriton();
+    triton?.start();
     for (const llm of clients) {
       const result = await llm.generate({ inputIds: INPUT, maxTokens: 8 });
       expect(result.sequences[0]?.tokenIds).toEqual(expected.slice(0, 8));

@@ -1,7 +1,8 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { beforeEach, inject } from 'vitest';
+import { beforeEach } from 'vitest';
+import { sharedTriton } from './shared-triton.js';
 
 // Triton 2.51's Python stub sometimes dies of heap corruption under our stand-ins' load (README: "A crash of
 // the real server's Python stub"), and the server never restarts a dead stub: every later case that reaches
@@ -34,10 +35,10 @@ export function nextTry(attempt: number, deaths: readonly string[]): 'first' | '
   );
 }
 
-const real = inject('realTriton');
-const port = 'unavailable' in real ? undefined : new URL(real.httpUrl).port;
-const LOG = `${ROOT}/build/triton-${port}.log`;
-const PIDFILE = `${ROOT}/build/triton-${port}.pid`;
+const triton = sharedTriton();
+// Read only with a real server (every hook returns first without one).
+const LOG = triton?.logFile ?? '';
+const PIDFILE = triton?.pidFile ?? '';
 
 /** The shared server and its stubs (pid to model) when a try began, and where its log stood. */
 interface Snapshot {
@@ -111,23 +112,8 @@ function logSince(offset: number): string {
 }
 
 /** Restarts the shared server as reliability.test.ts does: killed, then started on the same ports. */
-function restartTriton(): void {
-  if ('unavailable' in real) return;
-  const env = {
-    ...process.env,
-    TRITON_HTTP_PORT: new URL(real.httpUrl).port,
-    TRITON_GRPC_PORT: new URL(real.grpcUrl).port,
-    TRTLLM_FAKE_EVENT_LOG: real.eventLog,
-  };
-  execFileSync('bash', ['scripts/triton-down.sh'], {
-    cwd: ROOT,
-    env: { ...env, TRITON_DOWN_SIGNAL: 'KILL' },
-  });
-  execFileSync('bash', ['scripts/triton-up.sh'], { cwd: ROOT, env, stdio: ['ignore', 'inherit', 'inherit'] });
-}
-
 beforeEach(({ task }) => {
-  if (port === undefined) return;
+  if (triton === undefined) return;
   // The first case of a file has no snapshot yet: one taken now still shows a stub dead before it.
   const deaths = deathsSince(snapshot ?? take());
   const verdict = nextTry(task.result?.retryCount ?? 0, deaths);
@@ -137,7 +123,8 @@ beforeEach(({ task }) => {
       `\n!!! A Python stub of the real Triton died before "${task.name}" ran (again):\n${deaths.join('\n')}\n` +
         '!!! The server was restarted first.\n',
     );
-    restartTriton();
+    triton.killNow();
+    triton.start();
   }
   snapshot = take();
 });

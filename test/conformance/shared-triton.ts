@@ -1,0 +1,54 @@
+import { execFile, execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { inject } from 'vitest';
+
+/**
+ * The real Triton the global setup started and the whole conformance run shares, stopped and
+ * started by the same scripts (scripts/triton-up.sh, triton-down.sh) on the same ports and event
+ * log, for the files that kill it on purpose (reliability.test.ts) or restart it after a stub
+ * crash (stub-crash.ts). Undefined when the run has no real server.
+ */
+export interface SharedTriton {
+  /** Where scripts/triton-up.sh keeps its pid and its log. */
+  readonly pidFile: string;
+  readonly logFile: string;
+  /** SIGKILL, as a crash would, then the shared memory it leaves cleaned up. */
+  kill(): Promise<void>;
+  killNow(): void;
+  /** Starts it again and waits until it is ready. */
+  start(): void;
+}
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const execFileAsync = promisify(execFile);
+
+export function sharedTriton(): SharedTriton | undefined {
+  const real = inject('realTriton');
+  if ('unavailable' in real) return undefined;
+  const port = new URL(real.httpUrl).port;
+  const env = {
+    ...process.env,
+    TRITON_HTTP_PORT: port,
+    TRITON_GRPC_PORT: new URL(real.grpcUrl).port,
+    TRTLLM_FAKE_EVENT_LOG: real.eventLog,
+  };
+  const down = { cwd: ROOT, env: { ...env, TRITON_DOWN_SIGNAL: 'KILL' } };
+  return {
+    pidFile: `${ROOT}/build/triton-${port}.pid`,
+    logFile: `${ROOT}/build/triton-${port}.log`,
+    kill: async () => {
+      await execFileAsync('bash', ['scripts/triton-down.sh'], down);
+    },
+    killNow: () => {
+      execFileSync('bash', ['scripts/triton-down.sh'], down);
+    },
+    start: () => {
+      execFileSync('bash', ['scripts/triton-up.sh'], {
+        cwd: ROOT,
+        env,
+        stdio: ['ignore', 'inherit', 'inherit'],
+      });
+    },
+  };
+}
