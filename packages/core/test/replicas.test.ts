@@ -337,6 +337,18 @@ describe('an endpoint gone silent (issue 55)', () => {
     return (await Promise.all(calls)).map(servedBy);
   }
 
+  // Two streams on replicas `a` and `b` (one each: the second goes to the idle one), each past its first response.
+  async function twoStreamsStarted() {
+    const [a, b] = trio();
+    a.streamLength = 10;
+    b.streamLength = 10;
+    const t = over([a, b]);
+    const streams = [t.stream(request('s0')), t.stream(request('s1'))];
+    const readers = streams.map((s) => s[Symbol.asyncIterator]());
+    const firsts = await Promise.all(readers.map((r) => r.next()));
+    return { a, b, t, streams, readers, firsts };
+  }
+
   it('suspects an endpoint that answered one request and froze with another still waiting', async () => {
     const [a, b] = trio();
     const t = over([a, b]);
@@ -363,13 +375,7 @@ describe('an endpoint gone silent (issue 55)', () => {
   });
 
   it('suspects an endpoint whose stream it ended after a silence longer than STALL_MS', async () => {
-    const [a, b] = trio();
-    a.streamLength = 10;
-    b.streamLength = 10;
-    const t = over([a, b]);
-    const streams = [t.stream(request('s0')), t.stream(request('s1'))];
-    const readers = streams.map((s) => s[Symbol.asyncIterator]());
-    const firsts = await Promise.all(readers.map((r) => r.next()));
+    const { a, b, t, streams, readers, firsts } = await twoStreamsStarted();
     const onB = firsts.findIndex((r) => r.done === false && servedBy(r.value) === 'b');
     expect(onB).toBeGreaterThanOrEqual(0);
     // The stream on `a` ends now: ended after the pause, it too would have been silent that long.
@@ -389,13 +395,7 @@ describe('an endpoint gone silent (issue 55)', () => {
   });
 
   it('does not suspect an endpoint whose stream the caller ended soon after a response', async () => {
-    const [a, b] = trio();
-    a.streamLength = 10;
-    b.streamLength = 10;
-    const t = over([a, b]);
-    const streams = [t.stream(request('s0')), t.stream(request('s1'))];
-    const readers = streams.map((s) => s[Symbol.asyncIterator]());
-    await Promise.all(readers.map((r) => r.next()));
+    const { a, b, t, streams } = await twoStreamsStarted();
     for (const s of streams) s.cancel();
     await pastStall();
 
