@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { type StreamChunk, TritonLlm, TritonLlmError } from '@trtllm/sdk';
 import { generateTokens } from '@trtllm/testing';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -7,28 +6,11 @@ import { sharedTriton } from './shared-triton.js';
 
 const INPUT = [259, 260];
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * The shared real Triton, killed the way a crash would (SIGKILL, no goodbye) and started again on the
  * same ports with the same event log, as the global setup did.
  */
 const triton = sharedTriton();
-
-function tritonRunning(): boolean {
-  try {
-    return alive(Number(readFileSync(triton!.pidFile, 'utf8').trim()));
-  } catch {
-    return false;
-  }
-}
 
 // The real server is shared by the whole conformance run: whatever happens here, it is running
 // again when this file ends.
@@ -36,7 +18,7 @@ describe.skipIf(REAL_SKIPPED)('the real Triton killed and restarted', () => {
   const server = useServer('real');
 
   afterAll(() => {
-    if (!tritonRunning()) triton?.start();
+    if (triton !== undefined && !triton.running()) triton.start();
   });
 
   it('streams over gRPC and HTTP end in unavailable after their chunks; the same clients work after a restart', {

@@ -1,4 +1,5 @@
 import { execFile, execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { inject } from 'vitest';
@@ -13,6 +14,10 @@ export interface SharedTriton {
   /** Where scripts/triton-up.sh keeps its pid and its log. */
   readonly pidFile: string;
   readonly logFile: string;
+  /** The server's pid as its pid file says; undefined before the first start or after a stop. */
+  pid(): number | undefined;
+  /** Whether the server (its pid file's process) runs now. */
+  running(): boolean;
   /** SIGKILL, as a crash would, then the shared memory it leaves cleaned up. */
   kill(): Promise<void>;
   killNow(): void;
@@ -34,9 +39,22 @@ export function sharedTriton(): SharedTriton | undefined {
     TRTLLM_FAKE_EVENT_LOG: real.eventLog,
   };
   const down = { cwd: ROOT, env: { ...env, TRITON_DOWN_SIGNAL: 'KILL' } };
+  const pidFile = `${ROOT}/build/triton-${port}.pid`;
+  const pid = (): number | undefined => {
+    try {
+      return Number(readFileSync(pidFile, 'utf8').trim());
+    } catch {
+      return undefined;
+    }
+  };
   return {
-    pidFile: `${ROOT}/build/triton-${port}.pid`,
+    pidFile,
     logFile: `${ROOT}/build/triton-${port}.log`,
+    pid,
+    running: () => {
+      const server = pid();
+      return server !== undefined && alive(server);
+    },
     kill: async () => {
       await execFileAsync('bash', ['scripts/triton-down.sh'], down);
     },
@@ -51,4 +69,16 @@ export function sharedTriton(): SharedTriton | undefined {
       });
     },
   };
+}
+
+/** Whether `pid` runs: a child its parent has not reaped yet is a zombie, and dead. */
+export function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The state follows the command name in parentheses, which may itself hold spaces.
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return false;
+  }
 }

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { beforeEach } from 'vitest';
-import { sharedTriton } from './shared-triton.js';
+import { alive, sharedTriton } from './shared-triton.js';
 
 // Triton 2.51's Python stub sometimes dies of heap corruption under our stand-ins' load (README: "A crash of
 // the real server's Python stub"), and the server never restarts a dead stub: every later case that reaches
@@ -38,7 +38,6 @@ export function nextTry(attempt: number, deaths: readonly string[]): 'first' | '
 const triton = sharedTriton();
 // Read only with a real server (every hook returns first without one).
 const LOG = triton?.logFile ?? '';
-const PIDFILE = triton?.pidFile ?? '';
 
 /** The shared server and its stubs (pid to model) when a try began, and where its log stood. */
 interface Snapshot {
@@ -47,26 +46,6 @@ interface Snapshot {
   readonly logAt: number;
 }
 let snapshot: Snapshot | undefined;
-
-/** Whether `pid` runs: a stub its server has not reaped yet is a zombie, and dead. */
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The state follows the command name in parentheses, which may itself hold spaces.
-    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-    return state !== 'Z' && state !== 'X';
-  } catch {
-    return false;
-  }
-}
-
-function serverPid(): number | undefined {
-  try {
-    return Number(readFileSync(PIDFILE, 'utf8').trim());
-  } catch {
-    return undefined;
-  }
-}
 
 /** The command line of `pid`; empty for a zombie or a process gone meanwhile. */
 function commandLine(pid: number): string {
@@ -78,7 +57,7 @@ function commandLine(pid: number): string {
 }
 
 function take(): Snapshot {
-  const server = serverPid();
+  const server = triton?.pid();
   const stubs = new Map<number, string>();
   if (server !== undefined && alive(server)) {
     // Triton's log says nothing when a stub dies: its process is the evidence. Every child of the
@@ -98,7 +77,7 @@ function take(): Snapshot {
  */
 function deathsSince(before: Snapshot): string[] {
   const { server } = before;
-  if (server === undefined || serverPid() !== server) return [];
+  if (server === undefined || triton?.pid() !== server) return [];
   if (alive(server)) {
     return [...before.stubs]
       .filter(([pid]) => !alive(pid))
