@@ -18,7 +18,7 @@ import { connectBareVariant } from './variants/connect-bare.js';
 import { grpcJsBareVariant } from './variants/grpc-js-bare.js';
 import { httpProbeVariant } from './variants/http-probe.js';
 import { http2BareVariant } from './variants/http2-bare.js';
-import { loadBaseline, sdkBaselineVariant, sdkVariant } from './variants/sdk.js';
+import { loadBaseline, sdkBaselineVariant, sdkVariant, twoTransportsVariant } from './variants/sdk.js';
 import { PROBE_SHARED_CALLS, socketProbeVariant } from './variants/socket-probe.js';
 import { iteratedProbeVariant } from './variants/socket-probe-iter.js';
 import type { Endpoints, Variant } from './variants/variant.js';
@@ -64,6 +64,8 @@ function makeVariant(name: string, endpoints: Endpoints): Variant {
       return sdkVariant('grpc', endpoints, { replicas: 2 });
     case 'sdk-grpc-replicas-baseline':
       return sdkBaselineVariant('grpc', endpoints, { replicas: 2 });
+    case 'sdk-grpc-two-transports':
+      return twoTransportsVariant(endpoints);
     case 'sdk-grpc-replica-one':
       return sdkVariant('grpc', endpoints, { replicas: 1 });
     case 'sdk-grpc-mux-baseline':

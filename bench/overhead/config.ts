@@ -69,6 +69,7 @@ export const ALL_VARIANTS = [
   'sdk-grpc-replicas',
   'sdk-grpc-replicas-baseline',
   'sdk-grpc-replica-one',
+  'sdk-grpc-two-transports',
   'sdk-http',
   'sdk-http-baseline',
   'python-tritonclient',
@@ -95,6 +96,8 @@ export const VARIANT_LABELS: Readonly<Record<VariantName, string>> = {
   'sdk-grpc-replicas-baseline':
     'TritonLlm over gRPC, balanced over two addresses, baseline build (BENCH_BASELINE)',
   'sdk-grpc-replica-one': 'TritonLlm over gRPC, through the replica transport with one address (baseUrls)',
+  'sdk-grpc-two-transports':
+    'two TritonLlm over gRPC, each its own transport to the server, requests alternated',
   'sdk-http': 'TritonLlm over HTTP SSE',
   'sdk-http-baseline': 'TritonLlm over HTTP SSE, baseline build (BENCH_BASELINE)',
   'python-tritonclient': 'Python tritonclient (gRPC stream)',

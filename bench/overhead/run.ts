@@ -304,11 +304,13 @@ try {
 }
 console.log(`throughput runs done after ${((Date.now() - started) / 1000).toFixed(0)} s`);
 // Streams through the replica transport against one endpoint's: over one address (the transport's
-// own per-token path) and balanced over two (that path plus a second connection).
+// own per-token path) and balanced over two (that path plus a second transport), and two plain
+// transports in turn (the second transport alone, docs/PERFORMANCE.md).
 // The baseline build's balanced streams against its own single endpoint, for before/after.
 const replicaRatios = [
   ['sdk-grpc-replica-one', 'sdk-grpc', 'replica transport, one address/default'],
   ['sdk-grpc-replicas', 'sdk-grpc', 'replicas/default'],
+  ['sdk-grpc-two-transports', 'sdk-grpc', 'two transports, no replicas/default'],
   ['sdk-grpc-replicas-baseline', 'sdk-grpc-baseline', 'replicas/default, baseline build'],
 ] as const;
 for (const [variant, reference, label] of replicaRatios) {

@@ -75,6 +75,27 @@ export function sdkVariant(
   return streamingVariant(new TritonLlm({ transport, model: 'ensemble' }));
 }
 
+/**
+ * Two transports to the same address, requests alternated between two `TritonLlm`s, with no
+ * replica transport: whether balanced streams' extra CPU is the replica layer's, a second
+ * connection's (one transport past a stream limit opens one too) or a second transport's.
+ */
+export function twoTransportsVariant(endpoints: Endpoints): Variant {
+  const [a, b] = [endpoints.grpcUrl, otherName(endpoints.grpcUrl)].map((baseUrl) =>
+    streamingVariant(new TritonLlm({ transport: grpcTransport({ baseUrl }), model: 'ensemble' })),
+  ) as [Variant, Variant];
+  let turn = 0;
+  return {
+    stream(prompt, maxTokens, id, onFirstToken) {
+      turn ^= 1;
+      return (turn === 0 ? a : b).stream(prompt, maxTokens, id, onFirstToken);
+    },
+    close: async () => {
+      await Promise.all([a.close(), b.close()]);
+    },
+  };
+}
+
 /** The same address under its other loopback name. */
 function otherName(url: string): string {
   const u = new URL(url);
