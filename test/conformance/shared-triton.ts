@@ -11,8 +11,7 @@ import { inject } from 'vitest';
  * crash (stub-crash.ts). Undefined when the run has no real server.
  */
 export interface SharedTriton {
-  /** Where scripts/triton-up.sh keeps its pid and its log. */
-  readonly pidFile: string;
+  /** Where scripts/triton-up.sh keeps its log. */
   readonly logFile: string;
   /** The server's pid as its pid file says; undefined before the first start or after a stop. */
   pid(): number | undefined;
@@ -48,7 +47,6 @@ export function sharedTriton(): SharedTriton | undefined {
     }
   };
   return {
-    pidFile,
     logFile: `${ROOT}/build/triton-${port}.log`,
     pid,
     running: () => {
