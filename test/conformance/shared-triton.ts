@@ -1,8 +1,8 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { inject } from 'vitest';
+import { alive, readPid, tritonFiles } from './triton-process.js';
 
 /**
  * The real Triton the global setup started and the whole conformance run shares, stopped and
@@ -38,16 +38,10 @@ export function sharedTriton(): SharedTriton | undefined {
     TRTLLM_FAKE_EVENT_LOG: real.eventLog,
   };
   const down = { cwd: ROOT, env: { ...env, TRITON_DOWN_SIGNAL: 'KILL' } };
-  const pidFile = `${ROOT}/build/triton-${port}.pid`;
-  const pid = (): number | undefined => {
-    try {
-      return Number(readFileSync(pidFile, 'utf8').trim());
-    } catch {
-      return undefined;
-    }
-  };
+  const { pidFile, logFile } = tritonFiles(port);
+  const pid = (): number | undefined => readPid(pidFile);
   return {
-    logFile: `${ROOT}/build/triton-${port}.log`,
+    logFile,
     pid,
     running: () => {
       const server = pid();
@@ -67,16 +61,4 @@ export function sharedTriton(): SharedTriton | undefined {
       });
     },
   };
-}
-
-/** Whether `pid` runs: a child its parent has not reaped yet is a zombie, and dead. */
-export function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The state follows the command name in parentheses, which may itself hold spaces.
-    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-    return state !== 'Z' && state !== 'X';
-  } catch {
-    return false;
-  }
 }

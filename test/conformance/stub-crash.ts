@@ -2,7 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { beforeEach } from 'vitest';
-import { alive, sharedTriton } from './shared-triton.js';
+import { sharedTriton } from './shared-triton.js';
+import { alive } from './triton-process.js';
 
 // Triton 2.51's Python stub sometimes dies of heap corruption under our stand-ins' load (README: "A crash of
 // the real server's Python stub"), and the server never restarts a dead stub: every later case that reaches
