@@ -97,7 +97,7 @@ export const VARIANT_LABELS: Readonly<Record<VariantName, string>> = {
     'TritonLlm over gRPC, balanced over two addresses, baseline build (BENCH_BASELINE)',
   'sdk-grpc-replica-one': 'TritonLlm over gRPC, through the replica transport with one address (baseUrls)',
   'sdk-grpc-two-transports':
-    'two TritonLlm over gRPC, each its own transport to the server, requests alternated',
+    'two TritonLlm over gRPC, each its own transport to the server, requests to the one with fewer in flight',
   'sdk-http': 'TritonLlm over HTTP SSE',
   'sdk-http-baseline': 'TritonLlm over HTTP SSE, baseline build (BENCH_BASELINE)',
   'python-tritonclient': 'Python tritonclient (gRPC stream)',

@@ -76,24 +76,42 @@ export function sdkVariant(
 }
 
 /**
- * Two transports to the same address, requests alternated between two `TritonLlm`s, with no
- * replica transport: whether balanced streams' extra CPU is the replica layer's, a second
- * connection's (one transport past a stream limit opens one too) or a second transport's.
+ * Two transports to the same address, two `TritonLlm`s, no replica transport: each request goes to
+ * the one with fewer requests in flight (ties in turn), as the replica transport picks. Whether
+ * balanced streams' extra CPU is the replica layer's, the second connection's (one transport past
+ * a stream limit opens one too) or a second transport's.
+ *
+ * Not strict turns: on the fake's batch clock, a wave of requests that all start together, sent
+ * half on each connection, reaches the fake on two sides of a step and splits in two; split after
+ * split, the requests come to start one at a time, and each then leaves in a write of its own
+ * (measured: 3,668 flushes of the connections' writes for 3,000 requests, against 105 on one
+ * connection and 240 when the least loaded is picked), a heavier workload rather than a costlier path.
  */
 export function twoTransportsVariant(endpoints: Endpoints): Variant {
-  const [a, b] = [endpoints.grpcUrl, otherName(endpoints.grpcUrl)].map((baseUrl) =>
-    streamingVariant(new TritonLlm({ transport: grpcTransport({ baseUrl }), model: 'ensemble' })),
-  ) as [Variant, Variant];
+  const a = countedLeg(endpoints.grpcUrl);
+  const b = countedLeg(otherName(endpoints.grpcUrl));
   let turn = 0;
   return {
-    stream(prompt, maxTokens, id, onFirstToken) {
+    async stream(prompt, maxTokens, id, onFirstToken) {
       turn ^= 1;
-      return (turn === 0 ? a : b).stream(prompt, maxTokens, id, onFirstToken);
+      const leg = a.inFlight !== b.inFlight ? (a.inFlight < b.inFlight ? a : b) : turn === 0 ? a : b;
+      leg.inFlight += 1;
+      try {
+        return await leg.variant.stream(prompt, maxTokens, id, onFirstToken);
+      } finally {
+        leg.inFlight -= 1;
+      }
     },
     close: async () => {
-      await Promise.all([a.close(), b.close()]);
+      await Promise.all([a.variant.close(), b.variant.close()]);
     },
   };
+}
+
+/** A client on a transport of its own, with its requests in flight. */
+function countedLeg(baseUrl: string): { variant: Variant; inFlight: number } {
+  const llm = new TritonLlm({ transport: grpcTransport({ baseUrl }), model: 'ensemble' });
+  return { variant: streamingVariant(llm), inFlight: 0 };
 }
 
 /** The same address under its other loopback name. */
