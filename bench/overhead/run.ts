@@ -304,8 +304,9 @@ try {
 }
 console.log(`throughput runs done after ${((Date.now() - started) / 1000).toFixed(0)} s`);
 // Streams through the replica transport against one endpoint's: over one address (the transport's
-// own per-token path) and balanced over two (that path plus a second transport), and two plain
-// transports in turn (the second transport alone, docs/PERFORMANCE.md).
+// own per-token path) and balanced over two (that path plus a second transport and connection), and
+// two plain transports, each request to the one with fewer in flight (no replica layer,
+// docs/PERFORMANCE.md).
 // The baseline build's balanced streams against its own single endpoint, for before/after.
 const replicaRatios = [
   ['sdk-grpc-replica-one', 'sdk-grpc', 'replica transport, one address/default'],
