@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
 import { inCi } from './ci.js';
-import { alive, readPid, tritonFiles } from './triton-process.js';
+import { pidFileRuns, tritonFiles } from './triton-process.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const HTTP_PORT = process.env.TRITON_HTTP_PORT ?? '18000';
@@ -62,9 +62,8 @@ export async function setup(project: TestProject): Promise<() => void> {
  */
 function reportDeadServer(): void {
   const { pidFile, logFile: log } = tritonFiles(HTTP_PORT);
-  const pid = readPid(pidFile);
   // A zombie counts as gone (`alive`), where `process.kill(pid, 0)` would find it.
-  if (pid !== undefined && alive(pid)) return;
+  if (pidFileRuns(pidFile)) return;
   const tail = existsSync(log) ? readFileSync(log, 'utf8').split('\n').slice(-30).join('\n') : '(no log)';
   console.error(`\n!!! The shared real Triton exited during the run. The end of ${log}:\n${tail}\n`);
 }

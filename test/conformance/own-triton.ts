@@ -1,6 +1,6 @@
 /** Real Tritons of a test's own, beside the suite's shared one, and the model-control calls the SDK does not make. */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +13,7 @@ import {
 } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { freePorts } from '../reliability/support/processes.js';
+import { requirePid, tritonFiles } from './triton-process.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const PROTO_DIR = join(ROOT, 'proto');
@@ -46,7 +47,7 @@ export async function startOwnTriton(
   };
   execFileSync('bash', ['scripts/triton-up.sh'], { cwd: ROOT, env, stdio: ['ignore', 'inherit', 'inherit'] });
   // The pid file is what triton-down.sh stops; read here so a failed start shows up at once.
-  const pid = Number(readFileSync(join(ROOT, `build/triton-${http}.pid`), 'utf8').trim());
+  const pid = requirePid(tritonFiles(String(http)).pidFile);
   return {
     grpc: `grpc://127.0.0.1:${grpc}`,
     http: `http://127.0.0.1:${http}`,

@@ -2,7 +2,7 @@ import { execFile, execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { inject } from 'vitest';
-import { alive, readPid, tritonFiles } from './triton-process.js';
+import { pidFileRuns, readPid, tritonFiles } from './triton-process.js';
 
 /**
  * The real Triton the global setup started and the whole conformance run shares, stopped and
@@ -43,10 +43,7 @@ export function sharedTriton(): SharedTriton | undefined {
   return {
     logFile,
     pid,
-    running: () => {
-      const server = pid();
-      return server !== undefined && alive(server);
-    },
+    running: () => pidFileRuns(pidFile),
     kill: async () => {
       await execFileAsync('bash', ['scripts/triton-down.sh'], down);
     },

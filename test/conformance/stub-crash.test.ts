@@ -1,13 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { TritonLlm } from '@trtllm/sdk';
 import { generateTokens } from '@trtllm/testing';
 import { describe, expect, inject, it } from 'vitest';
 import { REAL_SKIPPED, useServer } from './servers.js';
 import { crashLines, nextTry } from './stub-crash.js';
+import { requirePid, tritonFiles } from './triton-process.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const INPUT = [259, 260];
 // What Triton 2.51 wrote when it aborted on a dead stub's lock in CI (2026-11-30).
 const ABORT = "terminate called after throwing an instance of 'boost::interprocess::lock_exception'";
@@ -40,7 +38,7 @@ describe('the retry of a case under which a Python stub died', () => {
 function stubPid(model: string): number {
   const real = inject('realTriton');
   if ('unavailable' in real) throw new Error(real.unavailable);
-  const server = readFileSync(`${ROOT}/build/triton-${new URL(real.httpUrl).port}.pid`, 'utf8').trim();
+  const server = String(requirePid(tritonFiles(new URL(real.httpUrl).port).pidFile));
   const pids = execFileSync('pgrep', ['-P', server, '-f', `models/${model}/1/model.py`], { encoding: 'utf8' })
     .trim()
     .split('\n');

@@ -22,6 +22,19 @@ export function readPid(pidFile: string): number | undefined {
   }
 }
 
+/** The pid a pid file holds, for a server that must have one: throws, naming the file, when there is none. */
+export function requirePid(pidFile: string): number {
+  const pid = readPid(pidFile);
+  if (pid === undefined) throw new Error(`no pid file at ${pidFile}: the real Triton did not start`);
+  return pid;
+}
+
+/** Whether the process a pid file names runs (none when there is no pid file). */
+export function pidFileRuns(pidFile: string): boolean {
+  const pid = readPid(pidFile);
+  return pid !== undefined && alive(pid);
+}
+
 /** Whether `pid` runs: a child its parent has not reaped yet is a zombie, and dead. */
 export function alive(pid: number): boolean {
   try {
