@@ -11,7 +11,7 @@ import { responseId, unixSeconds } from './ids.js';
 import { chatLogProbs } from './logprobs.js';
 import { type Body, commonParams, optionalBoolean, optionalInteger } from './params.js';
 import { CHAT_FIELDS, refuseUnknownFields, refuseUnsupportedChatFields } from './request-fields.js';
-import { sseEvent, sseEvents } from './sse.js';
+import { NO_EVENTS, sseEvent, sseEvents } from './sse.js';
 import { readToolOutput, ToolCallDeltas, type ToolOutputContext } from './tool-call-deltas.js';
 import type { OpenAiChatFinishReason, OpenAiFinishReason, OpenAiUsage } from './wire.js';
 
@@ -181,7 +181,7 @@ export async function chatCompletionsFormat(body: Body, ctx: ChatContext): Promi
       }
       const deltas = streamOf(choice, output).push(text);
       // Text held back by the parser still has its log probs delivered, on an empty delta.
-      if (deltas.length === 0) return lp !== null ? event(choice, {}, lp, null) : '';
+      if (deltas.length === 0) return lp !== null ? event(choice, {}, lp, null) : NO_EVENTS;
       return sseEvents(deltas.map((d, k) => chunk(choice, d, k === 0 ? lp : null, null)));
     },
     finish: (choice, reason) => {

@@ -1,4 +1,4 @@
-import type { StreamChunk } from '@trtllm/sdk';
+import type { FinishReason, GenerateResult, StreamChunk } from '@trtllm/sdk';
 import {
   alternativesOf,
   type ChoiceContext,
@@ -13,27 +13,44 @@ import {
   usageOf,
 } from './choices.js';
 import { mergeAsync } from './merge.js';
+import type { OpenAiFinishReason, OpenAiUsage } from './wire.js';
 
 type Tagged = { readonly source: number; readonly value: StreamChunk };
 
-const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
+/** A delta event. */
+export type DeltaEvent = Extract<ChoiceEvent, { type: 'delta' }>;
+
+/**
+ * Where {@link ChoiceStream.run} puts the events of the choices. A method returns a promise only
+ * when the caller must wait before reading on (a full socket); most calls return undefined, which
+ * saves a promise and a microtask per token.
+ */
+export interface ChoiceSink {
+  /** Read before each upstream piece is handled: true once the events have nowhere to go. */
+  readonly stopped: boolean;
+  delta(event: DeltaEvent): Promise<void> | undefined;
+  finish(choice: number, reason: OpenAiFinishReason): Promise<void> | undefined;
+  /** Closes the events once every job has ended. */
+  usage(usage: OpenAiUsage): Promise<void> | undefined;
+}
 
 /**
  * Streams every job, interleaved as their tokens arrive. Each choice gets its deltas and then one
- * `finish`; a `usage` event closes the stream. `return()`, or the caller's signal, cancels every
- * upstream request still running.
+ * `finish`; a `usage` event closes the stream. {@link ChoiceStream.cancel}, or the caller's
+ * signal, cancels every upstream request still running.
  */
 export function streamChoices(ctx: ChoiceContext, jobs: readonly ChoiceJob[]): ChoiceStream {
   return new ChoiceStream(ctx, jobs);
 }
 
 /**
- * The iterator of {@link streamChoices}, written by hand rather than as an async generator: one
- * request (every `n` = 1 call) reads the SDK's stream directly, so a token costs that stream's
- * promise and one reaction here, where two stacked generators (merge, then choices) cost a
- * resumption, an await and a yield each (issue 31).
+ * The choices of one streamed response, pushed into a {@link ChoiceSink} rather than read as an
+ * async iterator: a token then costs the SDK stream's own promise and nothing more, where an
+ * iterator of events adds a promise, a reaction and a result object per token, and two stacked
+ * generators (merge, then choices) a resumption, an await and a yield each (issue 31). One request
+ * (every `n` = 1 call) reads the SDK's stream directly, without the merge.
  */
-export class ChoiceStream implements AsyncIterator<ChoiceEvent, void, undefined> {
+export class ChoiceStream {
   /**
    * Cancels the merged jobs together (one failing, or the consumer leaving). One job needs none:
    * its own `return()` cancels it and the caller's signal reaches it directly, which saves an
@@ -44,20 +61,10 @@ export class ChoiceStream implements AsyncIterator<ChoiceEvent, void, undefined>
   private readonly single: AsyncIterator<StreamChunk> | undefined;
   private readonly merged: AsyncIterator<Tagged, void, undefined> | undefined;
   private readonly usage: { prompt: number; completion: number }[] = [];
-  /** Events made together (a job's finishes, the usage) waiting for their `next()`. */
-  private readonly queued: ChoiceEvent[] = [];
-  /** Every job ended and the usage is queued. */
+  /** Every job ended and the usage is given. */
   private completed = false;
-  /** Nothing more will be read: completed, failed or returned. */
+  /** Nothing more will be read: completed, failed or cancelled. */
   private over = false;
-  private readonly onSingle = (r: IteratorResult<StreamChunk>) =>
-    r.done === true ? this.end() : this.take(0, r.value);
-  private readonly onMerged = (r: IteratorResult<Tagged, void>) =>
-    r.done === true ? this.end() : this.take(r.value.source, r.value.value);
-  private readonly onError = (err: unknown): never => {
-    this.close();
-    throw err;
-  };
 
   constructor(
     private readonly ctx: ChoiceContext,
@@ -74,40 +81,61 @@ export class ChoiceStream implements AsyncIterator<ChoiceEvent, void, undefined>
     );
   }
 
-  next(): Promise<IteratorResult<ChoiceEvent, void>> {
-    const event = this.queued.shift();
-    if (event !== undefined) return Promise.resolve({ done: false, value: event });
-    if (this.over) return Promise.resolve(DONE);
-    if (this.single !== undefined) return this.single.next().then(this.onSingle, this.onError);
-    return this.merged!.next().then(this.onMerged, this.onError);
+  /**
+   * Reads every job to its end into `sink`, then gives it the usage. Returns early, leaving the
+   * jobs running, once the sink is stopped: {@link cancel} ends them. A failing job (or sink)
+   * cancels the others and rejects.
+   */
+  async run(sink: ChoiceSink): Promise<void> {
+    try {
+      if (this.single !== undefined) {
+        const source = this.single;
+        for (;;) {
+          const r = await source.next();
+          if (sink.stopped) return;
+          if (r.done === true) break;
+          const full = this.take(0, r.value, sink);
+          if (full !== undefined) await full;
+        }
+      } else {
+        const source = this.merged!;
+        for (;;) {
+          const r = await source.next();
+          if (sink.stopped) return;
+          if (r.done === true) break;
+          const full = this.take(r.value.source, r.value.value, sink);
+          if (full !== undefined) await full;
+        }
+      }
+      this.completed = true;
+      this.close();
+      const full = sink.usage(usageOf(this.usage));
+      if (full !== undefined) await full;
+    } catch (err) {
+      this.close();
+      throw err;
+    }
   }
 
-  /** Leaves early: cancels whatever is still running upstream. */
-  return(): Promise<IteratorResult<ChoiceEvent, void>> {
-    this.queued.length = 0;
+  /** Cancels whatever is still running upstream; does nothing once every job has ended. */
+  cancel(): void {
     if (!this.over) {
       // Not awaited, as the merge does not await its sources: the abort below ends their reads.
       const source = this.single ?? this.merged!;
       void Promise.resolve(source.return?.()).catch(() => undefined);
     }
     this.close();
-    return Promise.resolve(DONE);
   }
 
-  private take(
-    source: number,
-    chunk: StreamChunk,
-  ): IteratorResult<ChoiceEvent> | Promise<IteratorResult<ChoiceEvent, void>> {
+  /** One upstream piece into the sink: a delta, or a job's end (its finishes). */
+  private take(source: number, chunk: StreamChunk, sink: ChoiceSink): Promise<void> | undefined {
     const job = this.jobs[source]!;
     if (!chunk.done) {
       const lp = chunk.logProbs;
       if (lp === undefined || lp.length === 0) {
         // A piece with neither text nor log probs (a held-back partial character) is no event.
-        if (chunk.text.length === 0) return this.next();
-        return {
-          done: false,
-          value: { type: 'delta', choice: job.firstChoice + chunk.sequenceIndex, text: chunk.text },
-        };
+        if (chunk.text.length === 0) return undefined;
+        return sink.delta({ type: 'delta', choice: job.firstChoice + chunk.sequenceIndex, text: chunk.text });
       }
       const logProbs = {
         tokens:
@@ -116,32 +144,32 @@ export class ChoiceStream implements AsyncIterator<ChoiceEvent, void, undefined>
         logProbs: lp,
         ...alternativesOf(chunk.topLogProbs),
       };
-      return {
-        done: false,
-        value: { type: 'delta', choice: job.firstChoice + chunk.sequenceIndex, text: chunk.text, logProbs },
-      };
+      return sink.delta({
+        type: 'delta',
+        choice: job.firstChoice + chunk.sequenceIndex,
+        text: chunk.text,
+        logProbs,
+      });
     }
     this.usage.push({
       prompt: promptTokens(job, chunk.usage.promptTokens, this.ctx.tokenizer),
       completion: completionTokens(chunk.result, this.ctx.tokenizer),
     });
-    for (let k = 0; k < job.choiceCount; k++) {
-      const seq = chunk.result.sequences.find((s) => s.index === k);
-      this.queued.push({
-        type: 'finish',
-        choice: job.firstChoice + k,
-        finishReason: openAiFinishReason(seq?.finishReason ?? chunk.finishReason),
-      });
-    }
-    return this.next();
+    return this.finishJob(job, chunk.result, chunk.finishReason, sink);
   }
 
-  /** Every source ended: the usage closes the stream. */
-  private end(): Promise<IteratorResult<ChoiceEvent, void>> {
-    this.completed = true;
-    this.close();
-    this.queued.push({ type: 'usage', usage: usageOf(this.usage) });
-    return this.next();
+  /** The finish of each choice of an ended job, waiting only where the sink asks to. */
+  private async finishJob(
+    job: ChoiceJob,
+    result: GenerateResult,
+    reason: FinishReason,
+    sink: ChoiceSink,
+  ): Promise<void> {
+    for (let k = 0; k < job.choiceCount; k++) {
+      const seq = result.sequences.find((s) => s.index === k);
+      const full = sink.finish(job.firstChoice + k, openAiFinishReason(seq?.finishReason ?? reason));
+      if (full !== undefined) await full;
+    }
   }
 
   private close(): void {

@@ -7,7 +7,7 @@ import { responseId, unixSeconds } from './ids.js';
 import { completionLogProbs } from './logprobs.js';
 import { type Body, commonParams, optionalBoolean, optionalInteger, refuseNonEmpty } from './params.js';
 import { COMPLETION_FIELDS, refuseUnknownFields } from './request-fields.js';
-import { sseEvent } from './sse.js';
+import { joinSse, NO_EVENTS, type SseText, sseEvent } from './sse.js';
 import type { OpenAiUsage } from './wire.js';
 
 /** OpenAI's documented default of `max_tokens` for `/v1/completions`. */
@@ -109,13 +109,13 @@ export async function completionsFormat(body: Body, ctx: EndpointContext): Promi
       usage,
     }),
     opening: () => {
-      if (!echo) return '';
-      let out = '';
+      if (!echo) return NO_EVENTS;
+      const out: SseText[] = [];
       for (let choice = 0; choice < prompts.length * params.n; choice++) {
         offsets[choice] = promptOf(choice).length;
-        out += event(choice, promptOf(choice), null, null);
+        out.push(event(choice, promptOf(choice), null, null));
       }
-      return out;
+      return joinSse(out);
     },
     delta: ({ choice, text, logProbs }) => {
       // text_offset is only ever read with log probs, so without them tokens skip its bookkeeping.

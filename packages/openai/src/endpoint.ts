@@ -1,18 +1,12 @@
 import type { ServerResponse } from 'node:http';
 import type { Tokenizer, TritonLlm } from '@trtllm/sdk';
 import { inRequestTerms } from './api-error.js';
-import { streamChoices } from './choice-stream.js';
-import {
-  type ChoiceEvent,
-  type ChoiceOutcome,
-  generateChoices,
-  type PromptInput,
-  planJobs,
-} from './choices.js';
+import { type ChoiceSink, type DeltaEvent, streamChoices } from './choice-stream.js';
+import { type ChoiceOutcome, generateChoices, type PromptInput, planJobs } from './choices.js';
 import { sendJson } from './http-io.js';
 import type { RequestMeter } from './metrics/gateway-metrics.js';
 import type { CommonParams } from './params.js';
-import { SseWriter } from './sse.js';
+import { joinSse, type SseText, SseWriter } from './sse.js';
 import type { OpenAiFinishReason, OpenAiUsage } from './wire.js';
 
 /** What a handler knows about the server it runs in. */
@@ -43,8 +37,9 @@ function endingError(err: unknown, ctx: EndpointContext): unknown {
 
 /**
  * How one OpenAI endpoint shapes the choices into its response and its stream chunks. Stream
- * chunks come as SSE text (`data: <json>\n\n` blocks, '' for none), so an endpoint can splice a
- * token into a serialized chunk instead of serializing a chunk object per token.
+ * chunks come as SSE text (`data: <json>\n\n` blocks, '' for none, as UTF-8 bytes: see
+ * {@link SseText}), so an endpoint can splice a token into a serialized chunk instead of
+ * serializing a chunk object per token.
  */
 export interface EndpointFormat {
   readonly prompts: readonly PromptInput[];
@@ -57,13 +52,13 @@ export interface EndpointFormat {
   /** The whole response of a non-streaming call. */
   complete(choices: readonly ChoiceOutcome[], usage: OpenAiUsage): unknown;
   /** Chunks sent before any generated text (chat: the role of each choice; completions: the echoed prompt). */
-  opening(): string;
+  opening(): SseText;
   /** The chunks for one piece of generated text (none while a tool-call parser holds it back). */
-  delta(event: Extract<ChoiceEvent, { type: 'delta' }>): string;
+  delta(event: DeltaEvent): SseText;
   /** The chunks that end a choice: whatever a parser still held, then the finish reason. */
-  finish(choice: number, reason: OpenAiFinishReason): string;
+  finish(choice: number, reason: OpenAiFinishReason): SseText;
   /** The closing chunk of `stream_options.include_usage`. */
-  usage(usage: OpenAiUsage): string;
+  usage(usage: OpenAiUsage): SseText;
 }
 
 /**
@@ -93,41 +88,68 @@ export async function respond(
     await streamWhole(res, ctx, format, await generateChoices(choiceCtx, jobs), headers);
     return;
   }
-  const events = streamChoices(choiceCtx, jobs);
+  const choices = streamChoices(choiceCtx, jobs);
+  const sink = new SseSink(res, ctx, format, headers);
   try {
-    let next = await events.next();
+    await choices.run(sink);
+    // A stream the shutdown cut short may end quietly upstream: it still ends with the error.
     throwIfShutDown(ctx);
-    if (ctx.signal.aborted) return;
-    const sse = new SseWriter(res, headers);
-    try {
-      await sse.send(format.opening());
-      while (!next.done && !sse.closed) {
-        const event = next.value;
-        let full: Promise<void> | undefined;
-        if (event.type === 'delta') {
-          ctx.meter?.delta(event.choice);
-          full = sse.send(format.delta(event));
-        } else if (event.type === 'finish') full = sse.send(format.finish(event.choice, event.finishReason));
-        else {
-          ctx.meter?.usage(event.usage);
-          if (params.includeUsage) full = sse.send(format.usage(event.usage));
-        }
-        // Most writes fit the socket: awaiting only a full one saves a microtask per chunk.
-        if (full !== undefined) await full;
-        next = await events.next();
-      }
-      // A stream the shutdown cut short may end quietly upstream: it still ends with the error.
-      throwIfShutDown(ctx);
-      if (!sse.closed) await sse.done();
-    } catch (err) {
-      if (sse.closed) return;
-      const ending = endingError(err, ctx);
-      ctx.meter?.error(ending);
-      await sse.fail(ending);
-    }
+    if (sink.sse !== undefined && !sink.sse.closed) await sink.sse.done();
+  } catch (err) {
+    // Before the first event the headers are not sent: the error gets its own HTTP status.
+    if (sink.sse === undefined) throw err;
+    if (sink.sse.closed) return;
+    const ending = endingError(err, ctx);
+    ctx.meter?.error(ending);
+    await sink.sse.fail(ending);
   } finally {
     // Cancels whatever is still running upstream when the client left or an error ended the stream.
-    await events.return();
+    choices.cancel();
+  }
+}
+
+/**
+ * The SSE response of a stream: opened by the first event, so an error the backend reports at
+ * once still gets its own HTTP status, and shaped by the endpoint's format.
+ */
+class SseSink implements ChoiceSink {
+  /** Set by the first event. */
+  sse: SseWriter | undefined;
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly ctx: EndpointContext,
+    private readonly format: EndpointFormat,
+    private readonly headers: Readonly<Record<string, string>>,
+  ) {}
+
+  get stopped(): boolean {
+    return this.sse === undefined ? this.ctx.signal.aborted : this.sse.closed;
+  }
+
+  delta(event: DeltaEvent): Promise<void> | undefined {
+    const sse = this.sse ?? this.open();
+    this.ctx.meter?.delta(event.choice);
+    return sse.send(this.format.delta(event));
+  }
+
+  finish(choice: number, reason: OpenAiFinishReason): Promise<void> | undefined {
+    return (this.sse ?? this.open()).send(this.format.finish(choice, reason));
+  }
+
+  usage(usage: OpenAiUsage): Promise<void> | undefined {
+    const sse = this.sse ?? this.open();
+    this.ctx.meter?.usage(usage);
+    return this.format.params.includeUsage ? sse.send(this.format.usage(usage)) : undefined;
+  }
+
+  private open(): SseWriter {
+    throwIfShutDown(this.ctx);
+    const sse = new SseWriter(this.res, this.headers);
+    this.sse = sse;
+    // The first send of a writer never waits: nothing has filled the socket yet.
+    void sse.send(this.format.opening());
+    return sse;
   }
 }
 
@@ -146,19 +168,21 @@ async function streamWhole(
   if (ctx.signal.aborted) return;
   ctx.meter?.usage(result.usage);
   const sse = new SseWriter(res, headers);
-  let events = format.opening();
+  const events: SseText[] = [format.opening()];
   for (const c of result.choices) {
     if (c.text.length > 0 || c.logProbs !== undefined) {
-      events += format.delta({
-        type: 'delta',
-        choice: c.index,
-        text: c.text,
-        ...(c.logProbs !== undefined ? { logProbs: c.logProbs } : {}),
-      });
+      events.push(
+        format.delta({
+          type: 'delta',
+          choice: c.index,
+          text: c.text,
+          ...(c.logProbs !== undefined ? { logProbs: c.logProbs } : {}),
+        }),
+      );
     }
-    events += format.finish(c.index, c.finishReason);
+    events.push(format.finish(c.index, c.finishReason));
   }
-  if (format.params.includeUsage) events += format.usage(result.usage);
-  await sse.send(events);
+  if (format.params.includeUsage) events.push(format.usage(result.usage));
+  await sse.send(joinSse(events));
   if (!sse.closed) await sse.done();
 }

@@ -9,21 +9,50 @@ import { toOpenAiError } from './api-error.js';
  */
 export const ownResponses = new WeakSet<ServerResponse>();
 
-/** One HTTP/1.1 chunk of `text`; the size counts bytes, not UTF-16 units. */
-function chunk(text: string): string {
-  return `${Buffer.byteLength(text).toString(16)}\r\n${text}\r\n`;
+declare const utf8Bytes: unique symbol;
+
+/**
+ * SSE text as it goes on the wire: its UTF-8 bytes, one per character (a latin1 string), written
+ * without an encoding pass and sized by its length. V8 keeps a string with any character past
+ * U+00FF at two bytes a character and encodes it to UTF-8 one character at a time, so one such
+ * token (an ensemble's U+FFFD for a partial character, any CJK text) sent the whole write, the
+ * ASCII of every chunk around it included, down that slow path. Only non-ASCII text is converted,
+ * where it is made (docs/PERFORMANCE.md has the measurement).
+ */
+export type SseText = string & { readonly [utf8Bytes]: true };
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the ASCII range, control characters included
+const NOT_ASCII = /[^\x00-\x7f]/;
+
+/** `text` as {@link SseText}: itself when ASCII, else its UTF-8 bytes. */
+export function sseText(text: string): SseText {
+  return (NOT_ASCII.test(text) ? Buffer.from(text, 'utf8').toString('latin1') : text) as SseText;
+}
+
+/** SSE texts one after another. */
+export function joinSse(parts: readonly SseText[]): SseText {
+  let text = '';
+  for (const part of parts) text += part;
+  return text as SseText;
+}
+
+/** No events. */
+export const NO_EVENTS = '' as SseText;
+const DONE_EVENT = sseText('data: [DONE]\n\n');
+
+/** One HTTP/1.1 chunk of `text`, whose length is its size in bytes. */
+function chunk(text: SseText): string {
+  return `${text.length.toString(16)}\r\n${text}\r\n`;
 }
 
 /** One `data:` block of the event stream, for a JSON text. */
-export function sseEvent(json: string): string {
-  return `data: ${json}\n\n`;
+export function sseEvent(json: string): SseText {
+  return sseText(`data: ${json}\n\n`);
 }
 
 /** The `data:` blocks of several chunk objects, in order, as one text. */
-export function sseEvents(chunks: readonly unknown[]): string {
-  let text = '';
-  for (const chunk of chunks) text += sseEvent(JSON.stringify(chunk));
-  return text;
+export function sseEvents(chunks: readonly unknown[]): SseText {
+  return joinSse(chunks.map((c) => sseEvent(JSON.stringify(c))));
 }
 
 /**
@@ -33,10 +62,9 @@ export function sseEvents(chunks: readonly unknown[]): string {
  *
  * Events given while the event loop handles one round of I/O (the tokens of every upstream read
  * that round) go out as one write per response once that round is done (`setImmediate`), not one
- * per event or per tick: each write is an HTTP chunk and a system call. At 256 streams this cut
- * write calls from about 0.6 to 0.15 per chunk and the server's CPU per chunk by about a third
- * (issue 31); an event waits at most for the rest of that round, as a Rust server's tasks wait for
- * their reactor. The first write goes through `res.write`, which sends the headers with it; later
+ * per event or per tick: each write is an HTTP chunk and a system call (docs/PERFORMANCE.md has
+ * what it saved). An event waits at most for the rest of that round, as a Rust server's tasks wait
+ * for their reactor. The first write goes through `res.write`, which sends the headers with it; later
  * ones may go to the socket framed here (see {@link takeChunks}).
  */
 export class SseWriter {
@@ -44,7 +72,7 @@ export class SseWriter {
   /** The response's socket, once this writer frames the chunks itself (see {@link takeChunks}). */
   private socket: Socket | undefined;
   /** Events of this turn, not yet handed to the response. */
-  private pending = '';
+  private pending = NO_EVENTS;
   private flushScheduled = false;
   /** The last write found the socket full: the next send waits for it to drain. */
   private full = false;
@@ -93,10 +121,10 @@ export class SseWriter {
    * Undefined unless the socket is full: the caller awaits only then, which saves a microtask per
    * chunk.
    */
-  send(events: string): Promise<void> | undefined {
+  send(events: SseText): Promise<void> | undefined {
     this.open();
     if (this.closed || events === '') return undefined;
-    this.pending += events;
+    this.pending = (this.pending + events) as SseText;
     if (!this.flushScheduled) {
       this.flushScheduled = true;
       setImmediate(this.flush);
@@ -106,7 +134,7 @@ export class SseWriter {
 
   /** Ends a successful stream with the sentinel OpenAI clients stop on. */
   async done(): Promise<void> {
-    await this.send('data: [DONE]\n\n');
+    await this.send(DONE_EVENT);
     this.end();
   }
 
@@ -121,23 +149,24 @@ export class SseWriter {
 
   private end(): void {
     const text = this.pending;
-    this.pending = '';
+    this.pending = NO_EVENTS;
     // One write for the last events and the terminating chunk, through node:http even once the
     // socket takes the chunks: it writes to that same socket, in order.
-    if (text !== '' && !this.closed) this.res.end(text);
+    if (text !== '' && !this.closed) this.res.end(Buffer.from(text, 'latin1'));
     else this.res.end();
   }
 
   private writePending(): void {
     const text = this.pending;
     if (text === '') return;
-    this.pending = '';
+    this.pending = NO_EVENTS;
     if (this.closed) return;
     if (this.socket !== undefined) {
-      this.full = !this.socket.write(chunk(text));
+      this.full = !this.socket.write(chunk(text), 'latin1');
       return;
     }
-    this.full = !this.res.write(text);
+    // A buffer, not a latin1 string: a middleware wrapping `res.write` may not pass an encoding on.
+    this.full = !this.res.write(Buffer.from(text, 'latin1'));
     this.takeChunks();
   }
 

@@ -1,5 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
+import { transportFromUrl } from '@trtllm/openai';
+import { TritonLlm } from '@trtllm/sdk';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { isAscii, seedWhere } from './expected.js';
 import { type Stack, startStack } from './stack.js';
@@ -131,6 +133,61 @@ describe('SSE chunks on the wire', () => {
     expect(both[1]!.chunks.length).toBeGreaterThan(2);
   });
 
+  /** The data events of a raw body, read as strict UTF-8: bytes of a character cut or counted twice throw. */
+  const strictEvents = (r: RawResponse) =>
+    new TextDecoder('utf-8', { fatal: true })
+      .decode(Buffer.concat(r.chunks))
+      .split('\n\n')
+      .filter((e) => e.startsWith('data: {'))
+      .map((e) => JSON.parse(e.slice(6)) as { choices?: { text: string }[]; error?: { message: string } });
+
+  test('non-ASCII text in the echoed prompt, the tokens and the log-prob events leaves as the UTF-8 the SDK read', async () => {
+    // Streamed events go out as UTF-8 bytes made where their text is made (src/sse.ts): the echoed
+    // prompt (the opening), a token spliced into its chunk's template, and an event with log probs
+    // each take their own path there. The oracle is the SDK reading the same generation directly.
+    const wide = 'Zürich 北京 — naïve ☃ 😀';
+    const seed = seedWhere(wide, 24, (t) => !isAscii(t));
+    const llm = new TritonLlm({
+      transport: transportFromUrl(paced.fake.grpcUrl.replace(/^http:/, 'grpc:')),
+      model: 'ensemble',
+    });
+    const sdkTexts: string[] = [];
+    for await (const c of llm.stream({ prompt: wide, maxTokens: 24, seed })) {
+      if (!c.done && c.text !== '') sdkTexts.push(c.text);
+    }
+    expect(isAscii(sdkTexts.join(''))).toBe(false);
+    // Echo: the opening event, then the tokens spliced into their template.
+    const echoed = { model: 'ensemble', prompt: wide, max_tokens: 24, seed, echo: true, stream: true };
+    const [r1] = parseResponses(await exchange(portOf(paced), [completionRequest(echoed, true)]));
+    const texts = strictEvents(r1!).map((e) => e.choices![0]!.text);
+    expect(texts[0]).toBe(wide);
+    // The last event is the finish, with no text.
+    expect(texts.slice(1, -1)).toEqual(sdkTexts);
+    // Log probs (which OpenAI does not combine with echo): each token's event is serialized whole.
+    const withLogProbs = { model: 'ensemble', prompt: wide, max_tokens: 24, seed, logprobs: 1, stream: true };
+    const [r2] = parseResponses(await exchange(portOf(paced), [completionRequest(withLogProbs, true)]));
+    const events = strictEvents(r2!).slice(0, -1) as {
+      choices: { text: string; logprobs: { tokens: string[] } }[];
+    }[];
+    expect(events.map((e) => e.choices[0]!.text)).toEqual(sdkTexts);
+    expect(events.flatMap((e) => e.choices[0]!.logprobs.tokens)).toEqual(sdkTexts);
+  });
+
+  test('an error event after non-ASCII tokens is whole UTF-8 and keeps the tokens before it', async () => {
+    paced.fake.setFaults({ errorAfterTokens: 3 });
+    try {
+      const wide = 'Zürich 北京 😀';
+      const body = { model: 'ensemble', prompt: wide, max_tokens: 12, echo: true, stream: true };
+      const [r] = parseResponses(await exchange(portOf(paced), [completionRequest(body, true)]));
+      const events = strictEvents(r!);
+      expect(events[0]!.choices![0]!.text).toBe(wide);
+      expect(events.slice(1, -1)).toHaveLength(3);
+      expect(events.at(-1)!.error!.message).toMatch(/^POST \/v1\/completions failed: /);
+    } finally {
+      paced.fake.setFaults(undefined);
+    }
+  });
+
   test('a reader that stops reading for a while still gets every event of a long stream', async () => {
     // About 4 MB at full speed: more than loopback buffers, so the server's socket fills and its
     // writes wait for 'drain' (checked by hand on this machine; buffer sizes vary with the kernel).
@@ -150,18 +207,20 @@ describe('SSE chunks on the wire', () => {
   });
 
   test('mounted in another server, every byte goes through that server’s res.write and res.end', async () => {
-    const seen: string[] = [];
+    const seen: Buffer[] = [];
+    const bytesOf = (part: string | Uint8Array): Buffer =>
+      typeof part === 'string' ? Buffer.from(part) : Buffer.from(part);
     const outer: Server = createServer((req, res) => {
-      // A middleware that wraps the response's writes, as compression does.
-      const write = res.write.bind(res) as (text: string) => boolean;
-      const end = res.end.bind(res) as (text?: string) => typeof res;
-      res.write = ((text: string) => {
-        seen.push(text);
-        return write(text);
+      // A middleware that wraps the response's writes, as compression does (passing no encoding on).
+      const write = res.write.bind(res) as (part: string | Uint8Array) => boolean;
+      const end = res.end.bind(res) as (part?: string | Uint8Array) => typeof res;
+      res.write = ((part: string | Uint8Array) => {
+        seen.push(bytesOf(part));
+        return write(part);
       }) as typeof res.write;
-      res.end = ((text?: string) => {
-        if (typeof text === 'string') seen.push(text);
-        return end(text);
+      res.end = ((part?: string | Uint8Array) => {
+        if (typeof part === 'string' || part instanceof Uint8Array) seen.push(bytesOf(part));
+        return end(part);
       }) as typeof res.end;
       paced.handler(req, res);
     });
@@ -170,7 +229,7 @@ describe('SSE chunks on the wire', () => {
       const { port: outerPort } = outer.address() as AddressInfo;
       const [r] = parseResponses(await exchange(outerPort, [completionRequest(request(5), true)]));
       expect(r!.chunks.length).toBeGreaterThan(4);
-      expect(seen.join('')).toBe(r!.body);
+      expect(Buffer.concat(seen).toString('utf8')).toBe(r!.body);
     } finally {
       await new Promise((resolve) => outer.close(resolve));
     }
