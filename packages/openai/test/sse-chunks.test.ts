@@ -173,7 +173,7 @@ describe('SSE chunks on the wire', () => {
     expect(events.flatMap((e) => e.choices[0]!.logprobs.tokens)).toEqual(sdkTexts);
   });
 
-  test('an error event after non-ASCII tokens is whole UTF-8 and keeps the tokens before it', async () => {
+  test('an error event after a non-ASCII echoed prompt is whole UTF-8 and keeps the three tokens before it', async () => {
     paced.fake.setFaults({ errorAfterTokens: 3 });
     try {
       const wide = 'Zürich 北京 😀';
