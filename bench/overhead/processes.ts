@@ -1,5 +1,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
@@ -21,6 +23,46 @@ export function distEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
 }
 
 const DIST_TSCONFIG = fileURLToPath(new URL('./tsconfig.dist.json', import.meta.url));
+
+/**
+ * A `-baseline` variant's environment: the baseline checkout's builds (`root`) answer
+ * `@trtllm/sdk`, `@trtllm/grpc` and `@trtllm/http`, for the benchmark's code and for the
+ * baseline's own packages alike. With this checkout's paths, the baseline's transports would
+ * import this checkout's core, which need not export what an older build imports (the transport
+ * kit left the main entry in issue 54). `BENCH_BASELINE_PART=transport` keeps this checkout's core,
+ * as that mix asks.
+ */
+export function baselineEnv(root: string, env: NodeJS.ProcessEnv = distEnv()): NodeJS.ProcessEnv {
+  return { ...env, TSX_TSCONFIG_PATH: baselineTsconfig(root) };
+}
+
+const baselineTsconfigs = new Map<string, string>();
+
+function baselineTsconfig(root: string): string {
+  const known = baselineTsconfigs.get(root);
+  if (known !== undefined) return known;
+  const dist = JSON.parse(readFileSync(DIST_TSCONFIG, 'utf8')) as {
+    compilerOptions: { paths: Record<string, string[]> };
+  };
+  const theirs =
+    process.env.BENCH_BASELINE_PART === 'transport' ? ['@trtllm/grpc', '@trtllm/http'] : BASELINE_OWNS;
+  const paths = Object.fromEntries(
+    Object.entries(dist.compilerOptions.paths).map(([name, [target]]) => [
+      name,
+      [theirs.includes(name) ? relative(CHECKOUT, join(root, target!)) : target!],
+    ]),
+  );
+  const file = join(mkdtempSync(join(tmpdir(), 'bench-baseline-')), 'tsconfig.json');
+  writeFileSync(
+    file,
+    JSON.stringify({ extends: DIST_TSCONFIG, compilerOptions: { baseUrl: CHECKOUT, paths } }),
+  );
+  baselineTsconfigs.set(root, file);
+  return file;
+}
+
+const CHECKOUT = fileURLToPath(new URL('../..', import.meta.url));
+const BASELINE_OWNS = ['@trtllm/sdk', '@trtllm/grpc', '@trtllm/http'];
 const DIST_ENTRIES = ['core', 'grpc', 'http', 'testing', 'bench'].map((p) =>
   fileURLToPath(new URL(`../../packages/${p}/dist/index.js`, import.meta.url)),
 );

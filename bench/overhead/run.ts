@@ -30,7 +30,14 @@ import {
 import { BENCH_NODE, describeMachine, supportedNode, withinEngines } from './machine.js';
 import { writeResultsMarkdown, writeSummaryMarkdown } from './markdown.js';
 import type { PerfAnalyzerJob } from './perf-analyzer-client.js';
-import { distEnv, hasTaskset, runJsonChild, type ServerProcess, startServerProcess } from './processes.js';
+import {
+  baselineEnv,
+  distEnv,
+  hasTaskset,
+  runJsonChild,
+  type ServerProcess,
+  startServerProcess,
+} from './processes.js';
 import { ensurePythonEnv } from './python-env.js';
 import {
   type MemoryRow,
@@ -137,6 +144,13 @@ function childArgv(variant: VariantName, job: ThroughputJob | MemoryJob): string
 /** Child processes' environment: the built packages, plus what a part of the run adds. */
 type ChildEnv = NodeJS.ProcessEnv | undefined;
 
+/** A child's environment option: a `-baseline` variant loads the baseline's builds (see baselineEnv). */
+function envFor(variant: VariantName, env: ChildEnv): { env?: NodeJS.ProcessEnv } {
+  const root = process.env.BENCH_BASELINE;
+  if (variant.endsWith('-baseline') && root !== undefined) return { env: baselineEnv(root, env) };
+  return env !== undefined ? { env } : {};
+}
+
 /**
  * Runs every variant `repeats` times, repeats outside and variants inside, so a burst of load from
  * elsewhere on the machine hits the variants alike. A run that failed returns undefined and is
@@ -180,7 +194,7 @@ async function throughputLevel(
     try {
       const r = await runJsonChild<ThroughputResult>(childArgv(variant, job), {
         ...(clientCpu !== undefined ? { cpu: clientCpu } : {}),
-        ...(env !== undefined ? { env } : {}),
+        ...envFor(variant, env),
         timeoutMs: 300_000,
       });
       console.log(
@@ -217,7 +231,7 @@ async function idleMemoryRun(
     const job: MemoryJob = { mode: 'memory', variant, grpcUrl: slow.grpcUrl, httpUrl: slow.httpUrl, streams };
     const r = await runJsonChild<MemoryResult>(childArgv(variant, job), {
       ...(clientCpu !== undefined ? { cpu: clientCpu } : {}),
-      ...(env !== undefined ? { env } : {}),
+      ...envFor(variant, env),
       timeoutMs: 300_000,
     });
     console.log(
