@@ -91,8 +91,9 @@ export function decodeResponse(
   const perTokenTensor = found[OUTPUT_LOG_PROBS];
   const genLogitsTensor = found[GENERATION_LOGITS];
   const contextLogitsTensor = found[CONTEXT_LOGITS];
-  // The scratch keeps no response alive.
-  found.fill(undefined);
+  // The scratch keeps no response alive. A loop, not `fill`: `fill` is a call into C++ on every
+  // token, where these few stores compile inline.
+  for (let k = 0; k < found.length; k++) found[k] = undefined;
   const baseIndex = firstNumber(indexTensor) ?? 0;
 
   let count: number;
