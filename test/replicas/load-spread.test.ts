@@ -1,7 +1,7 @@
 import { TritonLlm } from '@trtllm/sdk';
 import { fakeTokenizer, generateTokens } from '@trtllm/testing';
-import { describe, expect, it } from 'vitest';
-import { PROTOCOLS, useThreeFakes } from './support.js';
+import { describe, expect, it, vi } from 'vitest';
+import { PROTOCOLS, rawRequest, useThreeFakes } from './support.js';
 
 const MODEL = 'tensorrt_llm_bls';
 const PROMPT = 'What is ML?';
@@ -46,6 +46,18 @@ describe.each(PROTOCOLS)('load over three replicas (%s)', (protocol) => {
     }
     await Promise.all(streams.map((s) => s.iterator.return?.()));
     expect(t.endpointStats().map((s) => s.inFlight)).toEqual([0, 0, 0]);
+  });
+
+  it('releases a stream read to its final response and left there once the stream ends', async () => {
+    const t = replicas.transport(protocol, { healthIntervalMs: 0 });
+    const iterator = t.stream(rawRequest('left', [1, 2, 3], 3))[Symbol.asyncIterator]();
+    let response = await iterator.next();
+    while (response.done !== true && !response.value.final) response = await iterator.next();
+    expect(response).toMatchObject({ done: false, value: { final: true } });
+    // Nobody pulls again: the stream reads its end (over gRPC, the trailers) itself.
+    await vi.waitFor(() => expect(t.endpointStats().map((s) => s.inFlight)).toEqual([0, 0, 0]));
+    expect(t.endpointStats().map((s) => s.requests)).toEqual([1, 0, 0]);
+    expect(await iterator.next()).toEqual({ done: true, value: undefined });
   });
 
   it('spreads concurrent requests over all three', async () => {

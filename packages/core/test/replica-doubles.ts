@@ -41,6 +41,11 @@ export class MemoryReplica implements Transport {
   failAfterFirst: TritonLlmError | undefined;
   /** Inference calls wait until `release()`. */
   hold = false;
+  /** A stream's end (after its final response) waits until `release()`, as gRPC trailers follow it. */
+  holdEnd = false;
+  /** Responses a stream yields after its final one (a server that breaks the protocol), and how many went. */
+  extraAfterFinal = 0;
+  extraSent = 0;
   closed = false;
   readonly calls: string[] = [];
   readonly stops: string[] = [];
@@ -116,6 +121,11 @@ export class MemoryReplica implements Transport {
         if (i === 0 && replica.failAfterFirst !== undefined) throw replica.failAfterFirst;
       }
       yield response(r.id, true, replica.name);
+      if (replica.holdEnd) await new Promise<void>((resolve) => replica.held.push({ resolve }));
+      for (let i = 0; i < replica.extraAfterFinal; i++) {
+        replica.extraSent += 1;
+        yield response(r.id, false, replica.name);
+      }
     }
     return new MemoryStream(responses(), r.id, this);
   }

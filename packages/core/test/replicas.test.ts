@@ -299,7 +299,7 @@ describe('failover of streams', () => {
     expect(b.calls).toEqual([]);
   });
 
-  it('counts a stream in flight until its final response, and an early break releases it', async () => {
+  it('counts a stream in flight until it ends, and an early break releases it', async () => {
     const [a] = trio();
     const t = over([a]);
     a.streamLength = 5;
@@ -310,6 +310,38 @@ describe('failover of streams', () => {
     expect(stateOf(t, 'a').inFlight).toBe(0);
     expect(stateOf(t, 'a').latencyMs).toBeGreaterThanOrEqual(0);
   });
+  it('counts a stream in flight from its final response to its end, which it reads without a pull', async () => {
+    const [a, b] = trio();
+    const t = over([a, b]);
+    a.holdEnd = true;
+    a.streamLength = 0;
+    const iterator = t.stream(request('s'))[Symbol.asyncIterator]();
+    const final = await iterator.next();
+    expect(final).toMatchObject({ done: false, value: { final: true } });
+    // The end has not come: the request still counts on `a`, so the next one goes to `b`.
+    expect(stateOf(t, 'a').inFlight).toBe(1);
+    expect(servedBy((await drain(t.stream(request('n'))))[0]!)).toBe('b');
+    // Nobody pulls again; the end arrives all the same and releases the request.
+    a.release();
+    await vi.waitFor(() => expect(stateOf(t, 'a').inFlight).toBe(0));
+    expect(stateOf(t, 'a')).toMatchObject({ requests: 1, errors: 0 });
+    // The end read ahead is the consumer's next answer.
+    expect(await iterator.next()).toEqual({ done: true, value: undefined });
+  });
+
+  it('keeps a response the read of the end brought for the next pull', async () => {
+    const [a] = trio();
+    const t = over([a]);
+    a.streamLength = 0;
+    a.extraAfterFinal = 1;
+    const iterator = t.stream(request('s'))[Symbol.asyncIterator]();
+    expect(await iterator.next()).toMatchObject({ done: false, value: { final: true } });
+    await vi.waitFor(() => expect(a.extraSent).toBe(1));
+    expect(await iterator.next()).toMatchObject({ done: false, value: { id: 's', final: false } });
+    expect(await iterator.next()).toEqual({ done: true, value: undefined });
+    expect(stateOf(t, 'a').inFlight).toBe(0);
+  });
+
   it('stops counting a stream in flight when its caller aborts, even if nobody pulls again', async () => {
     const [a] = trio();
     const t = over([a]);

@@ -15,6 +15,8 @@ interface Leg {
   heardAt: number;
   /** Its first response came: the endpoint's latency is recorded. */
   answered: boolean;
+  /** Its final response came: the endpoint has answered the request. */
+  completed: boolean;
   ended: boolean;
 }
 
@@ -29,6 +31,14 @@ interface Leg {
  * sink (no closure or promise per response), `cancel` is its `cancel`, and whether the server
  * stops is what that stream says. A balanced stream so costs a token what one endpoint's does,
  * plus one call.
+ *
+ * A request counts in flight on its endpoint until the endpoint's stream ends, not at its final
+ * response: `TritonLlm` reads every stream to its end (over gRPC, the server's trailers, a round
+ * trip after the final response) before its caller starts the next request. Released at the final
+ * response, a connection's requests that finished together saw every endpoint idle when their
+ * callers came back, so their successors split between the endpoints; wave after wave, requests
+ * that had left in one write came to leave in many. After the final response the stream reads
+ * that end itself, so a consumer that never pulls again does not keep the request counted.
  */
 export class ReplicaStream implements InferStream, InferSink, AsyncIterator<InferResponse> {
   private readonly attempts: Attempts;
@@ -38,6 +48,10 @@ export class ReplicaStream implements InferStream, InferSink, AsyncIterator<Infe
   private opening: Promise<Leg> | undefined;
   /** The consumer's sink while a pull is unanswered. */
   private sink: InferSink | undefined;
+  /** A pull of the endpoint's stream is unanswered (the consumer's, or the read of its end). */
+  private pulling = false;
+  /** What the read of the end brought instead of the end, kept for the consumer's next pull. */
+  private ahead: InferResponse | undefined;
   /** The error the stream ended with, answered to every later pull. */
   private failure: TritonLlmError | undefined;
   private delivered = false;
@@ -121,6 +135,12 @@ export class ReplicaStream implements InferStream, InferSink, AsyncIterator<Infe
   }
 
   pull(sink: InferSink): void {
+    const ahead = this.ahead;
+    if (ahead !== undefined) {
+      this.ahead = undefined;
+      sink.onResponse(ahead);
+      return;
+    }
     if (this.finished) {
       if (this.failure !== undefined) sink.onError(this.failure);
       else sink.onEnd();
@@ -129,7 +149,8 @@ export class ReplicaStream implements InferStream, InferSink, AsyncIterator<Infe
     this.sink = sink;
     const leg = this.active;
     if (leg !== undefined) {
-      leg.stream.pull(this);
+      // A read of the end already waiting answers this pull.
+      if (!this.pulling) this.pullLeg(leg);
       return;
     }
     if (this.opening === undefined) {
@@ -142,12 +163,12 @@ export class ReplicaStream implements InferStream, InferSink, AsyncIterator<Infe
         return;
       }
       if (!(first instanceof Promise)) {
-        first.stream.pull(this);
+        this.pullLeg(first);
         return;
       }
     }
     this.opening?.then(
-      (opened) => opened.stream.pull(this),
+      (opened) => this.pullLeg(opened),
       (err: unknown) => this.failWith(TritonLlmError.from(err)),
     );
   }
@@ -172,6 +193,7 @@ export class ReplicaStream implements InferStream, InferSink, AsyncIterator<Infe
 
   /** @internal The endpoint stream's next response. */
   onResponse(response: InferResponse): void {
+    this.pulling = false;
     const leg = this.active!;
     // One clock read per response: an early end after a long silence tells the pool (see end()).
     const at = now();
@@ -185,24 +207,39 @@ export class ReplicaStream implements InferStream, InferSink, AsyncIterator<Infe
       // It never moves from here: the request (its tensors) need not live as long as the stream.
       this.request = undefined;
     }
-    // The request is complete at its final response, even if the consumer never pulls again.
-    if (response.final) this.succeed(leg);
-    const sink = this.sink!;
+    if (response.final && !leg.completed) {
+      leg.completed = true;
+      leg.endpoint.succeed();
+    }
+    const sink = this.sink;
     this.sink = undefined;
+    if (sink === undefined) {
+      // The read of the end brought a response instead: the consumer's next pull gets it.
+      this.ahead = response;
+      return;
+    }
     sink.onResponse(response);
+    // The end follows the final response: read it now (see the class comment), unless the
+    // consumer already asked for it or left.
+    if (response.final && !this.pulling && !this.finished && this.active === leg && !leg.ended) {
+      this.pullLeg(leg);
+    }
   }
 
   /** @internal The endpoint stream ended after its last response. */
   onEnd(): void {
+    this.pulling = false;
     this.succeed(this.active!);
     this.finish();
-    const sink = this.sink!;
+    const sink = this.sink;
     this.sink = undefined;
-    sink.onEnd();
+    // Without a pull waiting (the end was read ahead), the consumer's next pull is told.
+    sink?.onEnd();
   }
 
   /** @internal The endpoint stream failed: the request moves on when it may, else the error stands. */
   onError(err: unknown): void {
+    this.pulling = false;
     const error = TritonLlmError.from(err);
     const leg = this.active!;
     // Ended first: a silence it ends after is the endpoint's, so a deadline then counts against it.
@@ -218,7 +255,7 @@ export class ReplicaStream implements InferStream, InferSink, AsyncIterator<Infe
     this.active = undefined;
     this.opening = Promise.resolve(next).then((endpoint) => this.open(endpoint));
     this.opening.then(
-      (opened) => opened.stream.pull(this),
+      (opened) => this.pullLeg(opened),
       (e: unknown) => this.failWith(TritonLlmError.from(e)),
     );
   }
@@ -252,7 +289,15 @@ export class ReplicaStream implements InferStream, InferSink, AsyncIterator<Infe
     const stream = endpoint.transport.stream(this.request!, legOptions(this.attempts.callOptions()));
     endpoint.begin();
     const started = now();
-    const leg: Leg = { endpoint, stream, started, heardAt: started, answered: false, ended: false };
+    const leg: Leg = {
+      endpoint,
+      stream,
+      started,
+      heardAt: started,
+      answered: false,
+      completed: false,
+      ended: false,
+    };
     this.active = leg;
     this.opening = undefined;
     if (this.cancelled) {
@@ -260,6 +305,11 @@ export class ReplicaStream implements InferStream, InferSink, AsyncIterator<Infe
       this.end(leg);
     }
     return leg;
+  }
+
+  private pullLeg(leg: Leg): void {
+    this.pulling = true;
+    leg.stream.pull(this);
   }
 
   private failWith(error: TritonLlmError): void {
@@ -277,7 +327,7 @@ export class ReplicaStream implements InferStream, InferSink, AsyncIterator<Infe
 
   private succeed(leg: Leg): void {
     if (leg.ended) return;
-    leg.endpoint.succeed();
+    if (!leg.completed) leg.endpoint.succeed();
     this.end(leg, false);
   }
 
@@ -290,7 +340,7 @@ export class ReplicaStream implements InferStream, InferSink, AsyncIterator<Infe
   private end(leg: Leg, early = true): void {
     if (leg.ended) return;
     leg.ended = true;
-    if (early && now() - leg.heardAt > STALL_MS) leg.endpoint.silentSince(leg.heardAt);
+    if (early && !leg.completed && now() - leg.heardAt > STALL_MS) leg.endpoint.silentSince(leg.heardAt);
     leg.endpoint.end(leg.answered);
   }
 }
