@@ -11,7 +11,10 @@ export interface EndpointStats {
    * lists it; it finishes its requests and is then closed.
    */
   readonly state: 'healthy' | 'ejected' | 'draining';
-  /** Inference requests (`infer` and streams) it carries now; a stream counts until its final response. */
+  /**
+   * Inference requests (`infer` and streams) it carries now; a stream counts until it ends (over
+   * gRPC, the server's trailers, just after the final response).
+   */
   readonly inFlight: number;
   /** Inference requests sent to it, including the ones that then failed over to another endpoint. */
   readonly requests: number;
