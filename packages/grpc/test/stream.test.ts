@@ -49,6 +49,21 @@ describe('streaming', () => {
     expect(responses.at(-1)?.final).toBe(true);
   });
 
+  it('leaves the bytes of delivered text outputs as they were while later responses are read', async () => {
+    const prompt = 'What is ML?';
+    const first = await drain(transport.stream(textRequest('s-kept', 'ensemble', prompt, 8, true)));
+    expect(first.error).toBeUndefined();
+    // BYTES elements are views of what the connection read: later reads must not write over them.
+    const later = await Promise.all(
+      Array.from({ length: 16 }, (_, i) =>
+        drain(transport.stream(textRequest(`s-later-${i}`, 'ensemble', `Another prompt ${i}`, 32, true))),
+      ),
+    );
+    expect(later.map((l) => l.error)).toEqual(later.map(() => undefined));
+    expect(later.map((l) => streamedText(l.responses).length)).toEqual(later.map(() => 32));
+    expect(streamedText(first.responses)).toEqual(expectedTokens(encode(prompt), 8).map((t) => decode([t])));
+  });
+
   it('answers a non-decoupled model on a stream with one final response', async () => {
     const input = [5, 6, 7];
     const request = rawRequest('s-3', input, 4, { model: 'tensorrt_llm_unary', streaming: false });

@@ -80,13 +80,17 @@ export abstract class H2StreamTable implements H2StreamHost {
       (timeoutMs) =>
         this.destroy(connectionLost(url, `no answer to a keepalive PING within ${timeoutMs} ms`)),
     );
-    this.socket = openSocket(url, options.tls, (err) => this.destroy(err));
+    this.socket = openSocket(
+      url,
+      options.tls,
+      (err) => this.destroy(err),
+      (chunk) => this.onData(chunk),
+    );
     const socket = this.socket;
     // Like fetch's keep-alive sockets: an idle connection never keeps the process alive; the
     // streams that carry calls reference it (`hold`), from the connect on.
     socket.unref();
     socket.setNoDelay(true);
-    socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('error', (err) => {
       this.failure ??= noAlpnH2(err) ? notGrpcEndpoint(url, NO_ALPN_H2) : err;
     });
