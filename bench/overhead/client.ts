@@ -5,10 +5,14 @@
  * - `throughput`: warm-up requests, then `requests` streams at `concurrency`, closed loop; reports
  *   tokens, wall time and this process's CPU time (process.cpuUsage: user + system, all threads)
  *   over the measured window only.
+ * - `slices`: warm-up requests, then prints `{"ready":true}` and runs `requests` streams at
+ *   `concurrency` each time a line comes on stdin, printing that slice's tokens and CPU time, until
+ *   stdin ends (the side-by-side part of run.ts alternates several of these processes).
  * - `memory`: opens `streams` streams against a server that sends one token and then stays quiet,
  *   waits until every stream has its first token, and reports memory growth after a full GC.
  */
 import { performance } from 'node:perf_hooks';
+import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { getHeapSpaceStatistics } from 'node:v8';
 import { driveLoad } from '@trtllm/bench';
@@ -30,6 +34,11 @@ export interface ThroughputJob extends Endpoints {
   readonly requests: number;
   readonly maxTokens: number;
   readonly warmup: number;
+}
+
+/** A throughput job measured in slices on demand, the process kept between them. */
+export interface SlicesJob extends Omit<ThroughputJob, 'mode'> {
+  readonly mode: 'slices';
 }
 
 export interface MemoryJob extends Endpoints {
@@ -94,7 +103,18 @@ function makeVariant(name: string, endpoints: Endpoints): Variant {
   }
 }
 
-async function throughput(job: ThroughputJob): Promise<ThroughputResult> {
+/** Tokens and CPU time (user + system, microseconds) of a batch of requests. */
+interface Window {
+  readonly tokens: number;
+  readonly cpuUs: number;
+  readonly wallMs: number;
+}
+
+/** A variant's closed loop: `run(n)` sends n requests at the job's concurrency and measures them. */
+function closedLoop(job: ThroughputJob | SlicesJob): {
+  run(requests: number): Promise<Window>;
+  close(): Promise<void>;
+} {
   const variant = makeVariant(job.variant, job);
   let id = 0;
   const one = async () => {
@@ -103,31 +123,47 @@ async function throughput(job: ThroughputJob): Promise<ThroughputResult> {
     if (got !== job.maxTokens) throw new Error(`request ${n}: ${got} tokens, expected ${job.maxTokens}`);
     return got;
   };
-  let warmupTokens = 0;
-  const warmupCpu0 = process.cpuUsage();
-  await driveLoad({ concurrency: job.concurrency, requests: job.warmup }, async () => {
-    const got = await one();
-    warmupTokens += got;
-  });
-  const warmupCpu = process.cpuUsage(warmupCpu0);
-  let tokens = 0;
-  const cpu0 = process.cpuUsage();
-  const t0 = performance.now();
-  await driveLoad({ concurrency: job.concurrency, requests: job.requests }, async () => {
-    // Not `tokens += await one()`: that reads `tokens` before the await and loses concurrent updates.
-    const got = await one();
-    tokens += got;
-  });
-  const wallMs = performance.now() - t0;
-  const cpu = process.cpuUsage(cpu0);
-  await variant.close();
   return {
-    tokens,
-    requests: job.requests,
-    wallMs,
-    cpuUs: cpu.user + cpu.system,
-    warmup: { tokens: warmupTokens, cpuUs: warmupCpu.user + warmupCpu.system },
+    async run(requests) {
+      let tokens = 0;
+      const cpu0 = process.cpuUsage();
+      const t0 = performance.now();
+      await driveLoad({ concurrency: job.concurrency, requests }, async () => {
+        // Not `tokens += await one()`: that reads `tokens` before the await and loses concurrent updates.
+        const got = await one();
+        tokens += got;
+      });
+      const wallMs = performance.now() - t0;
+      const cpu = process.cpuUsage(cpu0);
+      return { tokens, cpuUs: cpu.user + cpu.system, wallMs };
+    },
+    close: () => variant.close(),
   };
+}
+
+async function throughput(job: ThroughputJob): Promise<ThroughputResult> {
+  const loop = closedLoop(job);
+  const warmup = await loop.run(job.warmup);
+  const measured = await loop.run(job.requests);
+  await loop.close();
+  return {
+    tokens: measured.tokens,
+    requests: job.requests,
+    wallMs: measured.wallMs,
+    cpuUs: measured.cpuUs,
+    warmup: { tokens: warmup.tokens, cpuUs: warmup.cpuUs },
+  };
+}
+
+/** Runs a slice per line read from stdin; ends (closing its variant) when stdin does. */
+async function slices(job: SlicesJob): Promise<void> {
+  const loop = closedLoop(job);
+  await loop.run(job.warmup);
+  process.stdout.write(`${JSON.stringify({ ready: true })}\n`);
+  for await (const _ of createInterface({ input: process.stdin })) {
+    process.stdout.write(`${JSON.stringify(await loop.run(job.requests))}\n`);
+  }
+  await loop.close();
 }
 
 const MEMORY_BATCH = 1000;
@@ -186,9 +222,12 @@ async function memory(job: MemoryJob): Promise<MemoryResult> {
   return { streams: job.streams, rssBytes: after.rss - before.rss, heapBytes: after.heap - before.heap };
 }
 
-const job = JSON.parse(process.argv[2] ?? '{}') as ThroughputJob | MemoryJob;
+const job = JSON.parse(process.argv[2] ?? '{}') as ThroughputJob | SlicesJob | MemoryJob;
 if (job.variant.endsWith('-baseline')) await loadBaseline(process.env.BENCH_BASELINE ?? '');
-const result = job.mode === 'memory' ? await memory(job) : await throughput(job);
-process.stdout.write(`${JSON.stringify(result)}\n`);
+if (job.mode === 'slices') await slices(job);
+else
+  process.stdout.write(
+    `${JSON.stringify(job.mode === 'memory' ? await memory(job) : await throughput(job))}\n`,
+  );
 // Memory jobs leave their streams open on purpose; leave without waiting for them.
 process.exit(0);

@@ -9,6 +9,7 @@ import {
   type TargetCheck,
   type ThroughputRow,
 } from './results.js';
+import type { SideBySideResults } from './side-by-side.js';
 import { type StreamLimitResults, semiSpaceFlag, streamLimitLabel } from './stream-limit.js';
 
 const START = '<!-- overhead-results:start (written by pnpm bench:overhead; edits inside are lost) -->';
@@ -150,6 +151,10 @@ export function resultsMarkdown(r: OverheadResults): string {
     r.interleaved === undefined
       ? []
       : ['#### Tokens in turn, as in-flight batching sends them', '', interleavedMarkdown(r.interleaved), ''];
+  const side =
+    r.sideBySide === undefined || r.sideBySide.rows.length === 0
+      ? []
+      : ['#### Side by side: pairs measured in alternation', '', sideBySideMarkdown(r.sideBySide), ''];
   const cold =
     r.coldStart === undefined || r.coldStart.rows.length === 0
       ? []
@@ -174,6 +179,7 @@ export function resultsMarkdown(r: OverheadResults): string {
     memory,
     '',
     ...cold,
+    ...side,
     ...inTurn,
     ...limit,
     '#### Targets',
@@ -217,6 +223,34 @@ const CALL_PER_REQUEST: Partial<Record<string, string>> = {
   'sdk-grpc-mux': 'sdk-grpc',
   'socket-probe-mux': 'socket-probe',
 };
+
+/** The side-by-side pairs: one row per pair, the ratio and the rounds' quartiles at each level. */
+export function sideBySideMarkdown(s: SideBySideResults): string {
+  const { levels, rows: pairs } = byClient(s.rows, (r) => r.concurrency);
+  const rows = table(
+    ['pair', ...levels.map((l) => `CPU per token at ${n0(l)} (rounds: quartiles)`)],
+    pairs.map(([label, row]) => [
+      label,
+      ...levels.map((l) =>
+        cellAt(
+          row,
+          l,
+          (r) =>
+            `${r.ratio.toFixed(3)}x: ${n2(r.cpuUsPerToken)} / ${n2(r.referenceCpuUsPerToken)} µs ` +
+            `(${r.roundRatios[0].toFixed(2)}-${r.roundRatios[2].toFixed(2)})`,
+        ),
+      ),
+    ]),
+  );
+  return [
+    'Each client below is one process, warmed up once; the processes take turns, a slice of about ' +
+      `${n0(s.sliceTokens)} tokens each (at least two requests per stream), for ${s.rounds} rounds, the order ` +
+      'reversed every round, so load from elsewhere on the machine falls on both sides of a pair alike. A ratio is ' +
+      "CPU per token over all rounds against the reference's; the rounds' own ratios give the spread:",
+    '',
+    rows,
+  ].join('\n');
+}
 
 function interleavedMarkdown(i: InterleavedResults): string {
   const { levels, rows: clients } = byClient(i.throughput, (t) => t.concurrency);

@@ -111,6 +111,55 @@ export function runJsonChild<T>(
   });
 }
 
+/** A child that answers each line sent to it with one JSON line (see client.ts `slices`). */
+export interface LineChild {
+  /** Sends `line` and resolves to the JSON object of the child's next stdout line. */
+  ask<T>(line: string): Promise<T>;
+  /** The JSON object of the child's next stdout line, without sending anything (its greeting). */
+  next<T>(): Promise<T>;
+  /** Ends its stdin and waits for it to exit; kills it after `timeoutMs`. */
+  end(timeoutMs?: number): Promise<void>;
+}
+
+/**
+ * Starts a child that stays alive between requests, pinned to `cpu` when asked. A child that exits
+ * early fails every pending and later `next()` with its stderr.
+ */
+export function startLineChild(
+  argv: readonly string[],
+  options: { cpu?: number | undefined; env?: NodeJS.ProcessEnv },
+): LineChild {
+  const [cmd, args] = pinned(argv, options.cpu);
+  const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'], env: options.env ?? distEnv() });
+  let err = '';
+  child.stderr.on('data', (d: Buffer) => {
+    err += d.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const next = async <T>(): Promise<T> => {
+    const got = await lines.next();
+    if (got.done === true) {
+      const code = await exited;
+      throw new Error(`${argv.slice(0, 4).join(' ')} exited with ${code}:\n${excerpt(err.trim())}`);
+    }
+    return JSON.parse(got.value) as T;
+  };
+  return {
+    next,
+    ask(line) {
+      child.stdin.write(`${line}\n`);
+      return next();
+    },
+    async end(timeoutMs = 10_000) {
+      child.stdin.end();
+      const kill = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+      await exited;
+      clearTimeout(kill);
+    },
+  };
+}
+
 /** A fake Triton in its own process. */
 export interface ServerProcess {
   readonly grpcUrl: string;

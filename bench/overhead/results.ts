@@ -2,6 +2,7 @@ import type { ColdStartResults } from './cold-start.js';
 import { BARE_VARIANTS, type OverheadConfig, VARIANT_LABELS, type VariantName } from './config.js';
 import type { InterleavedResults } from './interleaved.js';
 import type { Machine } from './machine.js';
+import type { SideBySideResults } from './side-by-side.js';
 import type { StreamLimitResults } from './stream-limit.js';
 
 /** One variant at one concurrency level of the throughput runs. */
@@ -79,7 +80,7 @@ export interface TargetCheck {
 
 export interface RunFailure {
   readonly variant: VariantName;
-  readonly mode: 'throughput' | 'memory' | 'cold-start';
+  readonly mode: 'throughput' | 'memory' | 'cold-start' | 'side-by-side';
   readonly level: number;
   readonly error: string;
 }
@@ -103,6 +104,8 @@ export interface OverheadResults {
   readonly interleaved?: InterleavedResults;
   /** Process start to first token of fresh processes (issue #53 point 10), when it ran. */
   readonly coldStart?: ColdStartResults;
+  /** Pairs of clients measured in alternation (issue 54), when it ran. */
+  readonly sideBySide?: SideBySideResults;
   readonly targets: readonly TargetCheck[];
   readonly failures: readonly RunFailure[];
 }

@@ -9,7 +9,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensurePeers } from '../validate/peers.js';
-import type { MemoryJob, MemoryResult, ThroughputJob, ThroughputResult } from './client.js';
+import type { MemoryJob, MemoryResult, SlicesJob, ThroughputJob, ThroughputResult } from './client.js';
 import { type ColdStartResults, coldVariants, readColdStartConfig, runColdStart } from './cold-start.js';
 import {
   type OverheadConfig,
@@ -34,8 +34,10 @@ import {
   baselineEnv,
   distEnv,
   hasTaskset,
+  type LineChild,
   runJsonChild,
   type ServerProcess,
+  startLineChild,
   startServerProcess,
 } from './processes.js';
 import { ensurePythonEnv } from './python-env.js';
@@ -49,6 +51,14 @@ import {
   throughputRow,
   withRatios,
 } from './results.js';
+import {
+  alternate,
+  readSideBySideConfig,
+  type SideBySideResults,
+  type SideBySideRow,
+  sideBySidePlan,
+  sideBySideRows,
+} from './side-by-side.js';
 import {
   readStreamLimitConfig,
   type StreamLimitResults,
@@ -121,7 +131,7 @@ if (variants.includes('perf-analyzer') && !coldConfig.only) {
   }
 }
 
-function childArgv(variant: VariantName, job: ThroughputJob | MemoryJob): string[] {
+function childArgv(variant: VariantName, job: ThroughputJob | SlicesJob | MemoryJob): string[] {
   if (variant === 'perf-analyzer' && job.mode === 'throughput') {
     const paJob: PerfAnalyzerJob = { ...job, perfAnalyzer: perfAnalyzer! };
     return [process.execPath, '--import', 'tsx', PERF_ANALYZER_SCRIPT, JSON.stringify(paJob)];
@@ -266,6 +276,50 @@ async function memoryLevel(
   return [...runs].map(([variant, list]) => memoryRow(variant, streams, list));
 }
 
+/**
+ * Every variant of the side-by-side pairs as one live process at `concurrency`, warmed up one after
+ * another, then `rounds` turns of a slice each. A failed process is recorded and ends the level.
+ */
+async function sideBySideLevel(server: ServerProcess, concurrency: number): Promise<SideBySideRow[]> {
+  const children = new Map<VariantName, LineChild>();
+  try {
+    for (const variant of sidePlan.variants) {
+      const job: SlicesJob = {
+        mode: 'slices',
+        variant,
+        grpcUrl: server.grpcUrl,
+        httpUrl: server.httpUrl,
+        concurrency,
+        requests: Math.max(Math.ceil(sideConfig.sliceTokens / config.maxTokens), 2 * concurrency),
+        maxTokens: config.maxTokens,
+        warmup: warmupFor(config, variant),
+      };
+      const child = startLineChild(childArgv(variant, job), {
+        ...(clientCpu !== undefined ? { cpu: clientCpu } : {}),
+        ...envFor(variant, undefined),
+      });
+      children.set(variant, child);
+      await child.next();
+    }
+    const rows = sideBySideRows(concurrency, sidePlan.pairs, await alternate(children, sideConfig.rounds));
+    for (const row of rows) {
+      const [q1, , q3] = row.roundRatios;
+      console.log(
+        `${String(concurrency).padStart(5)} streams  side by side  ${row.label}: ${row.ratio.toFixed(3)}x ` +
+          `CPU per token (${row.cpuUsPerToken.toFixed(2)} vs ${row.referenceCpuUsPerToken.toFixed(2)} µs; ` +
+          `rounds ${q1.toFixed(2)}-${q3.toFixed(2)})`,
+      );
+    }
+    return rows;
+  } catch (err) {
+    failures.push({ variant: 'sdk-grpc', mode: 'side-by-side', level: concurrency, error: String(err) });
+    console.log(`${concurrency} streams side by side: FAILED ${String(err).split('\n')[0]}`);
+    return [];
+  } finally {
+    await Promise.all([...children.values()].map((c) => c.end()));
+  }
+}
+
 const started = Date.now();
 
 // Process start to first token (cold-start.ts), first, on a fake of its own.
@@ -317,26 +371,21 @@ try {
   await server.stop();
 }
 console.log(`throughput runs done after ${((Date.now() - started) / 1000).toFixed(0)} s`);
-// Streams through the replica transport against one endpoint's: over one address (the transport's
-// own per-token path) and balanced over two (that path plus a second transport and connection), and
-// two plain transports, each request to the one with fewer in flight (no replica layer,
-// docs/PERFORMANCE.md).
-// The baseline build's balanced streams against its own single endpoint, for before/after.
-const replicaRatios = [
-  ['sdk-grpc-replica-one', 'sdk-grpc', 'replica transport, one address/default'],
-  ['sdk-grpc-replicas', 'sdk-grpc', 'replicas/default'],
-  ['sdk-grpc-two-transports', 'sdk-grpc', 'two transports, no replicas/default'],
-  ['sdk-grpc-replicas-baseline', 'sdk-grpc-baseline', 'replicas/default, baseline build'],
-] as const;
-for (const [variant, reference, label] of replicaRatios) {
-  for (const through of throughput.filter((t) => t.variant === variant)) {
-    const single = throughput.find((t) => t.variant === reference && t.concurrency === through.concurrency);
-    if (single === undefined) continue;
-    console.log(
-      `${label} at ${through.concurrency}: ${(through.cpuUsPerToken / single.cpuUsPerToken).toFixed(3)}x ` +
-        `CPU per token (${through.cpuUsPerToken.toFixed(2)} vs ${single.cpuUsPerToken.toFixed(2)} µs)`,
-    );
+// Pairs measured in alternation (side-by-side.ts): balanced streams against one endpoint's, and
+// this build against the baseline's.
+let sideBySide: SideBySideResults | undefined;
+const sideConfig = readSideBySideConfig();
+const sidePlan = sideBySidePlan(variants);
+if (sideConfig.levels.length > 0 && sidePlan.pairs.length > 0) {
+  const sideServer = await startServerProcess(SERVER_SCRIPT, { cpu: serverCpu, ttftMs: 0, itlMs: 0 });
+  const rows: SideBySideRow[] = [];
+  try {
+    for (const concurrency of sideConfig.levels)
+      rows.push(...(await sideBySideLevel(sideServer, concurrency)));
+  } finally {
+    await sideServer.stop();
   }
+  sideBySide = { ...sideConfig, rows };
 }
 
 // The two gRPC paths again, on a fake that sends one token of each generation in turn, as a GPU's
@@ -432,7 +481,8 @@ const results: OverheadResults = {
   ...(streamLimit !== undefined ? { streamLimit } : {}),
   ...(inTurn !== undefined ? { interleaved: inTurn } : {}),
   ...(coldStart !== undefined ? { coldStart } : {}),
-  targets: checkTargets(rows, memory, streamLimit, inTurn),
+  ...(sideBySide !== undefined ? { sideBySide } : {}),
+  targets: checkTargets(rows, memory, streamLimit, inTurn, sideBySide),
   failures,
 };
 // BENCH_RESULTS=<file>: a trial run writes its JSON there and leaves the published results and docs alone.

@@ -1,6 +1,7 @@
 import type { VariantName } from './config.js';
 import type { InterleavedResults } from './interleaved.js';
 import { byVariant, type MemoryRow, type TargetCheck, type ThroughputRow } from './results.js';
+import type { SideBySideResults } from './side-by-side.js';
 import { type StreamLimitResults, semiSpaceFlag } from './stream-limit.js';
 
 const KB = 1024;
@@ -18,6 +19,8 @@ const PROBE_RATIO_LIMIT = 1.25;
 const MULTIPLEX_RATIO_LIMIT = 1.2;
 const STREAM_LIMIT_FLATNESS = 1.2;
 const STREAM_LIMIT_MEMORY_BYTES = 6 * KB;
+// Issue 54: balanced streams against one endpoint, and this build against the one before it.
+const SIDE_BY_SIDE_LIMIT = 1.05;
 
 type Check = Omit<TargetCheck, 'met'> & { readonly atMost?: boolean };
 
@@ -37,6 +40,7 @@ export function checkTargets(
   memory: readonly MemoryRow[],
   streamLimit?: StreamLimitResults,
   interleaved?: InterleavedResults,
+  sideBySide?: SideBySideResults,
 ): TargetCheck[] {
   const checks: Check[] = [];
   const at = (variant: VariantName, level: number) =>
@@ -136,7 +140,34 @@ export function checkTargets(
   }
   if (streamLimit !== undefined) checks.push(...streamLimitChecks(streamLimit));
   if (interleaved !== undefined) checks.push(...multiplexChecks(interleaved.throughput, ' (tokens in turn)'));
+  if (sideBySide !== undefined) checks.push(...sideBySideChecks(sideBySide));
   return checks.map(judged);
+}
+
+/**
+ * Issue 54's: balanced streams within 1.05x one endpoint's CPU per token, and the default gRPC and
+ * HTTP paths within 1.05x the baseline build's, each pair measured in alternation. The pairs that
+ * explain a gap (one address, two plain transports) are shown, not judged.
+ */
+function sideBySideChecks(side: SideBySideResults): Check[] {
+  const judgedPairs: readonly (readonly [VariantName, VariantName, string])[] = [
+    ['sdk-grpc-replicas', 'sdk-grpc', "balanced over two addresses: CPU per token <= 1.05x one endpoint's"],
+    ['sdk-grpc', 'sdk-grpc-baseline', "CPU per token <= 1.05x the baseline build's"],
+    ['sdk-http', 'sdk-http-baseline', "HTTP SSE: CPU per token <= 1.05x the baseline build's"],
+  ];
+  const checks: Check[] = [];
+  for (const row of side.rows) {
+    const pair = judgedPairs.find(([v, ref]) => v === row.variant && ref === row.reference);
+    if (pair === undefined) continue;
+    checks.push({
+      target: `${pair[2]} (side by side)`,
+      level: row.concurrency,
+      value: row.ratio,
+      unit: 'ratio',
+      threshold: SIDE_BY_SIDE_LIMIT,
+    });
+  }
+  return checks;
 }
 
 /**

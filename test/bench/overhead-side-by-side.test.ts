@@ -1,0 +1,178 @@
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { SlicesJob } from '../../bench/overhead/client.js';
+import { resultsMarkdown } from '../../bench/overhead/markdown.js';
+import { type LineChild, startLineChild, startServerProcess } from '../../bench/overhead/processes.js';
+import {
+  alternate,
+  quantile,
+  readSideBySideConfig,
+  SIDE_BY_SIDE_PAIRS,
+  type SideBySideResults,
+  sideBySidePlan,
+  sideBySideRows,
+} from '../../bench/overhead/side-by-side.js';
+import { checkTargets } from '../../bench/overhead/targets.js';
+import { emptyResults } from './overhead-results.js';
+
+const HERE = fileURLToPath(new URL('../../bench/overhead/', import.meta.url));
+
+afterEach(() => {
+  vi.unstubAllEnvs();
+});
+
+describe('bench:overhead side by side', () => {
+  it('runs 30 rounds of 32,000-token slices at 64 and 512 streams unless told otherwise', () => {
+    for (const name of ['BENCH_SIDE_LEVELS', 'BENCH_SIDE_ROUNDS', 'BENCH_SIDE_SLICE_TOKENS'])
+      vi.stubEnv(name, undefined);
+    expect(readSideBySideConfig()).toEqual({ levels: [64, 512], rounds: 30, sliceTokens: 32_000 });
+    vi.stubEnv('BENCH_SIDE_LEVELS', '0');
+    vi.stubEnv('BENCH_SIDE_ROUNDS', '4');
+    expect(readSideBySideConfig()).toMatchObject({ levels: [], rounds: 4 });
+    vi.stubEnv('BENCH_SIDE_ROUNDS', 'half');
+    expect(() => readSideBySideConfig()).toThrow(/BENCH_SIDE_ROUNDS.*"half"/);
+  });
+
+  it('keeps the pairs whose two clients both run, and starts the references first', () => {
+    const plan = sideBySidePlan(['sdk-http', 'sdk-grpc-replicas', 'sdk-grpc', 'sdk-grpc-mux']);
+    expect(plan.pairs.map(([v, ref]) => `${v}/${ref}`)).toEqual(['sdk-grpc-replicas/sdk-grpc']);
+    expect(plan.variants).toEqual(['sdk-grpc', 'sdk-grpc-replicas']);
+    // Without a baseline build, only the replica pairs run.
+    const all = sideBySidePlan([
+      'sdk-grpc',
+      'sdk-grpc-replica-one',
+      'sdk-grpc-replicas',
+      'sdk-grpc-two-transports',
+      'sdk-http',
+    ]);
+    expect(all.pairs).toHaveLength(3);
+    expect(all.variants[0]).toBe('sdk-grpc');
+    expect(sideBySidePlan(['sdk-grpc', 'sdk-grpc-baseline', 'sdk-http']).pairs).toEqual([
+      SIDE_BY_SIDE_PAIRS.find(([v, ref]) => v === 'sdk-grpc' && ref === 'sdk-grpc-baseline'),
+    ]);
+  });
+
+  it("gives a pair's ratio over all rounds, and the rounds' quartiles", () => {
+    const pair = SIDE_BY_SIDE_PAIRS.filter(([v]) => v === 'sdk-grpc-replicas').slice(0, 1);
+    const slices = new Map([
+      // Reference: 4, 2, 4 µs per token; the variant: 5, 2, 3 (ratios 1.25, 1, 0.75).
+      [
+        'sdk-grpc' as const,
+        [
+          { tokens: 100, cpuUs: 400 },
+          { tokens: 100, cpuUs: 200 },
+          { tokens: 200, cpuUs: 800 },
+        ],
+      ],
+      [
+        'sdk-grpc-replicas' as const,
+        [
+          { tokens: 100, cpuUs: 500 },
+          { tokens: 200, cpuUs: 400 },
+          { tokens: 100, cpuUs: 300 },
+        ],
+      ],
+    ]);
+    const [row] = sideBySideRows(64, pair, slices);
+    // 1,200 µs over 400 tokens against 1,400 µs over 400 tokens.
+    expect(row).toMatchObject({ concurrency: 64, rounds: 3, cpuUsPerToken: 3, referenceCpuUsPerToken: 3.5 });
+    expect(row!.ratio).toBeCloseTo(3 / 3.5, 12);
+    expect(row!.roundRatios).toEqual([0.875, 1, 1.125]);
+    expect(quantile([3, 1, 2, 4], 0.5)).toBe(2.5);
+    // A pair with a side that measured nothing has no row.
+    expect(sideBySideRows(64, pair, new Map([['sdk-grpc', slices.get('sdk-grpc')!]]))).toEqual([]);
+  });
+
+  it('judges balanced streams and the builds at 1.05x, shows the pairs that explain a gap, and prints them', () => {
+    const row = (
+      variant: 'sdk-grpc-replicas' | 'sdk-grpc-replica-one' | 'sdk-grpc',
+      reference: 'sdk-grpc' | 'sdk-grpc-baseline',
+      ratio: number,
+    ) => ({
+      variant,
+      reference,
+      label: SIDE_BY_SIDE_PAIRS.find(([v, ref]) => v === variant && ref === reference)![2],
+      concurrency: 512,
+      rounds: 30,
+      cpuUsPerToken: 4 * ratio,
+      referenceCpuUsPerToken: 4,
+      ratio,
+      roundRatios: [ratio - 0.1, ratio, ratio + 0.1] as const,
+    });
+    const side: SideBySideResults = {
+      levels: [512],
+      rounds: 30,
+      sliceTokens: 32_000,
+      rows: [
+        row('sdk-grpc-replica-one', 'sdk-grpc', 1.2),
+        row('sdk-grpc-replicas', 'sdk-grpc', 1.06),
+        row('sdk-grpc', 'sdk-grpc-baseline', 1.04),
+      ],
+    };
+    const targets = checkTargets([], [], undefined, undefined, side);
+    expect(targets.map((t) => [t.target, t.met])).toEqual([
+      ["balanced over two addresses: CPU per token <= 1.05x one endpoint's (side by side)", false],
+      ["CPU per token <= 1.05x the baseline build's (side by side)", true],
+    ]);
+    const text = resultsMarkdown({ ...emptyResults(), sideBySide: side, targets });
+    expect(text).toContain('#### Side by side: pairs measured in alternation');
+    expect(text).toContain(
+      '| balanced over two addresses of the fake, against one endpoint | 1.060x: 4.24 / 4.00 µs (0.96-1.16) |',
+    );
+    expect(text).toContain('for 30 rounds');
+  });
+
+  it('runs live clients in turns against a fake, each slice measured on its own', async () => {
+    const server = await startServerProcess(join(HERE, 'fake-server.ts'), { ttftMs: 0, itlMs: 0 });
+    const children = new Map<'sdk-grpc' | 'sdk-grpc-replicas', LineChild>();
+    try {
+      for (const variant of ['sdk-grpc', 'sdk-grpc-replicas'] as const) {
+        const job: SlicesJob = {
+          mode: 'slices',
+          variant,
+          grpcUrl: server.grpcUrl,
+          httpUrl: server.httpUrl,
+          concurrency: 4,
+          requests: 6,
+          maxTokens: 5,
+          warmup: 2,
+        };
+        const child = startLineChild(
+          [process.execPath, '--import', 'tsx', join(HERE, 'client.ts'), JSON.stringify(job)],
+          {},
+        );
+        children.set(variant, child);
+        expect(await child.next()).toEqual({ ready: true });
+      }
+      const slices = await alternate(children, 3);
+      for (const variant of children.keys()) {
+        const got = slices.get(variant)!;
+        expect(got.map((s) => s.tokens)).toEqual([30, 30, 30]);
+        for (const s of got) expect(s.cpuUs).toBeGreaterThan(0);
+      }
+      const [row] = sideBySideRows(4, sideBySidePlan([...children.keys()]).pairs, slices);
+      expect(row?.rounds).toBe(3);
+      expect(row!.ratio).toBeGreaterThan(0);
+    } finally {
+      await Promise.all([...children.values()].map((c) => c.end()));
+      await server.stop();
+    }
+  }, 60_000);
+
+  it('fails a turn with the client’s own error when its process has died', async () => {
+    // A job the client refuses: an unknown variant ends the process before it is ready.
+    const child = startLineChild(
+      [
+        process.execPath,
+        '--import',
+        'tsx',
+        join(HERE, 'client.ts'),
+        JSON.stringify({ mode: 'slices', variant: 'nope' }),
+      ],
+      {},
+    );
+    await expect(child.next()).rejects.toThrow(/exited with 1:[\s\S]*unknown variant nope/);
+    await child.end();
+  }, 30_000);
+});
