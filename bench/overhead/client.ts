@@ -104,7 +104,7 @@ function makeVariant(name: string, endpoints: Endpoints): Variant {
 }
 
 /** Tokens and CPU time (user + system, microseconds) of a batch of requests. */
-interface Window {
+interface Measured {
   readonly tokens: number;
   readonly cpuUs: number;
   readonly wallMs: number;
@@ -112,7 +112,7 @@ interface Window {
 
 /** A variant's closed loop: `run(n)` sends n requests at the job's concurrency and measures them. */
 function closedLoop(job: ThroughputJob | SlicesJob): {
-  run(requests: number): Promise<Window>;
+  run(requests: number): Promise<Measured>;
   close(): Promise<void>;
 } {
   const variant = makeVariant(job.variant, job);

@@ -135,6 +135,9 @@ export function startLineChild(
   child.stderr.on('data', (d: Buffer) => {
     err += d.toString();
   });
+  // Writing to a child that died fails with EPIPE on its stdin; unheard, that error would end this
+  // process. The death itself reaches the caller through `next()`, with the child's stderr.
+  child.stdin.on('error', () => undefined);
   const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   const next = async <T>(): Promise<T> => {

@@ -58,6 +58,7 @@ import {
   type SideBySideRow,
   sideBySidePlan,
   sideBySideRows,
+  TurnFailure,
 } from './side-by-side.js';
 import {
   readStreamLimitConfig,
@@ -278,7 +279,8 @@ async function memoryLevel(
 
 /**
  * Every variant of the side-by-side pairs as one live process at `concurrency`, warmed up one after
- * another, then `rounds` turns of a slice each. A failed process is recorded and ends the level.
+ * another, then `rounds` turns of a slice each. A process that fails is recorded (with its variant)
+ * and ends the level: the level then has no rows.
  */
 async function sideBySideLevel(server: ServerProcess, concurrency: number): Promise<SideBySideRow[]> {
   const children = new Map<VariantName, LineChild>();
@@ -290,7 +292,7 @@ async function sideBySideLevel(server: ServerProcess, concurrency: number): Prom
         grpcUrl: server.grpcUrl,
         httpUrl: server.httpUrl,
         concurrency,
-        requests: Math.max(Math.ceil(sideConfig.sliceTokens / config.maxTokens), 2 * concurrency),
+        requests: requestsFor({ ...config, tokens: sideConfig.sliceTokens }, concurrency),
         maxTokens: config.maxTokens,
         warmup: warmupFor(config, variant),
       };
@@ -299,7 +301,11 @@ async function sideBySideLevel(server: ServerProcess, concurrency: number): Prom
         ...envFor(variant, undefined),
       });
       children.set(variant, child);
-      await child.next();
+      try {
+        await child.next();
+      } catch (err) {
+        throw new TurnFailure(variant, err);
+      }
     }
     const rows = sideBySideRows(concurrency, sidePlan.pairs, await alternate(children, sideConfig.rounds));
     for (const row of rows) {
@@ -312,7 +318,9 @@ async function sideBySideLevel(server: ServerProcess, concurrency: number): Prom
     }
     return rows;
   } catch (err) {
-    failures.push({ variant: 'sdk-grpc', mode: 'side-by-side', level: concurrency, error: String(err) });
+    // A failure outside a turn (a bug of ours) is charged to the level's first client.
+    const variant = err instanceof TurnFailure ? err.variant : sidePlan.variants[0]!;
+    failures.push({ variant, mode: 'side-by-side', level: concurrency, error: String(err) });
     console.log(`${concurrency} streams side by side: FAILED ${String(err).split('\n')[0]}`);
     return [];
   } finally {

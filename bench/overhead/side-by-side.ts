@@ -121,9 +121,19 @@ export function sideBySideRows(
   return rows;
 }
 
+/** A client process failed its warm-up or a turn: which one, and why. */
+export class TurnFailure extends Error {
+  constructor(
+    readonly variant: VariantName,
+    cause: unknown,
+  ) {
+    super(`${variant}: ${String(cause)}`, { cause });
+  }
+}
+
 /**
  * Runs `rounds` rounds over live processes, each a slice per process, in order on even rounds and
- * in reverse on odd ones. A process that fails ends the level: its slices so far are kept.
+ * in reverse on odd ones. A process that fails throws a {@link TurnFailure}.
  */
 export async function alternate(
   children: ReadonlyMap<VariantName, LineChild>,
@@ -133,7 +143,11 @@ export async function alternate(
   const slices = new Map<VariantName, Slice[]>(order.map((v) => [v, []]));
   for (let round = 0; round < rounds; round++) {
     for (const variant of round % 2 === 0 ? order : [...order].reverse()) {
-      slices.get(variant)!.push(await children.get(variant)!.ask<Slice>('slice'));
+      try {
+        slices.get(variant)!.push(await children.get(variant)!.ask<Slice>('slice'));
+      } catch (err) {
+        throw new TurnFailure(variant, err);
+      }
     }
   }
   return slices;

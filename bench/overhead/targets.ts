@@ -151,9 +151,17 @@ export function checkTargets(
  */
 function sideBySideChecks(side: SideBySideResults): Check[] {
   const judgedPairs: readonly (readonly [VariantName, VariantName, string])[] = [
-    ['sdk-grpc-replicas', 'sdk-grpc', "balanced over two addresses: CPU per token <= 1.05x one endpoint's"],
-    ['sdk-grpc', 'sdk-grpc-baseline', "CPU per token <= 1.05x the baseline build's"],
-    ['sdk-http', 'sdk-http-baseline', "HTTP SSE: CPU per token <= 1.05x the baseline build's"],
+    [
+      'sdk-grpc-replicas',
+      'sdk-grpc',
+      `balanced over two addresses: CPU per token <= ${SIDE_BY_SIDE_LIMIT}x one endpoint's`,
+    ],
+    ['sdk-grpc', 'sdk-grpc-baseline', `CPU per token <= ${SIDE_BY_SIDE_LIMIT}x the baseline build's`],
+    [
+      'sdk-http',
+      'sdk-http-baseline',
+      `HTTP SSE: CPU per token <= ${SIDE_BY_SIDE_LIMIT}x the baseline build's`,
+    ],
   ];
   const checks: Check[] = [];
   for (const row of side.rows) {

@@ -12,6 +12,7 @@ import {
   type SideBySideResults,
   sideBySidePlan,
   sideBySideRows,
+  TurnFailure,
 } from '../../bench/overhead/side-by-side.js';
 import { checkTargets } from '../../bench/overhead/targets.js';
 import { emptyResults } from './overhead-results.js';
@@ -160,7 +161,7 @@ describe('bench:overhead side by side', () => {
     }
   }, 60_000);
 
-  it('fails a turn with the client’s own error when its process has died', async () => {
+  it('fails a turn with the client’s name and its own error when its process has died', async () => {
     // A job the client refuses: an unknown variant ends the process before it is ready.
     const child = startLineChild(
       [
@@ -173,6 +174,12 @@ describe('bench:overhead side by side', () => {
       {},
     );
     await expect(child.next()).rejects.toThrow(/exited with 1:[\s\S]*unknown variant nope/);
+    // A turn asked of it afterwards names the client and keeps the child's own words.
+    const turn = alternate(new Map([['sdk-grpc-replicas', child]]), 1);
+    await expect(turn).rejects.toBeInstanceOf(TurnFailure);
+    await expect(turn).rejects.toThrow(
+      /^sdk-grpc-replicas: Error: .*exited with 1:[\s\S]*unknown variant nope/,
+    );
     await child.end();
   }, 30_000);
 });
