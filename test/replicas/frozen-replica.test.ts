@@ -9,8 +9,10 @@ import { loadWorkers, useFreezablePair } from './support.js';
 // Issue 55: a replica that freezes (SIGSTOP: its TCP connections stay open, nothing answers) was
 // ejected only by the health check 6–7 s later, and meanwhile got every other request: its
 // requests ended at their idle timeout, which did not count against it, and its open-request
-// count, back at zero, made it the balancer's first pick. Now a request left waiting past
-// STALL_MS (500 ms) with nothing heard gets its endpoint probed at once and skipped meanwhile.
+// count, back at zero, made it the balancer's first pick. Now an endpoint silent past STALL_MS
+// (500 ms) with requests in flight is probed at once and skipped meanwhile. It once got a few
+// requests late in a loaded run: its streams had all had a first response, so it never looked
+// silent, while the healthy one, slowed by the load, did.
 const INPUT = [259, 260];
 const WORKERS = 8;
 const SETTLE_MS = 1000;

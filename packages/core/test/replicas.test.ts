@@ -426,6 +426,43 @@ describe('an endpoint gone silent (issue 55)', () => {
     await stuck.catch(() => undefined);
   });
 
+  it('suspects an endpoint whose running streams went silent, though none of them awaits a first response', async () => {
+    const { a, b, t, readers, firsts } = await twoStreamsStarted();
+    const onB = firsts.findIndex((r) => r.done === false && servedBy(r.value) === 'b');
+    await readers[1 - onB]!.return!();
+    // Frozen mid-generation: its stream stays open and in flight, nothing more arrives.
+    b.freeze();
+    const stuck = readers[onB]!.next();
+    await pastStall();
+    expect(stateOf(t, 'b').inFlight).toBe(1);
+
+    expect(await picksWhileAHolds(t, a, 4)).toEqual(['a', 'a', 'a', 'a']);
+    expect(b.calls).toEqual([`stream s${onB}`]);
+    expect(b.probes.length).toBeGreaterThan(0);
+    b.thaw();
+    await stuck;
+  });
+
+  it('with every endpoint suspect, sends each request to the one heard from last', async () => {
+    const { a, b, t, readers, firsts } = await twoStreamsStarted();
+    const onB = firsts.findIndex((r) => r.done === false && servedBy(r.value) === 'b');
+    b.freeze();
+    const stuck = readers[onB]!.next();
+    await new Promise((resolve) => setTimeout(resolve, STALL_MS / 2));
+    // `a` is heard from once more, then its consumer stops reading: past STALL_MS, it looks as
+    // silent as `b` (both are probed), but `b` has been silent longer.
+    await readers[1 - onB]!.next();
+    await pastStall();
+
+    expect(await picksWhileAHolds(t, a, 4)).toEqual(['a', 'a', 'a', 'a']);
+    expect(a.probes.length).toBeGreaterThan(0);
+    expect(b.probes.length).toBeGreaterThan(0);
+    expect(b.calls).toEqual([`stream s${onB}`]);
+    b.thaw();
+    await stuck;
+    await readers[1 - onB]!.return!();
+  });
+
   it('does not suspect an endpoint whose stream the caller ended soon after a response', async () => {
     const { a, b, t, streams } = await twoStreamsStarted();
     for (const s of streams) s.cancel();

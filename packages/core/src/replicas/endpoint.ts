@@ -36,13 +36,13 @@ export interface EndpointStats {
 }
 
 /**
- * How long an endpoint may leave a request waiting, with nothing heard from it since (no first
- * response, no answer, no passing health check), before it is suspected frozen: it then gets no
- * new request while another endpoint is healthy, and is probed at once (issue 55). A frozen peer
- * keeps its TCP connections open, so nothing else notices it before the next health round (5 s)
- * or a keepalive (minutes). Half a second keeps new requests off it within about a second of a
- * freeze; a live server that is merely slow to answer (a long prefill, a queue) costs a probe,
- * which it answers at once.
+ * How long an endpoint with requests in flight may stay silent (no response on any of them, no
+ * answer, no passing health check) before it is suspected frozen: it then gets no new request
+ * while another endpoint is healthy, and is probed at once (issue 55). A frozen peer keeps its TCP
+ * connections open, so nothing else notices it before the next health round (5 s) or a keepalive
+ * (minutes). Half a second keeps new requests off it within about a second of a freeze; a live
+ * server that is merely slow to answer (a long prefill, a queue) or whose consumers stopped
+ * reading costs a probe, which it answers at once.
  */
 export const STALL_MS = 500;
 
@@ -63,16 +63,16 @@ export class ReplicaEndpoint {
   private lastError: TritonLlmError | undefined;
   private closing: Promise<void> | undefined;
   /**
-   * Since when a request has waited on this endpoint with nothing heard from it; undefined when
-   * none waits. An answer restarts it while other requests still await their first response: a
-   * peer that answers one request and then freezes must not look heard forever by the ones it
-   * leaves waiting. Requests that end unanswered (an idle timeout, a deadline, an abort) leave
-   * it set, as does a stream ended after a silence (`silentSince`): that silence is what a
-   * frozen peer looks like.
+   * When it was last heard from (a response, an answer, a passing health check), or when a
+   * request began on it with none in flight: the start of the silence {@link stalled} measures.
    */
-  private waitingSince: number | undefined;
-  /** Requests begun here still awaiting their first response (their whole answer for `infer`). */
-  private awaiting = 0;
+  private heardAt = 0;
+  /**
+   * A request on it ended early (an idle timeout, a deadline, an abort) after a silence: that is
+   * what a frozen peer looks like, so the silence still counts with nothing in flight, until it is
+   * heard from again.
+   */
+  private endedInSilence = false;
   /** A probe of a suspected freeze is under way: no new requests meanwhile. */
   probing = false;
 
@@ -84,49 +84,49 @@ export class ReplicaEndpoint {
 
   /** An inference request starts on this endpoint. */
   begin(): void {
+    // An idle endpoint owed nothing until now: its silence starts with this request.
+    if (this.inFlight === 0 && !this.endedInSilence) this.heardAt = performance.now();
     this.inFlight += 1;
     this.requests += 1;
-    this.awaiting += 1;
-    this.waitingSince ??= performance.now();
   }
 
-  /** How long a request has waited on it with nothing heard since; 0 when none is waiting. */
-  silentMs(now: number): number {
-    return this.waitingSince === undefined ? 0 : now - this.waitingSince;
+  /** Something came from it at `at` (a clock reading the caller already had). */
+  heard(at: number): void {
+    this.heardAt = at;
+    this.endedInSilence = false;
   }
 
-  /** Whether a request has waited on it past {@link STALL_MS} with nothing heard since. */
+  /** When it was last heard from; see {@link heardAt}. */
+  get lastHeardAt(): number {
+    return this.heardAt;
+  }
+
+  /** Whether it has been silent past {@link STALL_MS} while owing an answer (or after ending in silence). */
   stalled(now: number): boolean {
-    return this.silentMs(now) > STALL_MS;
+    return (this.inFlight > 0 || this.endedInSilence) && now - this.heardAt > STALL_MS;
   }
 
-  /**
-   * An inference request started by `begin()` is over; `answered`: `recordLatency` was called
-   * for it.
-   */
-  end(answered: boolean): void {
+  /** An inference request started by `begin()` is over. */
+  end(): void {
     this.inFlight -= 1;
-    if (!answered) this.awaiting -= 1;
     if (this.state === 'draining' && this.inFlight === 0) this.closeInBackground();
   }
 
   /**
-   * A stream on it ended early (an idle timeout, a deadline, the caller) after hearing nothing
-   * since `heardAt`, longer than {@link STALL_MS} ago: the endpoint counts as silent since then,
-   * so a peer that froze mid-stream is probed before it gets the next request. A live server
-   * whose consumer merely stopped reading costs one probe, which it answers at once.
+   * A request on it ended early (an idle timeout, a deadline, the caller): when nothing was heard
+   * from it for longer than {@link STALL_MS}, it stays suspect after the request is gone, so a
+   * peer that froze mid-stream is probed before it gets the next request. A live server whose
+   * consumer merely stopped reading costs one probe, which it answers at once.
    */
-  silentSince(heardAt: number): void {
-    if (this.waitingSince === undefined || heardAt < this.waitingSince) this.waitingSince = heardAt;
+  endedEarly(now: number): void {
+    if (now - this.heardAt > STALL_MS) this.endedInSilence = true;
   }
 
   /**
-   * A request's first response (the whole answer for `infer`) took `ms`: the endpoint is heard.
-   * Called once per request, before its `end(true)`.
+   * A request's first response (the whole answer for `infer`) took `ms`; the caller reports it
+   * heard as well.
    */
   recordLatency(ms: number): void {
-    this.awaiting -= 1;
-    this.heard();
     this.lastLatencyMs = ms;
     this.latencyMs =
       this.latencyMs === undefined ? ms : this.latencyMs + LATENCY_WEIGHT * (ms - this.latencyMs);
@@ -134,22 +134,17 @@ export class ReplicaEndpoint {
 
   /** A call answered: the endpoint works, whatever its state said. */
   succeed(): void {
-    this.heard();
+    this.heard(performance.now());
     this.consecutiveFailures = 0;
     if (this.state === 'ejected') this.state = 'healthy';
-  }
-
-  // Heard now: the silence clock restarts for the requests still awaiting a first response.
-  private heard(): void {
-    this.waitingSince = this.awaiting > 0 ? performance.now() : undefined;
   }
 
   /**
    * A call failed. Only retryable failures (unavailable, overloaded, aborted) say something about
    * the endpoint; a bad request or a model error would fail on every replica alike. A deadline
-   * counts too when the endpoint has left a request waiting past {@link STALL_MS} with nothing
-   * heard since: no response within the deadline from a silent peer is its failure, not the
-   * caller's (issue 55); a deadline while it answers (a long generation) is the caller's.
+   * counts too when the endpoint has been silent past {@link STALL_MS}: no response within the
+   * deadline from a silent peer is its failure, not the caller's (issue 55); a deadline while it
+   * answers (a long generation) is the caller's.
    */
   fail(err: TritonLlmError, inference: boolean): void {
     if (err.code === 'cancelled') return;

@@ -178,12 +178,10 @@ export class ReplicaPool {
     for (;;) {
       const current = endpoint;
       const started = now();
-      let answered = false;
       if (inference) current.begin();
       try {
         const result = await run(current.transport, attempts.callOptions());
         if (inference) current.recordLatency(now() - started);
-        answered = true;
         current.succeed();
         return result;
       } catch (err) {
@@ -193,7 +191,7 @@ export class ReplicaPool {
         if (next === undefined) throw error;
         endpoint = next;
       } finally {
-        if (inference) current.end(answered);
+        if (inference) current.end();
       }
     }
   }
@@ -225,9 +223,9 @@ export class ReplicaPool {
 
   /**
    * Least outstanding requests among the healthy endpoints not tried yet (any, when none is
-   * healthy). A healthy endpoint that left a request waiting past `STALL_MS` with nothing heard
-   * (a frozen peer: its open-request count alone would invite the next requests once its waiting
-   * ones time out) is probed at once and skipped until the probe answers; a failed probe ejects it.
+   * healthy). A healthy endpoint silent past `STALL_MS` with requests in flight (a frozen peer:
+   * its open-request count alone would invite the next requests once its waiting ones time out)
+   * is probed at once and skipped until the probe answers; a failed probe ejects it.
    */
   private pick(attempts: Attempts): ReplicaEndpoint | undefined {
     // Loops, not filtered arrays: every request picks, and a pick allocates nothing.
@@ -250,7 +248,7 @@ export class ReplicaPool {
         if (
           untried(e, attempts) &&
           e.state === 'healthy' &&
-          (best === undefined || e.silentMs(at) < best.silentMs(at))
+          (best === undefined || e.lastHeardAt > best.lastHeardAt)
         ) {
           best = e;
         }

@@ -1,6 +1,6 @@
 import { TritonLlmError } from '../errors.js';
 import type { CallOptions, InferRequest, InferResponse, InferSink, InferStream } from '../transport.js';
-import { type ReplicaEndpoint, STALL_MS } from './endpoint.js';
+import type { ReplicaEndpoint } from './endpoint.js';
 import { Attempts, type ReplicaPool } from './pool.js';
 
 const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
@@ -11,8 +11,6 @@ interface Leg {
   readonly endpoint: ReplicaEndpoint;
   readonly stream: InferStream;
   readonly started: number;
-  /** When it last heard from its endpoint (a response; at first, its start). */
-  heardAt: number;
   /** Its first response came: the endpoint's latency is recorded. */
   answered: boolean;
   /** Its final response came: the endpoint has answered the request. */
@@ -195,9 +193,9 @@ export class ReplicaStream implements InferStream, InferSink, AsyncIterator<Infe
   onResponse(response: InferResponse): void {
     this.pulling = false;
     const leg = this.active!;
-    // One clock read per response: an early end after a long silence tells the pool (see end()).
+    // One clock read per response: the endpoint's silence is what the pool suspects (see STALL_MS).
     const at = now();
-    leg.heardAt = at;
+    leg.endpoint.heard(at);
     if (!leg.answered) {
       leg.answered = true;
       leg.endpoint.recordLatency(at - leg.started);
@@ -293,7 +291,6 @@ export class ReplicaStream implements InferStream, InferSink, AsyncIterator<Infe
       endpoint,
       stream,
       started,
-      heardAt: started,
       answered: false,
       completed: false,
       ended: false,
@@ -327,21 +324,23 @@ export class ReplicaStream implements InferStream, InferSink, AsyncIterator<Infe
 
   private succeed(leg: Leg): void {
     if (leg.ended) return;
+    // The end is heard too: after a final response, it is the last thing the endpoint owed.
     if (!leg.completed) leg.endpoint.succeed();
+    else leg.endpoint.heard(now());
     this.end(leg, false);
   }
 
   /**
-   * The leg is over; `early`: before its final response (a cancel, an idle timeout, an error).
-   * An early end after more than STALL_MS with nothing heard marks its endpoint silent since
-   * then: a peer frozen mid-stream keeps its connection open, and its open-request count, back
-   * down once this ends, would otherwise make it the next pick (issue 55).
+   * The leg is over; `early`: before its end (a cancel, an idle timeout, an error). An early end
+   * tells the endpoint, which stays suspect when it was silent past STALL_MS: a peer frozen
+   * mid-stream keeps its connection open, and its open-request count, back down once this ends,
+   * would otherwise make it the next pick (issue 55).
    */
   private end(leg: Leg, early = true): void {
     if (leg.ended) return;
     leg.ended = true;
-    if (early && !leg.completed && now() - leg.heardAt > STALL_MS) leg.endpoint.silentSince(leg.heardAt);
-    leg.endpoint.end(leg.answered);
+    if (early) leg.endpoint.endedEarly(now());
+    leg.endpoint.end();
   }
 }
 
