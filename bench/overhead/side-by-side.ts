@@ -17,6 +17,7 @@ export const SIDE_BY_SIDE_PAIRS: readonly (readonly [VariantName, VariantName, s
   ['sdk-grpc-replicas', 'sdk-grpc', 'balanced over two addresses of the fake, against one endpoint'],
   ['sdk-grpc-two-transports', 'sdk-grpc', 'two plain transports (no replica code), against one endpoint'],
   ['sdk-grpc', 'sdk-grpc-baseline', 'gRPC, this build against the baseline build'],
+  ['sdk-grpc-mux', 'sdk-grpc-mux-baseline', 'multiplex, this build against the baseline build'],
   ['sdk-grpc-replicas', 'sdk-grpc-replicas-baseline', 'balanced, this build against the baseline build'],
   ['sdk-http', 'sdk-http-baseline', 'HTTP SSE, this build against the baseline build'],
 ];
