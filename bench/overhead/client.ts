@@ -62,6 +62,7 @@ function makeVariant(name: string, endpoints: Endpoints): Variant {
   switch (name) {
     case 'sdk-grpc':
     case 'sdk-grpc-young': // the same client; run.ts gives its process the V8 flag
+    case 'sdk-grpc-twin': // the same client again, in the side by side's control pair
       return sdkVariant('grpc', endpoints);
     case 'sdk-grpc-baseline':
       return sdkBaselineVariant('grpc', endpoints);

@@ -70,6 +70,7 @@ export const ALL_VARIANTS = [
   'sdk-grpc-replicas-baseline',
   'sdk-grpc-replica-one',
   'sdk-grpc-two-transports',
+  'sdk-grpc-twin',
   'sdk-http',
   'sdk-http-baseline',
   'python-tritonclient',
@@ -98,6 +99,7 @@ export const VARIANT_LABELS: Readonly<Record<VariantName, string>> = {
   'sdk-grpc-replica-one': 'TritonLlm over gRPC, through the replica transport with one address (baseUrls)',
   'sdk-grpc-two-transports':
     'two TritonLlm over gRPC, each its own transport to the server, requests to the one with fewer in flight',
+  'sdk-grpc-twin': 'TritonLlm over gRPC, the same client in a process of its own (side by side only)',
   'sdk-http': 'TritonLlm over HTTP SSE',
   'sdk-http-baseline': 'TritonLlm over HTTP SSE, baseline build (BENCH_BASELINE)',
   'python-tritonclient': 'Python tritonclient (gRPC stream)',

@@ -228,7 +228,7 @@ const CALL_PER_REQUEST: Partial<Record<string, string>> = {
 export function sideBySideMarkdown(s: SideBySideResults): string {
   const { levels, rows: pairs } = byClient(s.rows, (r) => r.concurrency);
   const rows = table(
-    ['pair', ...levels.map((l) => `CPU per token at ${n0(l)} (rounds: quartiles)`)],
+    ['pair', ...levels.map((l) => `CPU per token at ${n0(l)} (95 % interval; µs per token)`)],
     pairs.map(([label, row]) => [
       label,
       ...levels.map((l) =>
@@ -236,8 +236,8 @@ export function sideBySideMarkdown(s: SideBySideResults): string {
           row,
           l,
           (r) =>
-            `${r.ratio.toFixed(3)}x: ${n2(r.cpuUsPerToken)} / ${n2(r.referenceCpuUsPerToken)} µs ` +
-            `(${r.roundRatios[0].toFixed(2)}-${r.roundRatios[2].toFixed(2)})`,
+            `${r.ratio.toFixed(3)}x (${r.interval[0].toFixed(2)}-${r.interval[1].toFixed(2)}; ` +
+            `${n2(r.cpuUsPerToken)} / ${n2(r.referenceCpuUsPerToken)})`,
         ),
       ),
     ]),
@@ -246,7 +246,8 @@ export function sideBySideMarkdown(s: SideBySideResults): string {
     'Each client below is one process, warmed up once; the processes take turns, a slice of about ' +
       `${n0(s.sliceTokens)} tokens each (at least two requests per stream), for ${s.rounds} rounds, the order ` +
       'reversed every round, so load from elsewhere on the machine falls on both sides of a pair alike. A ratio is ' +
-      "CPU per token over all rounds against the reference's; the rounds' own ratios give the spread:",
+      "the geometric mean of the rounds' ratios (two slices run next to each other), with its 95 % interval; the " +
+      'control pair runs one client in two processes, so its distance from 1 is what the method itself can tell apart:',
     '',
     rows,
   ].join('\n');

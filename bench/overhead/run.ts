@@ -309,11 +309,11 @@ async function sideBySideLevel(server: ServerProcess, concurrency: number): Prom
     }
     const rows = sideBySideRows(concurrency, sidePlan.pairs, await alternate(children, sideConfig.rounds));
     for (const row of rows) {
-      const [q1, , q3] = row.roundRatios;
+      const [low, high] = row.interval;
       console.log(
         `${String(concurrency).padStart(5)} streams  side by side  ${row.label}: ${row.ratio.toFixed(3)}x ` +
-          `CPU per token (${row.cpuUsPerToken.toFixed(2)} vs ${row.referenceCpuUsPerToken.toFixed(2)} µs; ` +
-          `rounds ${q1.toFixed(2)}-${q3.toFixed(2)})`,
+          `CPU per token (95 %: ${low.toFixed(3)}-${high.toFixed(3)}; ${row.cpuUsPerToken.toFixed(2)} vs ` +
+          `${row.referenceCpuUsPerToken.toFixed(2)} µs)`,
       );
     }
     return rows;
@@ -370,11 +370,13 @@ if (coldConfig.only) {
   process.exit(0);
 }
 
+// The twin is the side by side's control: the same client as sdk-grpc, which a run of its own only repeats.
+const measuredVariants = variants.filter((v) => v !== 'sdk-grpc-twin');
 const throughput: ThroughputRow[] = [];
 const server = await startServerProcess(SERVER_SCRIPT, { cpu: serverCpu, ttftMs: 0, itlMs: 0 });
 try {
   for (const concurrency of config.levels)
-    throughput.push(...(await throughputLevel(server, variants, concurrency)));
+    throughput.push(...(await throughputLevel(server, measuredVariants, concurrency)));
 } finally {
   await server.stop();
 }
@@ -431,7 +433,7 @@ if (
 
 const memory: MemoryRow[] = [];
 // perf_analyzer cannot hold streams open idle: it has no memory run.
-const memoryVariants = variants.filter((v) => v !== 'perf-analyzer');
+const memoryVariants = measuredVariants.filter((v) => v !== 'perf-analyzer');
 for (const streams of config.memoryLevels) memory.push(...(await memoryLevel(memoryVariants, streams)));
 
 // Past a server's stream limit: the default gRPC path and the socket probe (and the default path

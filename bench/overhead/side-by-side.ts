@@ -5,14 +5,19 @@
  * ±20 % from one second to the next, so a ratio of two runs' medians cannot show 5 %. Here every
  * variant is one live process, warmed up once, and the processes take turns running a slice of
  * requests against the same fake, the order reversed every round: load from elsewhere falls on
- * all of them alike. A pair's ratio is the variant's CPU over its tokens in all rounds against the
- * reference's; each round's ratio gives the spread.
+ * all of them alike. Each round gives a pair a ratio of two slices run next to each other; the
+ * pair's ratio is their geometric mean (the host's slow and fast moments multiply a slice's cost,
+ * and every round weighs alike), given with its 95 % interval: a round's ratio still moves by
+ * 15-20 % on a shared machine, so 30 rounds place a pair within about ±6 %, and the interval says
+ * how far a figure can be read.
  */
 import { numbers, type VariantName, whole } from './config.js';
 import type { LineChild } from './processes.js';
 
 /** Variant against reference: what each pair tells apart. */
 export const SIDE_BY_SIDE_PAIRS: readonly (readonly [VariantName, VariantName, string])[] = [
+  // Two processes of one client: how far from 1 a pair lands when nothing differs.
+  ['sdk-grpc-twin', 'sdk-grpc', 'the same client in two processes (control)'],
   ['sdk-grpc-replica-one', 'sdk-grpc', 'the replica transport over one address, against one endpoint'],
   ['sdk-grpc-replicas', 'sdk-grpc', 'balanced over two addresses of the fake, against one endpoint'],
   ['sdk-grpc-two-transports', 'sdk-grpc', 'two plain transports (no replica code), against one endpoint'],
@@ -25,7 +30,7 @@ export const SIDE_BY_SIDE_PAIRS: readonly (readonly [VariantName, VariantName, s
 export interface SideBySideConfig {
   /** Concurrent streams. `BENCH_SIDE_LEVELS`, default `64,512`; `0` skips the part. */
   readonly levels: readonly number[];
-  /** Turns each process takes. `BENCH_SIDE_ROUNDS`, default 30. */
+  /** Turns each process takes. `BENCH_SIDE_ROUNDS`, default 60. */
   readonly rounds: number;
   /** Tokens of one slice (at least two requests per stream). `BENCH_SIDE_SLICE_TOKENS`, default 32,000. */
   readonly sliceTokens: number;
@@ -34,7 +39,7 @@ export interface SideBySideConfig {
 export function readSideBySideConfig(): SideBySideConfig {
   return {
     levels: numbers('BENCH_SIDE_LEVELS', [64, 512]),
-    rounds: whole('BENCH_SIDE_ROUNDS', 30),
+    rounds: whole('BENCH_SIDE_ROUNDS', 60),
     sliceTokens: whole('BENCH_SIDE_SLICE_TOKENS', 32_000),
   };
 }
@@ -67,8 +72,10 @@ export interface SideBySideRow {
   /** CPU (user + system) over tokens in all rounds, in µs. */
   readonly cpuUsPerToken: number;
   readonly referenceCpuUsPerToken: number;
-  /** `cpuUsPerToken / referenceCpuUsPerToken`. */
+  /** The geometric mean of the rounds' ratios (variant's slice against the reference's). */
   readonly ratio: number;
+  /** The ratio's 95 % interval, from the spread of the rounds' ratios (log scale, normal). */
+  readonly interval: readonly [number, number];
   /** The rounds' ratios: first quartile, median, third quartile. */
   readonly roundRatios: readonly [number, number, number];
 }
@@ -115,11 +122,24 @@ export function sideBySideRows(
       rounds,
       cpuUsPerToken,
       referenceCpuUsPerToken,
-      ratio: cpuUsPerToken / referenceCpuUsPerToken,
+      ...geometricMean(ratios),
       roundRatios: [quantile(ratios, 0.25), quantile(ratios, 0.5), quantile(ratios, 0.75)],
     });
   }
   return rows;
+}
+
+/** The geometric mean of `ratios` and its 95 % interval (the mean of their logarithms ± 1.96 standard errors). */
+export function geometricMean(ratios: readonly number[]): {
+  ratio: number;
+  interval: readonly [number, number];
+} {
+  const logs = ratios.map(Math.log);
+  const mean = logs.reduce((sum, x) => sum + x, 0) / logs.length;
+  const variance =
+    logs.length > 1 ? logs.reduce((sum, x) => sum + (x - mean) ** 2, 0) / (logs.length - 1) : Number.NaN;
+  const half = 1.96 * Math.sqrt(variance / logs.length);
+  return { ratio: Math.exp(mean), interval: [Math.exp(mean - half), Math.exp(mean + half)] };
 }
 
 /** A client process failed its warm-up or a turn: which one, and why. */

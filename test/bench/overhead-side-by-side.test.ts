@@ -6,6 +6,7 @@ import { resultsMarkdown } from '../../bench/overhead/markdown.js';
 import { type LineChild, startLineChild, startServerProcess } from '../../bench/overhead/processes.js';
 import {
   alternate,
+  geometricMean,
   quantile,
   readSideBySideConfig,
   SIDE_BY_SIDE_PAIRS,
@@ -24,10 +25,10 @@ afterEach(() => {
 });
 
 describe('bench:overhead side by side', () => {
-  it('runs 30 rounds of 32,000-token slices at 64 and 512 streams unless told otherwise', () => {
+  it('runs 60 rounds of 32,000-token slices at 64 and 512 streams unless told otherwise', () => {
     for (const name of ['BENCH_SIDE_LEVELS', 'BENCH_SIDE_ROUNDS', 'BENCH_SIDE_SLICE_TOKENS'])
       vi.stubEnv(name, undefined);
-    expect(readSideBySideConfig()).toEqual({ levels: [64, 512], rounds: 30, sliceTokens: 32_000 });
+    expect(readSideBySideConfig()).toEqual({ levels: [64, 512], rounds: 60, sliceTokens: 32_000 });
     vi.stubEnv('BENCH_SIDE_LEVELS', '0');
     vi.stubEnv('BENCH_SIDE_ROUNDS', '4');
     expect(readSideBySideConfig()).toMatchObject({ levels: [], rounds: 4 });
@@ -49,12 +50,16 @@ describe('bench:overhead side by side', () => {
     ]);
     expect(all.pairs).toHaveLength(3);
     expect(all.variants[0]).toBe('sdk-grpc');
+    // The control: the same client in a second process, read against the first.
+    expect(sideBySidePlan(['sdk-grpc-twin', 'sdk-grpc']).pairs.map(([v, ref]) => `${v}/${ref}`)).toEqual([
+      'sdk-grpc-twin/sdk-grpc',
+    ]);
     expect(sideBySidePlan(['sdk-grpc', 'sdk-grpc-baseline', 'sdk-http']).pairs).toEqual([
       SIDE_BY_SIDE_PAIRS.find(([v, ref]) => v === 'sdk-grpc' && ref === 'sdk-grpc-baseline'),
     ]);
   });
 
-  it("gives a pair's ratio over all rounds, and the rounds' quartiles", () => {
+  it("gives a pair's ratio as the geometric mean of the rounds' ratios, its 95 % interval, and the rounds' quartiles", () => {
     const pair = SIDE_BY_SIDE_PAIRS.filter(([v]) => v === 'sdk-grpc-replicas').slice(0, 1);
     const slices = new Map([
       // Reference: 4, 2, 4 µs per token; the variant: 5, 2, 3 (ratios 1.25, 1, 0.75).
@@ -78,8 +83,19 @@ describe('bench:overhead side by side', () => {
     const [row] = sideBySideRows(64, pair, slices);
     // 1,200 µs over 400 tokens against 1,400 µs over 400 tokens.
     expect(row).toMatchObject({ concurrency: 64, rounds: 3, cpuUsPerToken: 3, referenceCpuUsPerToken: 3.5 });
-    expect(row!.ratio).toBeCloseTo(3 / 3.5, 12);
+    // The rounds' ratios 1.25, 1 and 0.75: a slow round of the reference counts as much as a fast one.
+    expect(row!.ratio).toBeCloseTo((1.25 * 1 * 0.75) ** (1 / 3), 12);
+    const logs = [Math.log(1.25), 0, Math.log(0.75)];
+    const mean = (logs[0]! + logs[2]!) / 3;
+    const sd = Math.sqrt(logs.reduce((sum, x) => sum + (x - mean) ** 2, 0) / 2);
+    expect(row!.interval[0]).toBeCloseTo(Math.exp(mean - (1.96 * sd) / Math.sqrt(3)), 12);
+    expect(row!.interval[1]).toBeCloseTo(Math.exp(mean + (1.96 * sd) / Math.sqrt(3)), 12);
     expect(row!.roundRatios).toEqual([0.875, 1, 1.125]);
+    // Rounds that agree give a narrow interval around their common ratio.
+    const steady = geometricMean([1.02, 1.02, 1.02, 1.02]);
+    expect(steady.ratio).toBeCloseTo(1.02, 12);
+    expect(steady.interval[0]).toBeCloseTo(1.02, 12);
+    expect(steady.interval[1]).toBeCloseTo(1.02, 12);
     expect(quantile([3, 1, 2, 4], 0.5)).toBe(2.5);
     // A pair with a side that measured nothing has no row.
     expect(sideBySideRows(64, pair, new Map([['sdk-grpc', slices.get('sdk-grpc')!]]))).toEqual([]);
@@ -99,6 +115,7 @@ describe('bench:overhead side by side', () => {
       cpuUsPerToken: 4 * ratio,
       referenceCpuUsPerToken: 4,
       ratio,
+      interval: [ratio - 0.03, ratio + 0.03] as const,
       roundRatios: [ratio - 0.1, ratio, ratio + 0.1] as const,
     });
     const side: SideBySideResults = {
@@ -119,7 +136,7 @@ describe('bench:overhead side by side', () => {
     const text = resultsMarkdown({ ...emptyResults(), sideBySide: side, targets });
     expect(text).toContain('#### Side by side: pairs measured in alternation');
     expect(text).toContain(
-      '| balanced over two addresses of the fake, against one endpoint | 1.060x: 4.24 / 4.00 µs (0.96-1.16) |',
+      '| balanced over two addresses of the fake, against one endpoint | 1.060x (1.03-1.09; 4.24 / 4.00) |',
     );
     expect(text).toContain('for 30 rounds');
   });
