@@ -9,6 +9,7 @@ import {
   geometricMean,
   quantile,
   readSideBySideConfig,
+  roundOrder,
   SIDE_BY_SIDE_PAIRS,
   type SideBySideResults,
   sideBySidePlan,
@@ -99,6 +100,28 @@ describe('bench:overhead side by side', () => {
     expect(quantile([3, 1, 2, 4], 0.5)).toBe(2.5);
     // A pair with a side that measured nothing has no row.
     expect(sideBySideRows(64, pair, new Map([['sdk-grpc', slices.get('sdk-grpc')!]]))).toEqual([]);
+  });
+
+  it('moves every process through every place of the order, forwards and backwards, in 2n rounds', () => {
+    const order = ['a', 'b', 'c'];
+    const rounds = Array.from({ length: 6 }, (_, r) => roundOrder(order, r));
+    expect(rounds).toEqual([
+      ['a', 'b', 'c'],
+      ['b', 'c', 'a'],
+      ['c', 'a', 'b'],
+      ['c', 'b', 'a'],
+      ['a', 'c', 'b'],
+      ['b', 'a', 'c'],
+    ]);
+    // Each process is first, second and last twice; each runs right before each other one.
+    for (const p of order) {
+      for (let place = 0; place < 3; place++) expect(rounds.filter((r) => r[place] === p)).toHaveLength(2);
+    }
+    const justBefore = (x: string, y: string) =>
+      rounds.filter((r) => r.indexOf(y) === r.indexOf(x) + 1).length;
+    for (const x of order) for (const y of order) if (x !== y) expect(justBefore(x, y)).toBeGreaterThan(0);
+    // The caller's list is left as it was.
+    expect(order).toEqual(['a', 'b', 'c']);
   });
 
   it('judges balanced streams and the builds at 1.05x, shows the pairs that explain a gap, and prints them', () => {
