@@ -7,9 +7,8 @@
  * requests against the same fake, in an order that moves every round: load from elsewhere falls on
  * all of them alike. Each round gives a pair a ratio of two slices run next to each other; the
  * pair's ratio is their geometric mean (the host's slow and fast moments multiply a slice's cost,
- * and every round weighs alike), given with its 95 % interval: a round's ratio still moves by
- * 15-20 % on a shared machine, so 30 rounds place a pair within about ±6 %, and the interval says
- * how far a figure can be read.
+ * and every round weighs alike), given with its 95 % interval: a round's ratio still moves a lot
+ * on a shared machine, and the interval says how far a figure can be read (docs/PERFORMANCE.md).
  */
 import { numbers, type VariantName, whole } from './config.js';
 import type { LineChild } from './processes.js';
@@ -156,7 +155,7 @@ export class TurnFailure extends Error {
  * The processes' order in round `round`: the list rotated by one more place each round, and
  * reversed every other cycle of rotations. Every process takes every place, after every other
  * one, equally often: a fixed order (even reversed every round) left the reference, always at an
- * end, 4-7 % costlier than the same client in the second place (the control pair).
+ * end, costlier than the same client in the second place (the control pair; figures in the docs).
  */
 export function roundOrder<T>(order: readonly T[], round: number): T[] {
   const n = order.length;
