@@ -1,5 +1,6 @@
 import { TritonLlmError } from '../errors.js';
 import type { Transport } from '../transport.js';
+import { now } from './clock.js';
 
 /** A snapshot of one endpoint of a {@link ReplicaTransport}, from `endpointStats()`. */
 export interface EndpointStats {
@@ -85,7 +86,7 @@ export class ReplicaEndpoint {
   /** An inference request starts on this endpoint. */
   begin(): void {
     // An idle endpoint owed nothing until now: its silence starts with this request.
-    if (this.inFlight === 0 && !this.endedInSilence) this.heardAt = performance.now();
+    if (this.inFlight === 0 && !this.endedInSilence) this.heardAt = now();
     this.inFlight += 1;
     this.requests += 1;
   }
@@ -134,7 +135,7 @@ export class ReplicaEndpoint {
 
   /** A call answered: the endpoint works, whatever its state said. */
   succeed(): void {
-    this.heard(performance.now());
+    this.heard(now());
     this.consecutiveFailures = 0;
     if (this.state === 'ejected') this.state = 'healthy';
   }
@@ -150,7 +151,7 @@ export class ReplicaEndpoint {
     if (err.code === 'cancelled') return;
     if (inference) this.errors += 1;
     this.lastError = err;
-    const silent = err.code === 'deadline_exceeded' && this.stalled(performance.now());
+    const silent = err.code === 'deadline_exceeded' && this.stalled(now());
     if (!err.retryable && !silent) return;
     this.consecutiveFailures += 1;
     if (this.consecutiveFailures >= this.ejectAfterFailures) this.eject();

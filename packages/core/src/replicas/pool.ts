@@ -1,6 +1,7 @@
 import { TritonLlmError } from '../errors.js';
 import { DEFAULT_RETRY, RetryPlan } from '../retry.js';
 import type { CallOptions, Transport } from '../transport.js';
+import { now } from './clock.js';
 import { type EndpointStats, ReplicaEndpoint } from './endpoint.js';
 
 /** Where the endpoints come from: a fixed list, or addresses discovered again and again. */
@@ -25,7 +26,6 @@ export interface PoolPolicy {
   readonly failoverAttempts: number;
 }
 
-const now = (): number => performance.now();
 const NOTHING_YET = { delivered: false, stopSent: false } as const;
 
 /**

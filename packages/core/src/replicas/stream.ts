@@ -1,10 +1,10 @@
 import { TritonLlmError } from '../errors.js';
 import type { CallOptions, InferRequest, InferResponse, InferSink, InferStream } from '../transport.js';
+import { now } from './clock.js';
 import type { ReplicaEndpoint } from './endpoint.js';
 import { Attempts, type ReplicaPool } from './pool.js';
 
 const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
-const now = (): number => performance.now();
 
 /**
  * A streamed request on a replica transport. It opens on an endpoint picked when reading (or
@@ -194,7 +194,7 @@ export class ReplicaStream implements InferStream, InferSink, AsyncIterator<Infe
   onResponse(response: InferResponse): void {
     this.pulling = false;
     const endpoint = this.endpoint!;
-    // One clock read per response: the endpoint's silence is what the pool suspects (see STALL_MS).
+    // The endpoint's silence is what the pool suspects (see STALL_MS); the clock is read once per run.
     const at = now();
     endpoint.heard(at);
     if (!this.answered) {
