@@ -77,7 +77,10 @@ export interface Usage {
   readonly completionTokens?: number;
 }
 
-/** Client-measured timings, in milliseconds from the moment the request was handed to the transport. */
+/**
+ * Client-measured timings, in milliseconds from the moment the request was handed to the transport.
+ * Responses taken up together (one socket read) share one reading of the clock: their gap is 0.
+ */
 export interface Timings {
   /** Time to the first generated text or token; undefined if none arrived. */
   readonly timeToFirstTokenMs?: number;

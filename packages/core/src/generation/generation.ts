@@ -1,3 +1,4 @@
+import { now } from '../clock.js';
 import { TritonLlmError } from '../errors.js';
 import { type DecodeWants, decodeResponse, decodeWants } from '../models/decode-response.js';
 import type { DeltaChunk, FinalChunk, GenerateResult, Logits, PerfMetrics, StreamChunk } from '../result.js';
@@ -7,8 +8,6 @@ import { withIdleTimeout } from './idle-timeout.js';
 import type { GenerationContext, WireContext } from './options.js';
 import { roomForOne, SequenceTracker } from './sequences.js';
 import { GenerationWire } from './wire.js';
-
-const now = (): number => performance.now();
 
 const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
 

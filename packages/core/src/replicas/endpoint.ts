@@ -1,6 +1,6 @@
+import { now } from '../clock.js';
 import { TritonLlmError } from '../errors.js';
 import type { Transport } from '../transport.js';
-import { now } from './clock.js';
 
 /** A snapshot of one endpoint of a {@link ReplicaTransport}, from `endpointStats()`. */
 export interface EndpointStats {

@@ -1,7 +1,7 @@
+import { now } from '../clock.js';
 import { TritonLlmError } from '../errors.js';
 import { DEFAULT_RETRY, RetryPlan } from '../retry.js';
 import type { CallOptions, Transport } from '../transport.js';
-import { now } from './clock.js';
 import { type EndpointStats, ReplicaEndpoint } from './endpoint.js';
 
 /** Where the endpoints come from: a fixed list, or addresses discovered again and again. */

@@ -1,6 +1,6 @@
+import { now } from '../clock.js';
 import { TritonLlmError } from '../errors.js';
 import type { CallOptions, InferRequest, InferResponse, InferSink, InferStream } from '../transport.js';
-import { now } from './clock.js';
 import type { ReplicaEndpoint } from './endpoint.js';
 import { Attempts, type ReplicaPool } from './pool.js';
 
