@@ -243,11 +243,19 @@ export function sideBySideMarkdown(s: SideBySideResults): string {
     ]),
   );
   return [
-    'Each client below is one process, warmed up once; the processes take turns, a slice of about ' +
-      `${n0(s.sliceTokens)} tokens each (at least two requests per stream), for ${s.rounds} rounds, the order ` +
-      'reversed every round, so load from elsewhere on the machine falls on both sides of a pair alike. A ratio is ' +
-      "the geometric mean of the rounds' ratios (two slices run next to each other), with its 95 % interval; the " +
-      'control pair runs one client in two processes, so its distance from 1 is what the method itself can tell apart:',
+    'Each client below runs as a live process, warmed up before its turns; the processes take turns, a slice of ' +
+      `about ${n0(s.sliceTokens)} tokens each (at least two requests per stream), in an order that rotates every ` +
+      'round, so load from elsewhere on the machine falls on both sides of a pair alike. ' +
+      (s.processes > 1
+        ? `At each level the set of processes starts afresh ${s.processes} times, ${n0(s.rounds / s.processes)} ` +
+          `rounds each (${s.rounds} in all), since a process keeps a bias of its own. A ratio is the geometric ` +
+          "mean of the generations' ratios (each that of its rounds, two slices run next to each other), with its " +
+          '95 % interval from their spread'
+        : `One process per client ran all ${s.rounds} rounds. A ratio is the geometric mean of the rounds' ` +
+          'ratios (two slices run next to each other), with its 95 % interval from their spread, which leaves a ' +
+          "process's own bias out") +
+      '; the control pair runs one client in two processes, so its distance from 1 is what the method itself ' +
+      'can tell apart:',
     '',
     rows,
   ].join('\n');

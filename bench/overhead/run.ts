@@ -53,7 +53,9 @@ import {
 } from './results.js';
 import {
   alternate,
+  type Generation,
   readSideBySideConfig,
+  roundsPerGeneration,
   type SideBySideResults,
   type SideBySideRow,
   sideBySidePlan,
@@ -278,11 +280,43 @@ async function memoryLevel(
 }
 
 /**
- * Every variant of the side-by-side pairs as one live process at `concurrency`, warmed up one after
- * another, then `rounds` turns of a slice each. A process that fails is recorded (with its variant)
- * and ends the level: the level then has no rows.
+ * Every variant of the side-by-side pairs at `concurrency`, in `sideConfig.processes` generations:
+ * each starts a live process per variant, warms them up one after another, runs its share of the
+ * rounds and ends them. A process that fails is recorded (with its variant) and ends the level:
+ * the level then has no rows.
  */
 async function sideBySideLevel(server: ServerProcess, concurrency: number): Promise<SideBySideRow[]> {
+  const rounds = roundsPerGeneration(sideConfig);
+  const generations: Generation[] = [];
+  try {
+    for (let g = 0; g < sideConfig.processes; g++)
+      generations.push(await sideBySideGeneration(server, concurrency, rounds, g * rounds));
+    const rows = sideBySideRows(concurrency, sidePlan.pairs, generations);
+    for (const row of rows) {
+      const [low, high] = row.interval;
+      console.log(
+        `${String(concurrency).padStart(5)} streams  side by side  ${row.label}: ${row.ratio.toFixed(3)}x ` +
+          `CPU per token (95 %: ${low.toFixed(3)}-${high.toFixed(3)}; ${row.cpuUsPerToken.toFixed(2)} vs ` +
+          `${row.referenceCpuUsPerToken.toFixed(2)} µs; ${row.processes} generations)`,
+      );
+    }
+    return rows;
+  } catch (err) {
+    // A failure outside a turn (a bug of ours) is charged to the level's first client.
+    const variant = err instanceof TurnFailure ? err.variant : sidePlan.variants[0]!;
+    failures.push({ variant, mode: 'side-by-side', level: concurrency, error: String(err) });
+    console.log(`${concurrency} streams side by side: FAILED ${String(err).split('\n')[0]}`);
+    return [];
+  }
+}
+
+/** One generation: fresh processes, warmed up, taking `rounds` turns numbered from `first`. */
+async function sideBySideGeneration(
+  server: ServerProcess,
+  concurrency: number,
+  rounds: number,
+  first: number,
+): Promise<Generation> {
   const children = new Map<VariantName, LineChild>();
   try {
     for (const variant of sidePlan.variants) {
@@ -307,22 +341,7 @@ async function sideBySideLevel(server: ServerProcess, concurrency: number): Prom
         throw new TurnFailure(variant, err);
       }
     }
-    const rows = sideBySideRows(concurrency, sidePlan.pairs, await alternate(children, sideConfig.rounds));
-    for (const row of rows) {
-      const [low, high] = row.interval;
-      console.log(
-        `${String(concurrency).padStart(5)} streams  side by side  ${row.label}: ${row.ratio.toFixed(3)}x ` +
-          `CPU per token (95 %: ${low.toFixed(3)}-${high.toFixed(3)}; ${row.cpuUsPerToken.toFixed(2)} vs ` +
-          `${row.referenceCpuUsPerToken.toFixed(2)} µs)`,
-      );
-    }
-    return rows;
-  } catch (err) {
-    // A failure outside a turn (a bug of ours) is charged to the level's first client.
-    const variant = err instanceof TurnFailure ? err.variant : sidePlan.variants[0]!;
-    failures.push({ variant, mode: 'side-by-side', level: concurrency, error: String(err) });
-    console.log(`${concurrency} streams side by side: FAILED ${String(err).split('\n')[0]}`);
-    return [];
+    return await alternate(children, rounds, first);
   } finally {
     await Promise.all([...children.values()].map((c) => c.end()));
   }
@@ -395,7 +414,7 @@ if (sideConfig.levels.length > 0 && sidePlan.pairs.length > 0) {
   } finally {
     await sideServer.stop();
   }
-  sideBySide = { ...sideConfig, rows };
+  sideBySide = { ...sideConfig, rounds: roundsPerGeneration(sideConfig) * sideConfig.processes, rows };
 }
 
 // The two gRPC paths again, on a fake that sends one token of each generation in turn, as a GPU's

@@ -3,13 +3,18 @@
  * token of clients that differ in one thing, measured in alternation. The throughput runs start a
  * process per run, one after another; on a shared machine one client's CPU per token moves by
  * ±20 % from one second to the next, so a ratio of two runs' medians cannot show 5 %. Here every
- * variant is one live process, warmed up once, and the processes take turns running a slice of
+ * variant is a live process, warmed up once, and the processes take turns running a slice of
  * requests against the same fake, in an order that moves every round: load from elsewhere falls on
- * all of them alike. Each round gives a pair a ratio of two slices run next to each other; the
- * pair's ratio is their geometric mean (the host's slow and fast moments multiply a slice's cost,
- * and every round weighs alike), given with its 95 % interval: a round's ratio still moves a lot
- * on a shared machine, and the interval says how far a figure can be read (docs/PERFORMANCE.md).
+ * all of them alike. Each round gives a pair a ratio of two slices run next to each other.
+ *
+ * A process also keeps a bias of its own through all its rounds (where its code and heap landed,
+ * what its JIT chose): two processes of one client differed by 5 % over 72 rounds, an interval
+ * built from the rounds said that could not be chance. So the set of processes starts afresh
+ * several times per level (a generation each), the rounds shared out among them, and a pair's
+ * ratio is the geometric mean of its generations' ratios, with a 95 % interval from their spread
+ * (Student's t): it then counts a process's bias as the noise it is (docs/PERFORMANCE.md).
  */
+import jstat from 'jstat';
 import { numbers, type VariantName, whole } from './config.js';
 import type { LineChild } from './processes.js';
 
@@ -29,8 +34,14 @@ export const SIDE_BY_SIDE_PAIRS: readonly (readonly [VariantName, VariantName, s
 export interface SideBySideConfig {
   /** Concurrent streams. `BENCH_SIDE_LEVELS`, default `64,512`; `0` skips the part. */
   readonly levels: readonly number[];
-  /** Turns each process takes. `BENCH_SIDE_ROUNDS`, default 60. */
+  /** Turns each variant takes, all generations together. `BENCH_SIDE_ROUNDS`, default 60. */
   readonly rounds: number;
+  /**
+   * Generations: how many times each variant's process starts afresh at a level, the rounds
+   * shared out among them. `BENCH_SIDE_PROCESSES`, default 6; 1 keeps one process per variant (the
+   * interval then comes from the rounds and leaves out a process's bias).
+   */
+  readonly processes: number;
   /** Tokens of one slice (at least two requests per stream). `BENCH_SIDE_SLICE_TOKENS`, default 32,000. */
   readonly sliceTokens: number;
 }
@@ -39,8 +50,14 @@ export function readSideBySideConfig(): SideBySideConfig {
   return {
     levels: numbers('BENCH_SIDE_LEVELS', [64, 512]),
     rounds: whole('BENCH_SIDE_ROUNDS', 60),
+    processes: whole('BENCH_SIDE_PROCESSES', 6),
     sliceTokens: whole('BENCH_SIDE_SLICE_TOKENS', 32_000),
   };
+}
+
+/** Rounds of each generation: the rounds shared out, rounded up. */
+export function roundsPerGeneration(config: SideBySideConfig): number {
+  return Math.ceil(config.rounds / config.processes);
 }
 
 /** The pairs whose two variants both run, and the variants they need (references first). */
@@ -61,19 +78,25 @@ export interface Slice {
   readonly cpuUs: number;
 }
 
+/** What each variant's process measured in one generation, round by round. */
+export type Generation = ReadonlyMap<VariantName, readonly Slice[]>;
+
 /** A pair at one level. */
 export interface SideBySideRow {
   readonly variant: VariantName;
   readonly reference: VariantName;
   readonly label: string;
   readonly concurrency: number;
+  /** Rounds both sides ran, all generations together. */
   readonly rounds: number;
+  /** Generations in which both sides ran. */
+  readonly processes: number;
   /** CPU (user + system) over tokens in all rounds, in µs. */
   readonly cpuUsPerToken: number;
   readonly referenceCpuUsPerToken: number;
-  /** The geometric mean of the rounds' ratios (variant's slice against the reference's). */
+  /** The geometric mean of the generations' ratios, each the geometric mean of its rounds' ratios. */
   readonly ratio: number;
-  /** The ratio's 95 % interval, from the spread of the rounds' ratios (log scale, normal). */
+  /** The ratio's 95 % interval (see {@link pairRatio}). */
   readonly interval: readonly [number, number];
   /** The rounds' ratios: first quartile, median, third quartile. */
   readonly roundRatios: readonly [number, number, number];
@@ -82,6 +105,7 @@ export interface SideBySideRow {
 export interface SideBySideResults {
   readonly levels: readonly number[];
   readonly rounds: number;
+  readonly processes: number;
   readonly sliceTokens: number;
   readonly rows: readonly SideBySideRow[];
 }
@@ -98,34 +122,62 @@ export function quantile(values: readonly number[], q: number): number {
   return sorted[low]! + (sorted[high]! - sorted[low]!) * (at - low);
 }
 
-/** The rows of one level from every process's slices, round i of one beside round i of the other. */
+/**
+ * The rows of one level: in each generation, round i of one side beside round i of the other. A
+ * pair that neither generation measured on both sides has no row.
+ */
 export function sideBySideRows(
   concurrency: number,
   pairs: readonly (typeof SIDE_BY_SIDE_PAIRS)[number][],
-  slices: ReadonlyMap<VariantName, readonly Slice[]>,
+  generations: readonly Generation[],
 ): SideBySideRow[] {
   const rows: SideBySideRow[] = [];
   for (const [variant, reference, label] of pairs) {
-    const mine = slices.get(variant);
-    const theirs = slices.get(reference);
-    if (mine === undefined || theirs === undefined || mine.length === 0) continue;
-    const rounds = Math.min(mine.length, theirs.length);
-    const ratios = Array.from({ length: rounds }, (_, i) => perToken([mine[i]!]) / perToken([theirs[i]!]));
-    const cpuUsPerToken = perToken(mine.slice(0, rounds));
-    const referenceCpuUsPerToken = perToken(theirs.slice(0, rounds));
+    const ratios: number[][] = [];
+    const mineAll: Slice[] = [];
+    const theirsAll: Slice[] = [];
+    for (const generation of generations) {
+      const mine = generation.get(variant) ?? [];
+      const theirs = generation.get(reference) ?? [];
+      const rounds = Math.min(mine.length, theirs.length);
+      if (rounds === 0) continue;
+      ratios.push(Array.from({ length: rounds }, (_, i) => perToken([mine[i]!]) / perToken([theirs[i]!])));
+      mineAll.push(...mine.slice(0, rounds));
+      theirsAll.push(...theirs.slice(0, rounds));
+    }
+    if (ratios.length === 0) continue;
+    const all = ratios.flat();
     rows.push({
       variant,
       reference,
       label,
       concurrency,
-      rounds,
-      cpuUsPerToken,
-      referenceCpuUsPerToken,
-      ...geometricMean(ratios),
-      roundRatios: [quantile(ratios, 0.25), quantile(ratios, 0.5), quantile(ratios, 0.75)],
+      rounds: all.length,
+      processes: ratios.length,
+      cpuUsPerToken: perToken(mineAll),
+      referenceCpuUsPerToken: perToken(theirsAll),
+      ...pairRatio(ratios),
+      roundRatios: [quantile(all, 0.25), quantile(all, 0.5), quantile(all, 0.75)],
     });
   }
   return rows;
+}
+
+/**
+ * A pair's ratio from its rounds' ratios, grouped by generation: the geometric mean of the
+ * generations' geometric means, with a 95 % interval from the spread of those means (Student's t
+ * with one degree of freedom fewer than generations), so a process's bias widens it. With one
+ * generation, there is no such spread: the interval comes from the rounds ({@link geometricMean}).
+ */
+export function pairRatio(generations: readonly (readonly number[])[]): {
+  ratio: number;
+  interval: readonly [number, number];
+} {
+  if (generations.length === 1) return geometricMean(generations[0]!);
+  const means = generations.map((ratios) => meanAndSd(ratios.map(Math.log)).mean);
+  const { mean, sd } = meanAndSd(means);
+  const half = (jstat.jStat.studentt.inv(0.975, means.length - 1) * sd) / Math.sqrt(means.length);
+  return { ratio: Math.exp(mean), interval: [Math.exp(mean - half), Math.exp(mean + half)] };
 }
 
 /** The geometric mean of `ratios` and its 95 % interval (the mean of their logarithms ± 1.96 standard errors). */
@@ -133,12 +185,19 @@ export function geometricMean(ratios: readonly number[]): {
   ratio: number;
   interval: readonly [number, number];
 } {
-  const logs = ratios.map(Math.log);
-  const mean = logs.reduce((sum, x) => sum + x, 0) / logs.length;
-  const variance =
-    logs.length > 1 ? logs.reduce((sum, x) => sum + (x - mean) ** 2, 0) / (logs.length - 1) : Number.NaN;
-  const half = 1.96 * Math.sqrt(variance / logs.length);
+  const { mean, sd } = meanAndSd(ratios.map(Math.log));
+  const half = (1.96 * sd) / Math.sqrt(ratios.length);
   return { ratio: Math.exp(mean), interval: [Math.exp(mean - half), Math.exp(mean + half)] };
+}
+
+/** Mean and sample standard deviation (NaN for one value). */
+function meanAndSd(values: readonly number[]): { mean: number; sd: number } {
+  const mean = values.reduce((sum, x) => sum + x, 0) / values.length;
+  const variance =
+    values.length > 1
+      ? values.reduce((sum, x) => sum + (x - mean) ** 2, 0) / (values.length - 1)
+      : Number.NaN;
+  return { mean, sd: Math.sqrt(variance) };
 }
 
 /** A client process failed its warm-up or a turn: which one, and why. */
@@ -165,16 +224,18 @@ export function roundOrder<T>(order: readonly T[], round: number): T[] {
 }
 
 /**
- * Runs `rounds` rounds over live processes, a slice per process in {@link roundOrder}. A process
- * that fails throws a {@link TurnFailure}.
+ * Runs `rounds` rounds over live processes, a slice per process in {@link roundOrder}, numbered
+ * from `first` (a later generation goes on with the order where the one before it stopped). A
+ * process that fails throws a {@link TurnFailure}.
  */
 export async function alternate(
   children: ReadonlyMap<VariantName, LineChild>,
   rounds: number,
+  first = 0,
 ): Promise<Map<VariantName, Slice[]>> {
   const order = [...children.keys()];
   const slices = new Map<VariantName, Slice[]>(order.map((v) => [v, []]));
-  for (let round = 0; round < rounds; round++) {
+  for (let round = first; round < first + rounds; round++) {
     for (const variant of roundOrder(order, round)) {
       try {
         slices.get(variant)!.push(await children.get(variant)!.ask<Slice>('slice'));

@@ -7,9 +7,11 @@ import { type LineChild, startLineChild, startServerProcess } from '../../bench/
 import {
   alternate,
   geometricMean,
+  pairRatio,
   quantile,
   readSideBySideConfig,
   roundOrder,
+  roundsPerGeneration,
   SIDE_BY_SIDE_PAIRS,
   type SideBySideResults,
   sideBySidePlan,
@@ -26,15 +28,29 @@ afterEach(() => {
 });
 
 describe('bench:overhead side by side', () => {
-  it('runs 60 rounds of 32,000-token slices at 64 and 512 streams unless told otherwise', () => {
-    for (const name of ['BENCH_SIDE_LEVELS', 'BENCH_SIDE_ROUNDS', 'BENCH_SIDE_SLICE_TOKENS'])
+  it('runs 60 rounds of 32,000-token slices in 6 generations of processes at 64 and 512 streams unless told otherwise', () => {
+    for (const name of [
+      'BENCH_SIDE_LEVELS',
+      'BENCH_SIDE_ROUNDS',
+      'BENCH_SIDE_PROCESSES',
+      'BENCH_SIDE_SLICE_TOKENS',
+    ])
       vi.stubEnv(name, undefined);
-    expect(readSideBySideConfig()).toEqual({ levels: [64, 512], rounds: 60, sliceTokens: 32_000 });
+    const defaults = readSideBySideConfig();
+    expect(defaults).toEqual({ levels: [64, 512], rounds: 60, processes: 6, sliceTokens: 32_000 });
+    expect(roundsPerGeneration(defaults)).toBe(10);
     vi.stubEnv('BENCH_SIDE_LEVELS', '0');
     vi.stubEnv('BENCH_SIDE_ROUNDS', '4');
-    expect(readSideBySideConfig()).toMatchObject({ levels: [], rounds: 4 });
+    vi.stubEnv('BENCH_SIDE_PROCESSES', '3');
+    const mine = readSideBySideConfig();
+    expect(mine).toMatchObject({ levels: [], rounds: 4, processes: 3 });
+    // Rounds that do not share out evenly are rounded up: no generation runs fewer than asked.
+    expect(roundsPerGeneration(mine)).toBe(2);
     vi.stubEnv('BENCH_SIDE_ROUNDS', 'half');
     expect(() => readSideBySideConfig()).toThrow(/BENCH_SIDE_ROUNDS.*"half"/);
+    vi.stubEnv('BENCH_SIDE_ROUNDS', '4');
+    vi.stubEnv('BENCH_SIDE_PROCESSES', '0');
+    expect(() => readSideBySideConfig()).toThrow(/BENCH_SIDE_PROCESSES.*"0"/);
   });
 
   it('keeps the pairs whose two clients both run, and starts the references first', () => {
@@ -81,9 +97,15 @@ describe('bench:overhead side by side', () => {
         ],
       ],
     ]);
-    const [row] = sideBySideRows(64, pair, slices);
+    const [row] = sideBySideRows(64, pair, [slices]);
     // 1,200 µs over 400 tokens against 1,400 µs over 400 tokens.
-    expect(row).toMatchObject({ concurrency: 64, rounds: 3, cpuUsPerToken: 3, referenceCpuUsPerToken: 3.5 });
+    expect(row).toMatchObject({
+      concurrency: 64,
+      rounds: 3,
+      processes: 1,
+      cpuUsPerToken: 3,
+      referenceCpuUsPerToken: 3.5,
+    });
     // The rounds' ratios 1.25, 1 and 0.75: a slow round of the reference counts as much as a fast one.
     expect(row!.ratio).toBeCloseTo((1.25 * 1 * 0.75) ** (1 / 3), 12);
     const logs = [Math.log(1.25), 0, Math.log(0.75)];
@@ -99,7 +121,49 @@ describe('bench:overhead side by side', () => {
     expect(steady.interval[1]).toBeCloseTo(1.02, 12);
     expect(quantile([3, 1, 2, 4], 0.5)).toBe(2.5);
     // A pair with a side that measured nothing has no row.
-    expect(sideBySideRows(64, pair, new Map([['sdk-grpc', slices.get('sdk-grpc')!]]))).toEqual([]);
+    expect(sideBySideRows(64, pair, [new Map([['sdk-grpc', slices.get('sdk-grpc')!]])])).toEqual([]);
+  });
+
+  it("with several generations, gives the geometric mean of the generations' ratios and an interval from their spread", () => {
+    const pair = SIDE_BY_SIDE_PAIRS.filter(([v]) => v === 'sdk-grpc-replicas').slice(0, 1);
+    const reference = (n: number) => Array.from({ length: n }, () => ({ tokens: 100, cpuUs: 400 }));
+    const variant = (...cpu: number[]) => cpu.map((cpuUs) => ({ tokens: 100, cpuUs }));
+    // Three generations whose rounds agree within each but not across: 1.0 twice, 1.1 twice, 1.21 and 1.0.
+    const generations = [
+      new Map([
+        ['sdk-grpc' as const, reference(2)],
+        ['sdk-grpc-replicas' as const, variant(400, 400)],
+      ]),
+      new Map([
+        ['sdk-grpc' as const, reference(2)],
+        ['sdk-grpc-replicas' as const, variant(440, 440)],
+      ]),
+      new Map([
+        ['sdk-grpc' as const, reference(2)],
+        ['sdk-grpc-replicas' as const, variant(484, 400)],
+      ]),
+      // A generation in which the variant measured nothing counts for nothing.
+      new Map([['sdk-grpc' as const, reference(2)]]),
+    ];
+    const [row] = sideBySideRows(512, pair, generations);
+    expect(row).toMatchObject({
+      rounds: 6,
+      processes: 3,
+      cpuUsPerToken: 2564 / 600,
+      referenceCpuUsPerToken: 4,
+    });
+    // Each generation's geometric mean: 1, 1.1 and 1.1 (the square root of 1.21 * 1.0).
+    const means = [0, Math.log(1.1), Math.log(1.1)];
+    const mean = means.reduce((a, b) => a + b) / 3;
+    const sd = Math.sqrt(means.reduce((sum, x) => sum + (x - mean) ** 2, 0) / 2);
+    expect(row!.ratio).toBeCloseTo(Math.exp(mean), 12);
+    // Student's t for 2 degrees of freedom at 97.5 %: 4.303 (from any table).
+    expect(row!.interval[0]).toBeCloseTo(Math.exp(mean - (4.3027 * sd) / Math.sqrt(3)), 4);
+    expect(row!.interval[1]).toBeCloseTo(Math.exp(mean + (4.3027 * sd) / Math.sqrt(3)), 4);
+    // The same six rounds read as one generation give a narrower interval: a process's bias is left out.
+    const pooled = geometricMean([1, 1, 1.1, 1.1, 1.21, 1]);
+    expect(row!.interval[1] - row!.interval[0]).toBeGreaterThan(pooled.interval[1] - pooled.interval[0]);
+    expect(pairRatio([[1.02, 1.02], [1.02]])).toEqual({ ratio: 1.02, interval: [1.02, 1.02] });
   });
 
   it('moves every process through every place of the order, forwards and backwards, in 2n rounds', () => {
@@ -135,6 +199,7 @@ describe('bench:overhead side by side', () => {
       label: SIDE_BY_SIDE_PAIRS.find(([v, ref]) => v === variant && ref === reference)![2],
       concurrency: 512,
       rounds: 30,
+      processes: 5,
       cpuUsPerToken: 4 * ratio,
       referenceCpuUsPerToken: 4,
       ratio,
@@ -144,6 +209,7 @@ describe('bench:overhead side by side', () => {
     const side: SideBySideResults = {
       levels: [512],
       rounds: 30,
+      processes: 5,
       sliceTokens: 32_000,
       rows: [
         row('sdk-grpc-replica-one', 'sdk-grpc', 1.2),
@@ -161,7 +227,11 @@ describe('bench:overhead side by side', () => {
     expect(text).toContain(
       '| balanced over two addresses of the fake, against one endpoint | 1.060x (1.03-1.09; 4.24 / 4.00) |',
     );
-    expect(text).toContain('for 30 rounds');
+    expect(text).toContain('starts afresh 5 times, 6 rounds each (30 in all)');
+    // One process per client: the text says its interval leaves that process's bias out.
+    expect(resultsMarkdown({ ...emptyResults(), sideBySide: { ...side, processes: 1 }, targets })).toContain(
+      "One process per client ran all 30 rounds. A ratio is the geometric mean of the rounds' ratios",
+    );
   });
 
   it('runs live clients in turns against a fake, each slice measured on its own', async () => {
@@ -192,9 +262,14 @@ describe('bench:overhead side by side', () => {
         expect(got.map((s) => s.tokens)).toEqual([30, 30, 30]);
         for (const s of got) expect(s.cpuUs).toBeGreaterThan(0);
       }
-      const [row] = sideBySideRows(4, sideBySidePlan([...children.keys()]).pairs, slices);
-      expect(row?.rounds).toBe(3);
+      // A second generation goes on from round 3 (here with the same processes).
+      const more = await alternate(children, 2, 3);
+      expect(more.get('sdk-grpc')!.map((s) => s.tokens)).toEqual([30, 30]);
+      const [row] = sideBySideRows(4, sideBySidePlan([...children.keys()]).pairs, [slices, more]);
+      expect(row).toMatchObject({ rounds: 5, processes: 2 });
       expect(row!.ratio).toBeGreaterThan(0);
+      expect(row!.interval[0]).toBeLessThanOrEqual(row!.ratio);
+      expect(row!.interval[1]).toBeGreaterThanOrEqual(row!.ratio);
     } finally {
       await Promise.all([...children.values()].map((c) => c.end()));
       await server.stop();
