@@ -45,6 +45,16 @@ const transports: [string, () => Transport][] = [
     'HTTP generate_stream over fetch',
     () => httpTransport({ baseUrl: fake.httpUrl, fetch: (u, i) => fetch(u, i) }),
   ],
+  // Balanced: the replica transport's stream keeps what a move to another endpoint would need
+  // only until the first response (after it, a request never moves).
+  [
+    'gRPC balanced over two addresses (baseUrls)',
+    () => grpcTransport({ baseUrls: [fake.grpcUrl, fake.grpcUrl.replace('127.0.0.1', 'localhost')] }),
+  ],
+  [
+    'HTTP balanced over two addresses (baseUrls)',
+    () => httpTransport({ baseUrls: [fake.httpUrl, fake.httpUrl.replace('127.0.0.1', 'localhost')] }),
+  ],
 ];
 
 describe.each(transports)('a stream waiting for its next token (%s)', (_, make) => {

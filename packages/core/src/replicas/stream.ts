@@ -58,7 +58,15 @@ export class ReplicaStream implements InferStream, InferSink, AsyncIterator<Infe
   private stopSent = false;
   private iterated = false;
   private cancelled = false;
-  private readonly attempts: Attempts;
+  /**
+   * The request's way through the endpoints, kept while it may still move (until its first
+   * response). With it go the caller's options and the retry plan in them: a waiting stream keeps
+   * neither (test/reliability/idle-memory.test.ts), and what thousands of streams keep is copied
+   * by every young-generation collection they outlive.
+   */
+  private attempts: Attempts | undefined;
+  /** The caller's signal, listened to until the stream finishes. */
+  private readonly signal: AbortSignal | undefined;
   private readonly model: string;
   private readonly requestId: string;
   /** The request, kept while it may have to open on another endpoint (until its first response). */
@@ -67,15 +75,16 @@ export class ReplicaStream implements InferStream, InferSink, AsyncIterator<Infe
   constructor(
     private readonly pool: ReplicaPool,
     request: InferRequest,
-    private readonly options: CallOptions | undefined,
+    options: CallOptions | undefined,
   ) {
     this.request = request;
     this.model = request.model;
     this.requestId = request.id;
     this.attempts = new Attempts(options, pool.policy.failoverAttempts);
     // A caller using the transport directly may end the stream by its signal: that is cancel().
-    if (options?.signal?.aborted === true) this.cancelled = true;
-    else options?.signal?.addEventListener('abort', this, { once: true });
+    this.signal = options?.signal;
+    if (this.signal?.aborted === true) this.cancelled = true;
+    else this.signal?.addEventListener('abort', this, { once: true });
   }
 
   /** Whether ending this stream early stops its request on the server: its endpoint stream's answer. */
@@ -203,8 +212,10 @@ export class ReplicaStream implements InferStream, InferSink, AsyncIterator<Infe
     }
     if (!this.delivered) {
       this.delivered = true;
-      // It never moves from here: the request (its tensors) need not live as long as the stream.
+      // It never moves from here: neither the request (its tensors) nor its way through the
+      // endpoints need live as long as the stream.
       this.request = undefined;
+      this.attempts = undefined;
     }
     const final = response.final;
     if (final && !this.completed) {
@@ -243,9 +254,12 @@ export class ReplicaStream implements InferStream, InferSink, AsyncIterator<Infe
     // Ended first: a silence it ends after is the endpoint's, so a deadline then counts against it.
     this.end();
     this.endpoint!.fail(error, true);
-    const next = this.cancelled
-      ? undefined
-      : this.pool.failover(this.attempts, error, { delivered: this.delivered, stopSent: this.stopSent });
+    // Without attempts, the request has delivered a response: it stays where it is.
+    const attempts = this.attempts;
+    const next =
+      this.cancelled || attempts === undefined
+        ? undefined
+        : this.pool.failover(attempts, error, { delivered: this.delivered, stopSent: this.stopSent });
     if (next === undefined) {
       this.failWith(error);
       return;
@@ -276,7 +290,7 @@ export class ReplicaStream implements InferStream, InferSink, AsyncIterator<Infe
    * the promise kept in `opening`.
    */
   private openFirst(): InferStream | Promise<InferStream> {
-    const picked = this.pool.first(this.attempts);
+    const picked = this.pool.first(this.attempts!);
     if (!(picked instanceof Promise)) return this.open(picked);
     const opening = picked.then((endpoint) => this.open(endpoint));
     this.opening = opening;
@@ -284,7 +298,8 @@ export class ReplicaStream implements InferStream, InferSink, AsyncIterator<Infe
   }
 
   private open(endpoint: ReplicaEndpoint): InferStream {
-    const leg = endpoint.transport.stream(this.request!, legOptions(this.attempts.callOptions()));
+    // Legs open only before the first response, while the request and its attempts are kept.
+    const leg = endpoint.transport.stream(this.request!, legOptions(this.attempts!.callOptions()));
     endpoint.begin();
     this.legStarted = now();
     this.leg = leg;
@@ -315,7 +330,7 @@ export class ReplicaStream implements InferStream, InferSink, AsyncIterator<Infe
 
   private finish(): void {
     this.finished = true;
-    this.options?.signal?.removeEventListener('abort', this);
+    this.signal?.removeEventListener('abort', this);
   }
 
   private succeed(): void {
