@@ -3,15 +3,15 @@
  * token of clients that differ in one thing, measured in alternation. The throughput runs start a
  * process per run, one after another; on a shared machine one client's CPU per token moves by
  * ±20 % from one second to the next, so a ratio of two runs' medians cannot show 5 %. Here every
- * variant is a live process, warmed up once, and the processes take turns running a slice of
- * requests against the same fake, in an order that moves every round: load from elsewhere falls on
- * all of them alike. Each round gives a pair a ratio of two slices run next to each other.
+ * variant is a live process, warmed up before its turns, and the processes take turns running a
+ * slice of requests against the same fake, in an order that moves every round: load from elsewhere
+ * falls on all of them alike. Each round gives a pair a ratio of two slices run next to each other.
  *
  * A process also keeps a bias of its own through all its rounds (where its code and heap landed,
- * what its JIT chose): two processes of one client differed by 5 % over 72 rounds, an interval
- * built from the rounds said that could not be chance. So the set of processes starts afresh
- * several times per level (a generation each), the rounds shared out among them, and a pair's
- * ratio is the geometric mean of its generations' ratios, with a 95 % interval from their spread
+ * what its JIT chose): two processes of one client can differ by more than an interval built from
+ * the rounds allows for (figures in the docs). So the set of processes starts afresh several
+ * times per level (a generation each), the rounds shared out among them, and a pair's ratio is
+ * the geometric mean of its generations' ratios, with a 95 % interval from their spread
  * (Student's t): it then counts a process's bias as the noise it is (docs/PERFORMANCE.md).
  */
 import jstat from 'jstat';
@@ -124,7 +124,7 @@ export function quantile(values: readonly number[], q: number): number {
 
 /**
  * The rows of one level: in each generation, round i of one side beside round i of the other. A
- * pair that neither generation measured on both sides has no row.
+ * pair that no generation measured on both sides has no row.
  */
 export function sideBySideRows(
   concurrency: number,
